@@ -1,0 +1,31 @@
+import type { Database } from "./database";
+
+/**
+ * The privileged id lookups (SPEC rule 3; ARCHITECTURE §2): the only code that crosses stores.
+ * Each is a SECURITY DEFINER function in the `privileged` schema, owned by the NOLOGIN role
+ * app_privileged, that returns ids and nothing else. Later issues add theirs here and nowhere else.
+ */
+
+async function scalarId(db: Database, text: string, value: string): Promise<string | null> {
+  const { rows } = await db.pool.query<{ id: string | null }>(text, [value]);
+  return rows[0]?.id ?? null;
+}
+
+/** The store whose slug this is, or null. */
+export function storeIdBySlug(db: Database, slug: string): Promise<string | null> {
+  return scalarId(db, "select privileged.store_id_by_slug($1) as id", slug);
+}
+
+/** The store serving this hostname through a verified domain, or null (pending domains serve nothing). */
+export function storeIdByHostname(db: Database, hostname: string): Promise<string | null> {
+  return scalarId(db, "select privileged.store_id_by_hostname($1) as id", hostname);
+}
+
+/** Stores with outbox rows due now, for the relay to process one store at a time. */
+export async function storeIdsWithPendingOutbox(db: Database, limit = 500): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    "select id from privileged.store_ids_with_pending_outbox($1) as id",
+    [limit],
+  );
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,41 @@
+import type { Database, Orm } from "./database";
+import { ormFor } from "./database";
+import { isUuid } from "./ids";
+
+/** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
+export type StoreTx = Orm & { readonly storeId: string };
+
+/**
+ * The store-scoped unit of work (ARCHITECTURE §2). One transaction; app.store_id is set
+ * transaction-locally first, so it is safe behind Neon's transaction-mode pooler and can never leak
+ * into another request. Commits when `fn` resolves, rolls back everything (outbox rows included) when
+ * it throws.
+ *
+ * The store id must come from the hostname, the session's active store, the grant or a job payload
+ * (SPEC rule 1), never from a row read without a store.
+ *
+ * Round trips: BEGIN and set_config go in one message (the id is checked to be a UUID, so inlining
+ * it is safe), then one per statement of `fn`, then COMMIT. A one-query unit costs 3.
+ */
+export async function withStore<T>(db: Database, storeId: string, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  if (!isUuid(storeId)) throw new TypeError("withStore: storeId must be a UUID");
+  const client = await db.connect();
+  let broken = false;
+  try {
+    await client.query(`begin; select set_config('app.store_id', '${storeId.toLowerCase()}', true)`);
+    const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
+    try {
+      const result = await fn(tx);
+      await client.query("commit");
+      return result;
+    } catch (e) {
+      await client.query("rollback").catch(() => {
+        broken = true;
+      });
+      throw e;
+    }
+  } finally {
+    // A connection whose rollback failed is in an unknown state: destroy it rather than reuse it.
+    client.release(broken);
+  }
+}

@@ -1,0 +1,121 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { z } from "zod";
+import { Database } from "../db/database";
+import { createLogger, errorFields, type Logger } from "../log";
+import { AppError, isAppError, type ErrorCode } from "./errors";
+import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "./env";
+
+export interface AppVariables {
+  requestId: string;
+  config: BaseEnv;
+  log: Logger;
+  /** This request's database; opened on first use, closed after the response. */
+  db: Database;
+}
+
+export type HonoEnv<Bindings extends object, Extra extends object = {}> = {
+  Bindings: Bindings;
+  Variables: AppVariables & Extra;
+};
+
+/** What an error answer says, whatever its format. */
+export interface RenderedError {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  data?: Record<string, unknown> | undefined;
+  requestId: string;
+}
+
+export interface AppOptions {
+  service: "admin" | "storefront" | "worker";
+  envSchema?: z.ZodType<BaseEnv>;
+  /** Paths answered with an HTML error page instead of JSON (pages for people, not APIs). */
+  htmlErrors?: { when: (path: string) => boolean; page: (error: RenderedError) => string };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * The one app factory (STYLE 3, 4, 6): request id, env validated once, a logger and a database per
+ * request, and one error renderer. Errors render as {"json": {code, message, data?, requestId}} with the
+ * code's status (ARCHITECTURE §10), or as an HTML page on page routes.
+ */
+export function createApp<Bindings extends object, Extra extends object = {}>(options: AppOptions): Hono<HonoEnv<Bindings, Extra>> {
+  const schema = options.envSchema ?? baseEnvSchema;
+  const app = new Hono<HonoEnv<Bindings, Extra>>();
+
+  // The core middleware and renderer only touch AppVariables, so they are written once against the base
+  // environment; the casts widen them to this app's Bindings and extra Variables.
+  app.use(requestContext(options, schema) as unknown as MiddlewareHandler<HonoEnv<Bindings, Extra>>);
+  app.notFound((c) => renderError(c as unknown as BaseContext, new AppError("NOT_FOUND", "Not found"), options));
+  app.onError((err, c) => renderError(c as unknown as BaseContext, err, options));
+  return app;
+}
+
+type BaseContext = Context<HonoEnv<object>>;
+
+function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): MiddlewareHandler<HonoEnv<object>> {
+  return async function requestContext(c, next) {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.header("x-request-id", requestId);
+    const config = parseEnv(schema, c.env);
+    c.set("config", config);
+    c.set("log", createLogger({ service: options.service, requestId }, config.LOG_LEVEL));
+    const db = new Database({ url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY });
+    c.set("db", db);
+    try {
+      await next();
+    } finally {
+      closeAfterResponse(c, db.close());
+    }
+  };
+}
+
+function closeAfterResponse(c: Context, done: Promise<void>): void {
+  try {
+    c.executionCtx.waitUntil(done);
+  } catch {
+    // app.request() in a test has no execution context; the promise still runs to completion.
+  }
+}
+
+export function toAppError(err: unknown): AppError | undefined {
+  if (isAppError(err)) return err;
+  if (err instanceof HTTPException) {
+    const code: ErrorCode =
+      err.status === 400 ? "BAD_REQUEST" : err.status === 401 ? "UNAUTHORIZED" : err.status === 413 ? "PAYLOAD_TOO_LARGE" : "BAD_REQUEST";
+    return new AppError(code, err.message || "Bad request");
+  }
+  return undefined;
+}
+
+function renderError(c: BaseContext, err: unknown, options: AppOptions): Response {
+  const requestId = c.get("requestId") ?? crypto.randomUUID();
+  let appError = toAppError(err);
+  if (!appError) {
+    const log = c.get("log") ?? createLogger({ service: options.service, requestId });
+    const what = err instanceof EnvError ? "Worker environment is invalid" : "Unhandled error";
+    log.error(what, { ...errorFields(err), path: c.req.path, method: c.req.method });
+    appError = new AppError("INTERNAL", `Something went wrong on our side. Quote request id ${requestId} if you report it.`);
+  }
+  const rendered: RenderedError = {
+    status: appError.status,
+    code: appError.code,
+    message: appError.message,
+    data: appError.data,
+    requestId,
+  };
+  const headers = new Headers(appError.headers);
+  headers.set("x-request-id", requestId);
+  if (options.htmlErrors?.when(c.req.path)) {
+    headers.set("content-type", "text/html; charset=utf-8");
+    return new Response(options.htmlErrors.page(rendered), { status: rendered.status, headers });
+  }
+  headers.set("content-type", "application/json; charset=utf-8");
+  const body = { code: rendered.code, message: rendered.message, ...(rendered.data ? { data: rendered.data } : {}), requestId };
+  return new Response(JSON.stringify({ json: body }), { status: rendered.status, headers });
+}

@@ -1,0 +1,20 @@
+import { heartbeat } from "./heartbeat";
+import type { JobDefinition, JobName } from "./types";
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+
+/**
+ * Every scheduled job of SPEC "Scheduled jobs (worker)". Jobs without `run` belong to capabilities
+ * not built yet; when due they are logged as skipped (with where they are planned), never faked.
+ */
+export const JOBS: Record<JobName, JobDefinition> = {
+  "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, plannedIn: "events issue (outbox relay)" },
+  "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, plannedIn: "payments issue" },
+  "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
+  "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
+  "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, plannedIn: "shipping issue" },
+  "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, plannedIn: "custom domains issue" },
+  "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
+  "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, plannedIn: "token API issue" },
+};

@@ -1,0 +1,52 @@
+import { Database, type DatabaseConfig } from "../db/database";
+import { createLogger, errorFields, type Logger } from "../log";
+import { JOBS } from "./registry";
+import type { JobName } from "./types";
+
+export type JobOutcome = "ok" | "failed" | "skipped";
+
+export interface JobReport {
+  job: JobName;
+  outcome: JobOutcome;
+  durationMs: number;
+}
+
+export interface JobRunnerDeps {
+  db: DatabaseConfig;
+  log: Logger;
+}
+
+/**
+ * Runs jobs for one trigger, each with its own database (Workers cannot share I/O across
+ * invocations) and its own failure boundary: one failing job never stops the others.
+ */
+export async function runJobs(names: readonly JobName[], now: Date, deps: JobRunnerDeps): Promise<JobReport[]> {
+  return Promise.all(names.map((name) => runJob(name, now, deps)));
+}
+
+async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<JobReport> {
+  const job = JOBS[name];
+  const log = deps.log.child({ job: name });
+  const started = Date.now();
+  if (!job.run) {
+    log.info("job.skipped", { reason: "not built yet", plannedIn: job.plannedIn });
+    return { job: name, outcome: "skipped", durationMs: 0 };
+  }
+  const db = new Database(deps.db);
+  try {
+    const result = await job.run({ db, log, now });
+    const durationMs = Date.now() - started;
+    log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
+    return { job: name, outcome: "ok", durationMs };
+  } catch (e) {
+    const durationMs = Date.now() - started;
+    log.error("job.finished", { outcome: "failed", durationMs, ...errorFields(e) });
+    return { job: name, outcome: "failed", durationMs };
+  } finally {
+    await db.close();
+  }
+}
+
+export function jobLogger(trigger: string, level: Parameters<typeof createLogger>[1] = "info"): Logger {
+  return createLogger({ service: "worker", trigger }, level);
+}

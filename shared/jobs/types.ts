@@ -1,0 +1,33 @@
+import type { Database } from "../db/database";
+import type { Logger } from "../log";
+
+/** Job names are the SPEC's queue names ("Scheduled jobs (worker)"). */
+export const JOB_NAMES = [
+  "{outbox}-relay",
+  "{payments}-unpaid-expiry",
+  "{payments}-preorder-balance",
+  "{marketing}-tick",
+  "{shipping}-track",
+  "{domains}-verify",
+  "{system}-heartbeat",
+  "{api}-activity-prune",
+] as const;
+
+export type JobName = (typeof JOB_NAMES)[number];
+
+export interface JobContext {
+  db: Database;
+  log: Logger;
+  /** The time the run was scheduled for (cron's scheduledTime, or the alarm's). */
+  now: Date;
+}
+
+export interface JobDefinition {
+  name: JobName;
+  /** How often SPEC wants it to run, in ms. */
+  everyMs: number;
+  /** Present once the job is built. A job without it is logged as skipped when due, never faked. */
+  run?: (ctx: JobContext) => Promise<Record<string, unknown> | void>;
+  /** Where the missing job is tracked, while `run` is absent. */
+  plannedIn?: string;
+}

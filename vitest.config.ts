@@ -1,0 +1,38 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+type WorkerName = "admin" | "storefront" | "worker";
+
+/**
+ * One vitest project per Worker: each runs inside workerd with that Worker's bindings from
+ * wrangler.toml, against the real Postgres that test/node/global-setup.ts brings up.
+ */
+function workerProject(name: WorkerName, include: string[]) {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        wrangler: { configPath: "./wrangler.toml", environment: name },
+        miniflare: {
+          bindings: {
+            APP_ENV: "test",
+            LOG_LEVEL: "warn",
+            DATABASE_URL: inject("databaseUrl"),
+            DB_WS_PROXY: inject("wsProxy"),
+          },
+        },
+      })),
+    ],
+    test: { name, include, testTimeout: 20_000, hookTimeout: 30_000 },
+  };
+}
+
+export default defineConfig({
+  test: {
+    globalSetup: ["./test/node/global-setup.ts"],
+    projects: [
+      workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"]),
+      workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"]),
+      workerProject("worker", ["workers/worker/**/*.test.{ts,tsx}", "shared/**/*.test.{ts,tsx}", "test/**/*.test.{ts,tsx}"]),
+    ],
+  },
+});

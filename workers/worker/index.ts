@@ -1,0 +1,17 @@
+import { dispatchQueue } from "./queue";
+import { dispatchCron } from "./scheduled";
+import { http } from "./http";
+import type { WorkerBindings } from "./env";
+
+export { Scheduler } from "./scheduler";
+export { RateLimiter } from "../../shared/limits/rate-limiter";
+
+export default {
+  fetch: http.fetch,
+  async scheduled(controller, env) {
+    await dispatchCron(controller.cron, controller.scheduledTime, env);
+  },
+  async queue(batch, env) {
+    await dispatchQueue(batch, env);
+  },
+} satisfies ExportedHandler<WorkerBindings>;

@@ -1,0 +1,22 @@
+import { baseEnvSchema, parseEnv } from "../../shared/http/env";
+import { jobLogger, runJobs } from "../../shared/jobs/run";
+import type { WorkerBindings } from "./env";
+
+export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
+
+/**
+ * Queue consumers. A nudge carries no work: it only makes the outbox relay run now instead of at its
+ * next 5 s tick. Queues whose consumers are not built yet retry their messages (ending in the dead
+ * letter queue), so nothing is acknowledged without being handled.
+ */
+export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBindings): Promise<void> {
+  const config = parseEnv(baseEnvSchema, env);
+  const log = jobLogger(`queue:${batch.queue}`, config.LOG_LEVEL);
+  if (batch.queue === OUTBOX_NUDGE_QUEUE) {
+    await runJobs(["{outbox}-relay"], new Date(), { db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY }, log });
+    batch.ackAll();
+    return;
+  }
+  log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
+  batch.retryAll({ delaySeconds: 60 });
+}
