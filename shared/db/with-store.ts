@@ -1,9 +1,10 @@
+import type { PoolClient } from "@neondatabase/serverless";
 import type { Database, Orm } from "./database";
 import { ormFor } from "./database";
 import { isUuid } from "./ids";
 
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
-export type StoreTx = Orm & { readonly storeId: string };
+export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolClient };
 
 /**
  * The store-scoped unit of work (ARCHITECTURE §2). One transaction; app.store_id is set

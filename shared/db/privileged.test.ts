@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { makeStore, testDb } from "../../test/harness";
+import { emit } from "./outbox";
+import { storeIdByHostname, storeIdBySlug, storeIdsWithPendingOutbox } from "./privileged";
+import { withStore } from "./with-store";
+import { outboxEvent } from "./schema";
+import { eq } from "drizzle-orm";
+
+const db = testDb();
+
+describe("privileged id lookups", () => {
+  it("are SECURITY DEFINER functions owned by app_privileged that return ids only", async () => {
+    const { rows } = await db.pool.query<{ name: string; returns: string; definer: boolean; owner: string; config: string[] | null }>(`
+      select p.proname as name, format_type(p.prorettype, null) as returns, p.prosecdef as definer,
+             pg_get_userbyid(p.proowner) as owner, p.proconfig as config
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+      where n.nspname = 'privileged' order by 1`);
+    expect(rows.map((r) => r.name)).toEqual(["store_id_by_hostname", "store_id_by_slug", "store_ids_with_pending_outbox"]);
+    for (const r of rows) {
+      expect({ name: r.name, returns: r.returns, definer: r.definer, owner: r.owner }).toEqual({
+        name: r.name,
+        returns: "uuid",
+        definer: true,
+        owner: "app_privileged",
+      });
+      expect(String(r.config)).toContain("search_path=pg_catalog, public");
+    }
+  });
+
+  it("find a store by slug, case-insensitively, and nothing for unknown slugs", async () => {
+    const s = await makeStore(db);
+    expect(await storeIdBySlug(db, s.slug)).toBe(s.id);
+    expect(await storeIdBySlug(db, s.slug.toUpperCase())).toBe(s.id);
+    expect(await storeIdBySlug(db, "no-such-store-zz")).toBeNull();
+    expect(await storeIdBySlug(db, "")).toBeNull();
+    expect(await storeIdBySlug(db, "' or 1=1 --")).toBeNull();
+  });
+
+  it("find a store by verified hostname only", async () => {
+    const s = await makeStore(db);
+    expect(await storeIdByHostname(db, s.hostname)).toBe(s.id);
+    expect(await storeIdByHostname(db, `${s.hostname.toUpperCase()}.`)).toBe(s.id);
+    expect(await storeIdByHostname(db, s.pendingHostname)).toBeNull();
+    expect(await storeIdByHostname(db, "unknown.example.test")).toBeNull();
+  });
+
+  it("resolve the demo seed's hostnames", async () => {
+    const demo = await storeIdBySlug(db, "demo");
+    expect(demo).not.toBeNull();
+    expect(await storeIdByHostname(db, "demo.localhost")).toBe(demo);
+    expect(await storeIdByHostname(db, "shop.demo.test")).toBe(demo);
+    expect(await storeIdByHostname(db, "other.localhost")).toBe(await storeIdBySlug(db, "other"));
+  });
+
+  it("list stores with due outbox rows, not those whose rows are processed or not yet due", async () => {
+    const due = await makeStore(db); // makeStore emits one due event
+    const processed = await makeStore(db);
+    const later = await makeStore(db);
+    await withStore(db, processed.id, (tx) => tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId)));
+    await withStore(db, later.id, async (tx) => {
+      await tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId));
+      await emit(tx, "store.reminder", {}, { availableAt: new Date(Date.now() + 3_600_000) });
+    });
+    const ids = await storeIdsWithPendingOutbox(db, 5000);
+    expect(ids).toContain(due.id);
+    expect(ids).not.toContain(processed.id);
+    expect(ids).not.toContain(later.id);
+  });
+
+  it("cannot be used to read anything but ids: app_user has no access to what they read", async () => {
+    const { rows } = await db.pool.query<{ n: string }>("select count(*)::text as n from store_domain");
+    expect(rows[0]?.n).toBe("0");
+  });
+});
