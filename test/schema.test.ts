@@ -1,11 +1,12 @@
-import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import * as schema from "../shared/db/schema";
 import { testDb } from "./harness";
 
 const db = testDb();
 
-const tables = Object.values(schema).filter((v): v is PgTable => typeof v === "object" && v !== null && "getSQL" in v);
+const tables = Object.values(schema).filter((v) => is(v, PgTable)) as PgTable[];
 
 /** The drizzle schema must describe the tables the migrations made, column for column. */
 describe("drizzle schema matches the migrations", () => {

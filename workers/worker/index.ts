@@ -8,10 +8,10 @@ export { RateLimiter } from "../../shared/limits/rate-limiter";
 
 export default {
   fetch: http.fetch,
-  async scheduled(controller, env) {
+  async scheduled(controller, env, _ctx) {
     await dispatchCron(controller.cron, controller.scheduledTime, env);
   },
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     await dispatchQueue(batch, env);
   },
 } satisfies ExportedHandler<WorkerBindings>;

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { checkPolicy, decide, rateLimitHeaders } from "./window";
+
+const policy = { limit: 3, windowMs: 60_000 };
+
+function run(times: number[]) {
+  let log: number[] = [];
+  return times.map((t) => {
+    const r = decide(log, t, policy);
+    log = r.log;
+    return r.decision;
+  });
+}
+
+describe("sliding-log window", () => {
+  it("allows up to the limit, then refuses with the wait until the oldest request leaves", () => {
+    const d = run([0, 1_000, 2_000, 3_000]);
+    expect(d.map((x) => x.allowed)).toEqual([true, true, true, false]);
+    expect(d.map((x) => x.remaining)).toEqual([2, 1, 0, 0]);
+    expect(d[3]).toMatchObject({ retryAfterSeconds: 57, resetSeconds: 57 });
+  });
+
+  it("rolls: a slot frees exactly when its request is a window old", () => {
+    const d = run([0, 1, 2, 59_999, 60_000, 60_001]);
+    expect(d.map((x) => x.allowed)).toEqual([true, true, true, false, true, true]);
+  });
+
+  it("refused requests do not count", () => {
+    const d = run([0, 1, 2, 3, 4, 5, 60_000]);
+    expect(d.at(-1)?.allowed).toBe(true);
+  });
+
+  it("never keeps more than `limit` entries", () => {
+    let log: number[] = [];
+    for (let t = 0; t < 1_000; t++) log = decide(log, t, policy).log;
+    expect(log.length).toBeLessThanOrEqual(3);
+  });
+
+  it("retry-after is at least one second", () => {
+    const d = run([0, 1, 2, 59_999.5]);
+    expect(d[3]?.retryAfterSeconds).toBe(1);
+  });
+
+  it("renders RateLimit-Policy and RateLimit headers, and Retry-After only when refused", () => {
+    const [ok, , , refused] = run([0, 1_000, 2_000, 3_000]);
+    expect(rateLimitHeaders(ok!, "api")).toEqual({ "RateLimit-Policy": '"api";q=3;w=60', RateLimit: '"api";r=2;t=60' });
+    expect(rateLimitHeaders(refused!, "api")).toEqual({
+      "RateLimit-Policy": '"api";q=3;w=60',
+      RateLimit: '"api";r=0;t=57',
+      "Retry-After": "57",
+    });
+  });
+
+  it("refuses nonsense policies", () => {
+    expect(() => checkPolicy({ limit: 0, windowMs: 60_000 })).toThrow(RangeError);
+    expect(() => checkPolicy({ limit: 1.5, windowMs: 60_000 })).toThrow(RangeError);
+    expect(() => checkPolicy({ limit: 10, windowMs: 10 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,169 @@
+import { env } from "cloudflare:workers";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { CRON_TABLE, SUB_MINUTE_JOBS } from "../../shared/jobs/cron";
+import { JOBS } from "../../shared/jobs/registry";
+import { JOB_NAMES } from "../../shared/jobs/types";
+import type { WorkerBindings } from "./env";
+import worker from "./index";
+import { dispatchCron } from "./scheduled";
+import type { Scheduler } from "./scheduler";
+import type { JobReport } from "../../shared/jobs/run";
+
+// runInDurableObject is typed for the default Env; the Scheduler's env is the worker's.
+const tickAt = (stub: DurableObjectStub<Scheduler>, at: number) =>
+  runInDurableObject(stub, (instance) => (instance as unknown as Scheduler).tick(at));
+
+const bindings = { ...(env as unknown as WorkerBindings), LOG_LEVEL: "info" } as WorkerBindings;
+
+/** Structured log lines written while `fn` runs. */
+async function logsOf(fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+  const lines: string[] = [];
+  const capture = (...args: unknown[]) => void lines.push(String(args[0]));
+  const spies = [vi.spyOn(console, "log").mockImplementation(capture), vi.spyOn(console, "error").mockImplementation(capture)];
+  try {
+    await fn();
+  } finally {
+    for (const s of spies) s.mockRestore();
+  }
+  return lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("cron dispatch", () => {
+  const crons = inject("crons");
+
+  it("wrangler.toml and the cron table name the same expressions", () => {
+    expect(crons.length).toBeGreaterThan(0);
+    expect([...crons].sort()).toEqual(Object.keys(CRON_TABLE).sort());
+  });
+
+  it("every job of SPEC is reached by a cron or by the sub-minute loop, exactly once", () => {
+    const reached = [...Object.values(CRON_TABLE).flatMap((e) => e.jobs), ...SUB_MINUTE_JOBS];
+    expect([...reached].sort()).toEqual([...JOB_NAMES].sort());
+    for (const name of SUB_MINUTE_JOBS) expect(JOBS[name].everyMs).toBeLessThan(60_000);
+  });
+
+  it.each(Object.keys(CRON_TABLE))("cron %s reaches its job handlers through the Worker's scheduled()", async (cron) => {
+    const scheduledTime = Date.now();
+    const ctx = createExecutionContext();
+    const logs = await logsOf(async () => {
+      await worker.scheduled(createScheduledController({ cron, scheduledTime }), bindings, ctx);
+      await waitOnExecutionContext(ctx);
+    });
+    const ran = logs.filter((l) => l.msg === "job.finished" || l.msg === "job.skipped").map((l) => l.job);
+    expect([...ran].sort()).toEqual([...CRON_TABLE[cron]!.jobs].sort());
+    for (const line of logs.filter((l) => l.job)) expect(line.trigger).toBe(`cron:${cron}`);
+  });
+
+  it("the heartbeat logs the time and that the database is up", async () => {
+    const scheduledTime = Date.UTC(2026, 10, 21, 12, 0, 0);
+    const logs = await logsOf(() => dispatchCron("* * * * *", scheduledTime, bindings));
+    const beat = logs.find((l) => l.msg === "heartbeat");
+    expect(beat).toMatchObject({ level: "info", job: "{system}-heartbeat", time: "2026-11-21T12:00:00.000Z", db: "up" });
+    expect(typeof beat?.dbLatencyMs).toBe("number");
+  });
+
+  it("the heartbeat reports a database that is down, and the failure is logged as an error", async () => {
+    const down = { ...bindings, DATABASE_URL: "postgres://app_user:x@127.0.0.1:9/nowhere" } as WorkerBindings;
+    const logs = await logsOf(() => dispatchCron("* * * * *", Date.now(), down));
+    expect(logs.find((l) => l.msg === "heartbeat")).toMatchObject({ level: "error", db: "down" });
+  });
+
+  it("reports each job's outcome; jobs not built yet are skipped, not faked", async () => {
+    const reports = await dispatchCron("* * * * *", Date.now(), bindings);
+    expect(reports.map((r) => [r.job, r.outcome])).toEqual([
+      ["{system}-heartbeat", "ok"],
+      ["{payments}-unpaid-expiry", "skipped"],
+      ["{payments}-preorder-balance", "skipped"],
+    ]);
+  });
+
+  it("an unknown cron expression runs nothing and says why", async () => {
+    const logs = await logsOf(async () => expect(await dispatchCron("0 0 1 1 *", Date.now(), bindings)).toEqual([]));
+    expect(logs.find((l) => l.msg === "cron.unknown")).toMatchObject({ level: "error", cron: "0 0 1 1 *" });
+  });
+});
+
+describe("Scheduler: the sub-minute loop", () => {
+  const fresh = () => bindings.SCHEDULER.get(bindings.SCHEDULER.idFromName(`test-${crypto.randomUUID()}`));
+
+  it("the every-minute cron arms the loop's alarm", async () => {
+    await dispatchCron("* * * * *", Date.now(), bindings);
+    const main = bindings.SCHEDULER.get(bindings.SCHEDULER.idFromName("main"));
+    const alarm = await runInDurableObject(main, (_, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+  });
+
+  it("runs the outbox relay every 5 s and the marketing tick every 30 s", async () => {
+    const stub = fresh();
+    const t0 = Date.now();
+    // The first pass runs both; after that each job keeps its own cadence.
+    const first = await tickAt(stub, t0);
+    expect(first.map((r) => r.job).sort()).toEqual(["{marketing}-tick", "{outbox}-relay"]);
+    expect(await tickAt(stub, t0 + 1_000)).toEqual([]);
+    expect((await tickAt(stub, t0 + 5_000)).map((r) => r.job)).toEqual(["{outbox}-relay"]);
+    expect((await tickAt(stub, t0 + 30_000)).map((r) => r.job).sort()).toEqual(["{marketing}-tick", "{outbox}-relay"]);
+  });
+
+  it("once armed, the alarm runs by itself and re-arms within 5 s", async () => {
+    const stub = fresh();
+    await stub.ensureRunning();
+    let next: unknown;
+    for (let i = 0; i < 50 && !next; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      next = await runInDurableObject(stub, (_, state) => state.storage.get("next"));
+    }
+    expect(next, "the alarm never ran").toBeTruthy();
+    const [alarm, now] = await runInDurableObject(stub, async (_, state) => [await state.storage.getAlarm(), Date.now()] as const);
+    expect(alarm).not.toBeNull();
+    expect(alarm! - now).toBeLessThanOrEqual(5_000);
+  });
+
+  it("ensureRunning leaves an armed loop alone", async () => {
+    const stub = fresh();
+    await runInDurableObject(stub, (_, state) => state.storage.setAlarm(Date.now() + 60_000));
+    const before = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+    await stub.ensureRunning();
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBe(before);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+  });
+});
+
+describe("queue consumers", () => {
+  const message = (body: unknown) => ({ id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body });
+
+  it("an outbox nudge runs the relay and is acknowledged", async () => {
+    const batch = createMessageBatch("commerce-outbox-nudge", [message({}), message({})]);
+    const ctx = createExecutionContext();
+    const logs = await logsOf(() => worker.queue(batch, bindings, ctx));
+    const result = await getQueueResult(batch, ctx);
+    expect(result.ackAll).toBe(true);
+    expect(result.retryBatch.retry).toBe(false);
+    expect(logs.some((l) => l.job === "{outbox}-relay")).toBe(true);
+  });
+
+  it("a queue without a consumer yet retries its messages instead of dropping them", async () => {
+    const batch = createMessageBatch("commerce-apps-jobs", [message({ job: "x" })]);
+    const ctx = createExecutionContext();
+    await logsOf(() => worker.queue(batch, bindings, ctx));
+    const result = await getQueueResult(batch, ctx);
+    expect(result.ackAll).toBe(false);
+    expect(result.retryBatch.retry).toBe(true);
+  });
+});
