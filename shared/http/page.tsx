@@ -1,8 +1,11 @@
+import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "./html";
 
 /** The page shell shared by admin and storefront pages. */
 export const Page: FC<{ title: string; children?: Child }> = ({ title, children }) => (
+  <>
+  {raw("<!doctype html>")}
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -14,4 +17,5 @@ export const Page: FC<{ title: string; children?: Child }> = ({ title, children 
       <main>{children}</main>
     </body>
   </html>
+  </>
 );

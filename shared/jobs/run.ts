@@ -29,7 +29,8 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   const log = deps.log.child({ job: name });
   const started = Date.now();
   if (!job.run) {
-    log.info("job.skipped", { reason: "not built yet", plannedIn: job.plannedIn });
+    // Debug level: the sub-minute loop would otherwise log a skip every 5 s.
+    log.debug("job.skipped", { reason: "not built yet", plannedIn: job.plannedIn });
     return { job: name, outcome: "skipped", durationMs: 0 };
   }
   const db = new Database(deps.db);

@@ -22,7 +22,7 @@ import type { JobReport } from "../../shared/jobs/run";
 const tickAt = (stub: DurableObjectStub<Scheduler>, at: number) =>
   runInDurableObject(stub, (instance) => (instance as unknown as Scheduler).tick(at));
 
-const bindings = { ...(env as unknown as WorkerBindings), LOG_LEVEL: "info" } as WorkerBindings;
+const bindings = { ...(env as unknown as WorkerBindings), LOG_LEVEL: "debug" } as WorkerBindings;
 
 /** Structured log lines written while `fn` runs. */
 async function logsOf(fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
