@@ -29,6 +29,8 @@ function workerProject(name: WorkerName, include: string[]) {
 export default defineConfig({
   test: {
     globalSetup: ["./test/node/global-setup.ts"],
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: ["default", ["json", { outputFile: ".data/vitest-report.json" }]],
     projects: [
       workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"]),
       workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"]),
