@@ -1,0 +1,137 @@
+/**
+ * npm run bench: measures against the real local stack (workerd via wrangler dev, Postgres through the
+ * WebSocket proxy), in one run, and reports ratios and round trips, never a lone absolute time.
+ *
+ *   - GET /health (worker: one `select 1`) as the baseline;
+ *   - GET / on the storefront for demo.localhost: a privileged hostname lookup plus one store-scoped
+ *     read through withStore;
+ *   - database round trips per request, counted by the proxy ("turns": the client speaking again after
+ *     the server answered), and from them the cost of one withStore unit of work.
+ *
+ * Writes bench/results/foundation.json.
+ */
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { DEV_STACK, ROOT } from "../scripts/lib/config";
+import { prepareDatabase } from "../scripts/lib/stack";
+import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
+
+const PORTS: Partial<Record<WorkerName, number>> = { worker: 18789, storefront: 18788 };
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
+const WARMUP = 30;
+const log = (m: string) => console.log(`[bench] ${m}`);
+
+interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  expect: (status: number, body: string) => boolean;
+}
+
+const targets: Target[] = [
+  { name: "health", url: `http://127.0.0.1:${PORTS.worker}/health`, expect: (status) => status === 200 },
+  {
+    name: "storefrontHome",
+    url: `http://127.0.0.1:${PORTS.storefront}/`,
+    headers: { host: "demo.localhost" },
+    expect: (status, body) => status === 200 && body.includes("Demo Store"),
+  },
+];
+
+// node:http rather than fetch: fetch drops a custom Host header, and the storefront routes by Host.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+  });
+}
+
+async function hit(t: Target): Promise<number> {
+  const started = performance.now();
+  const { status, body } = await get(t.url, t.headers);
+  const ms = performance.now() - started;
+  if (!t.expect(status, body)) throw new Error(`${t.name}: unexpected answer ${status}: ${body.slice(0, 200)}`);
+  return ms;
+}
+
+function summarize(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return { n: s.length, p50: round(q(0.5)), p95: round(q(0.95)), mean: round(s.reduce((a, b) => a + b, 0) / s.length) };
+}
+
+async function main(): Promise<void> {
+  const db = await prepareDatabase({ stack: { ...DEV_STACK, database: "commerce_bench" }, proxyPort: 0, seed: true, allowRemote: false, log });
+  const proxy = db.proxy!;
+  const children: ChildProcess[] = [];
+  try {
+    for (const [name, port] of Object.entries(PORTS) as [WorkerName, number][]) {
+      children.push(startWorkerProcess({ name, port, inspectorPort: port + 1000, db, logLevel: "warn" }));
+    }
+    for (const t of targets) {
+      if (!(await waitForHttp(t.url, 120_000))) throw new Error(`${t.name} did not come up`);
+    }
+    log(`Warming up (${WARMUP} requests each)…`);
+    for (let i = 0; i < WARMUP; i++) for (const t of targets) await hit(t);
+
+    // Latency: interleaved, one request at a time, so both see the same machine state.
+    log(`Measuring latency (${ROUNDS} rounds, interleaved)…`);
+    const samples: Record<string, number[]> = Object.fromEntries(targets.map((t) => [t.name, []]));
+    for (let i = 0; i < ROUNDS; i++) for (const t of targets) samples[t.name]!.push(await hit(t));
+    const latency = Object.fromEntries(targets.map((t) => [t.name, summarize(samples[t.name]!)]));
+
+    // Round trips: per target, on a quiet proxy.
+    const roundTrips: Record<string, { turnsPerRequest: number; connectionsPerRequest: number }> = {};
+    const N = 50;
+    for (const t of targets) {
+      proxy.resetStats();
+      for (let i = 0; i < N; i++) await hit(t);
+      await new Promise((r) => setTimeout(r, 200)); // let the closing connections settle
+      const s = proxy.stats();
+      roundTrips[t.name] = { turnsPerRequest: s.turns / N, connectionsPerRequest: s.connections / N };
+    }
+    const health = roundTrips.health!.turnsPerRequest;
+    const home = roundTrips.storefrontHome!.turnsPerRequest;
+    // /health = connect + 1 query; storefront / = connect + 1 lookup + one withStore unit.
+    const result = {
+      benchmark: "foundation",
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, node: process.version, platform: `${os.platform()} ${os.arch()}` },
+      rounds: ROUNDS,
+      latencyMs: latency,
+      ratios: {
+        storefrontHomeVsHealthP50: Math.round((latency.storefrontHome!.p50 / latency.health!.p50) * 100) / 100,
+        storefrontHomeVsHealthP95: Math.round((latency.storefrontHome!.p95 / latency.health!.p95) * 100) / 100,
+      },
+      databaseRoundTrips: {
+        perRequest: roundTrips,
+        connectionSetup: health - 1,
+        withStoreUnitOneQuery: home - health,
+        note: "Turns counted at the local WebSocket proxy. Connection setup here includes SCRAM auth (3 turns); Neon's pipelined connect needs fewer.",
+      },
+    };
+    const out = path.join(ROOT, "bench", "results", "foundation.json");
+    fs.writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(JSON.stringify(result, null, 2));
+    log(`Written to ${path.relative(ROOT, out)}`);
+  } finally {
+    await stopWorkerProcesses(children);
+    await db.release();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`[bench] ${e instanceof Error ? e.stack : String(e)}`);
+  process.exit(1);
+});
