@@ -72,5 +72,3 @@ export async function seedDemo(ownerUrl: string, log: (m: string) => void = () =
     await client.end();
   }
 }
-
-export type SeedClient = pg.Client;
