@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterAll } from "vitest";
-import { Database } from "../shared/db/database";
-import { emit } from "../shared/db/outbox";
-import { member, store, storeDomain, userAccount } from "../shared/db/schema";
-import { withStore } from "../shared/db/with-store";
+import { Database } from "#shared/db/database";
+import { emit } from "#shared/db/outbox";
+import { member, store, storeDomain, userAccount } from "#shared/db/schema";
+import { withStore } from "#shared/db/with-store";
 
 /** A database for this test file, as the runtime role (app_user), closed when the file is done. */
 export function testDb(): Database {

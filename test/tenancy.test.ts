@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withStore } from "../shared/db/with-store";
+import { withStore } from "#shared/db/with-store";
 import { makeStore, sqlErrorCode, testDb, type TestStore } from "./harness";
 
 /**

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { hashPassword } from "../../shared/auth/password";
+import { hashPassword } from "#shared/auth/password";
 
 /**
  * The demo seed: a fixed contract that the README, the tests and later work rely on. Idempotent:

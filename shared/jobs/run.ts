@@ -1,5 +1,6 @@
 import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../log";
+import { baseEnvSchema, parseEnv } from "../http/env";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
 
@@ -48,6 +49,11 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   }
 }
 
-export function jobLogger(trigger: string, level: Parameters<typeof createLogger>[1] = "info"): Logger {
-  return createLogger({ service: "worker", trigger }, level);
+/** What a job run needs, from the Worker's env (validated once) and the trigger that started it. */
+export function jobDeps(env: object, trigger: string): JobRunnerDeps {
+  const config = parseEnv(baseEnvSchema, env);
+  return {
+    db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY },
+    log: createLogger({ service: "worker", trigger }, config.LOG_LEVEL),
+  };
 }

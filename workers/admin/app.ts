@@ -1,5 +1,5 @@
-import { createApp } from "../../shared/http/app";
-import { errorPage } from "../../shared/http/html";
+import { createApp } from "#shared/http/app";
+import { errorPage } from "#shared/http/html";
 import type { AdminBindings } from "./env";
 import { login } from "./login";
 

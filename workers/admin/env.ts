@@ -1,5 +1,5 @@
-import type { BaseEnv } from "../../shared/http/env";
-import type { RateLimiter } from "../../shared/limits/rate-limiter";
+import type { BaseEnv } from "#shared/http/env";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
 
 export type AdminBindings = Omit<Cloudflare.AdminEnv, "RATE_LIMITER"> & {
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;

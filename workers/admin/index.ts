@@ -1,7 +1,7 @@
 import { app } from "./app";
 import type { AdminBindings } from "./env";
 
-export { RateLimiter } from "../../shared/limits/rate-limiter";
+export { RateLimiter } from "#shared/limits/rate-limiter";
 
 export default {
   fetch: app.fetch,

@@ -1,8 +1,8 @@
 import type { FC } from "hono/jsx";
 import { z } from "zod";
-import { createApp } from "../../shared/http/app";
-import { validate } from "../../shared/http/validate";
-import { Page } from "../../shared/http/page";
+import { createApp } from "#shared/http/app";
+import { validate } from "#shared/http/validate";
+import { Page } from "#shared/http/page";
 import type { AdminBindings } from "./env";
 
 export const login = createApp<AdminBindings>({ service: "admin" });

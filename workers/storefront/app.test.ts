@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { call } from "../../test/call";
 import { makeStore, testDb } from "../../test/harness";
-import { withStore } from "../../shared/db/with-store";
-import { store } from "../../shared/db/schema";
+import { withStore } from "#shared/db/with-store";
+import { store } from "#shared/db/schema";
 import worker from "./index";
 import { requestHostname } from "./host";
 

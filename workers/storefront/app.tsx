@@ -1,12 +1,12 @@
 import { eq } from "drizzle-orm";
 import type { FC } from "hono/jsx";
-import { store } from "../../shared/db/schema";
-import { storeIdByHostname } from "../../shared/db/privileged";
-import { withStore } from "../../shared/db/with-store";
-import { createApp } from "../../shared/http/app";
-import { AppError } from "../../shared/http/errors";
-import { errorPage } from "../../shared/http/html";
-import { Page } from "../../shared/http/page";
+import { store } from "#shared/db/schema";
+import { storeIdByHostname } from "#shared/db/privileged";
+import { withStore } from "#shared/db/with-store";
+import { createApp } from "#shared/http/app";
+import { AppError } from "#shared/http/errors";
+import { errorPage } from "#shared/http/html";
+import { Page } from "#shared/http/page";
 import type { StorefrontBindings } from "./env";
 import { requestHostname } from "./host";
 

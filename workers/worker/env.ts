@@ -1,5 +1,5 @@
-import type { BaseEnv } from "../../shared/http/env";
-import type { RateLimiter } from "../../shared/limits/rate-limiter";
+import type { BaseEnv } from "#shared/http/env";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
 import type { Scheduler } from "./scheduler";
 
 /** Bindings from wrangler.toml (generated types, with the Durable Objects typed) plus the variables

@@ -1,5 +1,5 @@
-import { pingDatabase } from "../../shared/db/ping";
-import { createApp } from "../../shared/http/app";
+import { pingDatabase } from "#shared/db/ping";
+import { createApp } from "#shared/http/app";
 import type { WorkerBindings } from "./env";
 
 export const http = createApp<WorkerBindings>({ service: "worker" });

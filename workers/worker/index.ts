@@ -4,7 +4,7 @@ import { http } from "./http";
 import type { WorkerBindings } from "./env";
 
 export { Scheduler } from "./scheduler";
-export { RateLimiter } from "../../shared/limits/rate-limiter";
+export { RateLimiter } from "#shared/limits/rate-limiter";
 
 export default {
   fetch: http.fetch,

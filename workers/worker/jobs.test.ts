@@ -9,14 +9,14 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
-import { CRON_TABLE, SUB_MINUTE_JOBS } from "../../shared/jobs/cron";
-import { JOBS } from "../../shared/jobs/registry";
-import { JOB_NAMES } from "../../shared/jobs/types";
+import { CRON_TABLE, SUB_MINUTE_JOBS } from "#shared/jobs/cron";
+import { JOBS } from "#shared/jobs/registry";
+import { JOB_NAMES } from "#shared/jobs/types";
 import type { WorkerBindings } from "./env";
 import worker from "./index";
 import { dispatchCron } from "./scheduled";
 import type { Scheduler } from "./scheduler";
-import type { JobReport } from "../../shared/jobs/run";
+import type { JobReport } from "#shared/jobs/run";
 
 // runInDurableObject is typed for the default Env; the Scheduler's env is the worker's.
 const tickAt = (stub: DurableObjectStub<Scheduler>, at: number) =>

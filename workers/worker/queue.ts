@@ -1,5 +1,4 @@
-import { baseEnvSchema, parseEnv } from "../../shared/http/env";
-import { jobLogger, runJobs } from "../../shared/jobs/run";
+import { jobDeps, runJobs } from "#shared/jobs/run";
 import type { WorkerBindings } from "./env";
 
 export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
@@ -10,13 +9,12 @@ export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
  * letter queue), so nothing is acknowledged without being handled.
  */
 export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBindings): Promise<void> {
-  const config = parseEnv(baseEnvSchema, env);
-  const log = jobLogger(`queue:${batch.queue}`, config.LOG_LEVEL);
+  const deps = jobDeps(env, `queue:${batch.queue}`);
   if (batch.queue === OUTBOX_NUDGE_QUEUE) {
-    await runJobs(["{outbox}-relay"], new Date(), { db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY }, log });
+    await runJobs(["{outbox}-relay"], new Date(), deps);
     batch.ackAll();
     return;
   }
-  log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
+  deps.log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
   batch.retryAll({ delaySeconds: 60 });
 }

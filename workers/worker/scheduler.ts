@@ -1,9 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import { SUB_MINUTE_JOBS } from "../../shared/jobs/cron";
-import { JOBS } from "../../shared/jobs/registry";
-import { jobLogger, runJobs, type JobReport } from "../../shared/jobs/run";
-import { baseEnvSchema, parseEnv } from "../../shared/http/env";
-import type { JobName } from "../../shared/jobs/types";
+import { SUB_MINUTE_JOBS } from "#shared/jobs/cron";
+import { JOBS } from "#shared/jobs/registry";
+import { jobDeps, runJobs, type JobReport } from "#shared/jobs/run";
+import type { JobName } from "#shared/jobs/types";
 import type { WorkerBindings } from "./env";
 
 type NextRuns = Partial<Record<JobName, number>>;
@@ -33,10 +32,6 @@ export class Scheduler extends DurableObject<WorkerBindings> {
     const upcoming = Math.min(...SUB_MINUTE_JOBS.map((name) => next[name] ?? now));
     await this.ctx.storage.setAlarm(Math.max(upcoming, now + 1_000));
     if (due.length === 0) return [];
-    const config = parseEnv(baseEnvSchema, this.env);
-    return runJobs(due, new Date(now), {
-      db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY },
-      log: jobLogger("scheduler", config.LOG_LEVEL),
-    });
+    return runJobs(due, new Date(now), jobDeps(this.env, "scheduler"));
   }
 }
