@@ -2,7 +2,21 @@ import { env } from "cloudflare:workers";
 import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
 import { emit } from "#shared/db/outbox";
-import { member, store, storeDomain, userAccount } from "#shared/db/schema";
+import {
+  customer,
+  discount,
+  inventoryAdjustment,
+  inventoryLevel,
+  location,
+  member,
+  page,
+  product,
+  productVariant,
+  staffInvitation,
+  store,
+  storeDomain,
+  userAccount,
+} from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 
 /** A database for this test file, as the runtime role (app_user), closed when the file is done. */
@@ -52,6 +66,27 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     ]);
     const [m] = await tx.insert(member).values({ storeId: id, userId: user!.id, role: "owner" }).returning({ id: member.id });
     const outboxEventId = await emit(tx, "store.created", { slug });
+    // One row in every other store-scoped table, for the tenancy tests to aim at.
+    await tx.insert(staffInvitation).values({
+      storeId: id,
+      email: `invitee-${suffix}@example.test`,
+      role: "staff",
+      tokenHash: crypto.randomUUID().replace(/-/g, "").repeat(2),
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    const [p] = await tx.insert(product).values({ storeId: id, title: "Fixture", handle: "fixture" }).returning({ id: product.id });
+    const [v] = await tx
+      .insert(productVariant)
+      .values({ storeId: id, productId: p!.id, sku: `FIX-${suffix}`, priceMinor: 1000 })
+      .returning({ id: productVariant.id });
+    const [l] = await tx.insert(location).values({ storeId: id, name: "Fixture warehouse" }).returning({ id: location.id });
+    await tx.insert(inventoryLevel).values({ storeId: id, variantId: v!.id, locationId: l!.id, onHand: 5 });
+    await tx
+      .insert(inventoryAdjustment)
+      .values({ storeId: id, variantId: v!.id, locationId: l!.id, delta: 5, onHandAfter: 5, reason: "received" });
+    await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" });
+    await tx.insert(discount).values({ storeId: id, code: `FIX${suffix.toUpperCase()}`, kind: "percentage", value: 10 });
+    await tx.insert(page).values({ storeId: id, title: "About", handle: "about" });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

@@ -29,3 +29,14 @@ export async function storeIdsWithPendingOutbox(db: Database, limit = 500): Prom
   );
   return rows.map((r) => r.id);
 }
+
+/** The stores a person is a member of (the store picker reads each one inside its own store). */
+export async function storeIdsForUser(db: Database, userId: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_for_user($1) as id", [userId]);
+  return rows.map((r) => r.id);
+}
+
+/** The store of an open, unexpired invitation, from the SHA-256 hash of its link's token. */
+export function storeIdByInvitation(db: Database, tokenHash: string): Promise<string | null> {
+  return scalarId(db, "select privileged.store_id_by_invitation($1) as id", tokenHash);
+}

@@ -3,7 +3,7 @@
  * grants and functions that drizzle does not model); test/schema.test.ts fails if the two drift.
  */
 import { sql } from "drizzle-orm";
-import { boolean, char, index, integer, jsonb, pgTable, text, timestamp, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, char, index, integer, jsonb, pgTable, text, timestamp, unique, uuid } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -91,4 +91,140 @@ export const outboxEvent = pgTable("outbox_event", {
   processedAt: ts("processed_at"),
   attempts: integer("attempts").notNull().default(0),
   lastError: text("last_error"),
+});
+
+// Admin and catalog (migrations/0002_admin_catalog.sql) ------------------------------------------------
+
+const storeRef = () =>
+  uuid("store_id")
+    .notNull()
+    .references(() => store.id, { onDelete: "cascade" });
+
+export const staffInvitation = pgTable("staff_invitation", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  email: text("email").notNull(),
+  role: text("role", { enum: ROLES }).notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  invitedBy: uuid("invited_by"),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at").notNull(),
+  acceptedAt: ts("accepted_at"),
+  revokedAt: ts("revoked_at"),
+});
+
+export const PRODUCT_STATUSES = ["draft", "active", "archived"] as const;
+export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
+
+export const product = pgTable("product", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  title: text("title").notNull(),
+  handle: text("handle").notNull(),
+  description: text("description").notNull().default(""),
+  status: text("status", { enum: PRODUCT_STATUSES }).notNull().default("draft"),
+  vendor: text("vendor"),
+  hsnCode: text("hsn_code"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/** GST classes of India (rates after the 2025 rationalisation); checkout computes tax per parcel from them. */
+export const TAX_CLASSES = ["gst_exempt", "gst_0", "gst_5", "gst_18", "gst_40"] as const;
+export type TaxClass = (typeof TAX_CLASSES)[number];
+
+export const productVariant = pgTable("product_variant", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  productId: uuid("product_id").notNull(),
+  title: text("title").notNull().default("Default"),
+  sku: text("sku"),
+  priceMinor: bigint("price_minor", { mode: "number" }).notNull(),
+  compareAtMinor: bigint("compare_at_minor", { mode: "number" }),
+  taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull().default("gst_18"),
+  preorder: boolean("preorder").notNull().default(false),
+  position: integer("position").notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const location = pgTable("location", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  name: text("name").notNull(),
+  sellsOnline: boolean("sells_online").notNull().default(true),
+  city: text("city"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const inventoryLevel = pgTable("inventory_level", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  variantId: uuid("variant_id").notNull(),
+  locationId: uuid("location_id").notNull(),
+  onHand: integer("on_hand").notNull().default(0),
+  reserved: integer("reserved").notNull().default(0),
+  updatedAt: updatedAt(),
+});
+
+export const ADJUSTMENT_REASONS = ["received", "correction", "damaged", "shrinkage", "returned", "recount", "other"] as const;
+
+export const inventoryAdjustment = pgTable("inventory_adjustment", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  variantId: uuid("variant_id").notNull(),
+  locationId: uuid("location_id").notNull(),
+  delta: integer("delta").notNull(),
+  onHandAfter: integer("on_hand_after").notNull(),
+  reason: text("reason", { enum: ADJUSTMENT_REASONS }).notNull(),
+  note: text("note"),
+  memberId: uuid("member_id"),
+  createdAt: createdAt(),
+});
+
+export const customer = pgTable("customer", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  email: text("email"),
+  firstName: text("first_name"),
+  lastName: text("last_name"),
+  phone: text("phone"),
+  city: text("city"),
+  acceptsMarketing: boolean("accepts_marketing").notNull().default(false),
+  note: text("note"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const DISCOUNT_KINDS = ["percentage", "fixed_amount"] as const;
+export const DISCOUNT_STATUSES = ["active", "disabled"] as const;
+
+export const discount = pgTable("discount", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  code: text("code").notNull(),
+  kind: text("kind", { enum: DISCOUNT_KINDS }).notNull(),
+  value: bigint("value", { mode: "number" }).notNull(),
+  startsAt: ts("starts_at").notNull().defaultNow(),
+  endsAt: ts("ends_at"),
+  usageLimit: integer("usage_limit"),
+  usageCount: integer("usage_count").notNull().default(0),
+  status: text("status", { enum: DISCOUNT_STATUSES }).notNull().default("active"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const PAGE_STATUSES = ["draft", "published"] as const;
+
+export const page = pgTable("page", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  title: text("title").notNull(),
+  handle: text("handle").notNull(),
+  body: text("body").notNull().default(""),
+  status: text("status", { enum: PAGE_STATUSES }).notNull().default("draft"),
+  publishedAt: ts("published_at"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
 });

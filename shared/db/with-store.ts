@@ -18,12 +18,19 @@ export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolCl
  * Round trips: BEGIN and set_config go in one message (the id is checked to be a UUID, so inlining
  * it is safe), then one per statement of `fn`, then COMMIT. A one-query unit costs 3.
  */
-export async function withStore<T>(db: Database, storeId: string, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  db: Database,
+  storeId: string,
+  fn: (tx: StoreTx) => Promise<T>,
+  options: { readOnly?: boolean } = {},
+): Promise<T> {
   if (!isUuid(storeId)) throw new TypeError("withStore: storeId must be a UUID");
   const client = await db.connect();
   let broken = false;
   try {
-    await client.query(`begin; select set_config('app.store_id', '${storeId.toLowerCase()}', true)`);
+    // A read-only unit cannot write even by mistake; it costs nothing extra (same message).
+    const begin = options.readOnly ? "begin transaction read only" : "begin";
+    await client.query(`${begin}; select set_config('app.store_id', '${storeId.toLowerCase()}', true)`);
     const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
       const result = await fn(tx);

@@ -1,0 +1,50 @@
+import { AppError } from "../http/errors";
+
+/** The Postgres error under a driver or drizzle error (drizzle wraps query errors in `cause`). */
+export function pgErrorOf(e: unknown): { code: string; constraint?: string } | undefined {
+  for (let cur = e, depth = 0; cur && depth < 4; depth++) {
+    const candidate = cur as { code?: unknown; constraint?: unknown; cause?: unknown };
+    if (typeof candidate.code === "string" && /^[0-9A-Z]{5}$/.test(candidate.code)) {
+      return { code: candidate.code, ...(typeof candidate.constraint === "string" ? { constraint: candidate.constraint } : {}) };
+    }
+    cur = candidate.cause;
+  }
+  return undefined;
+}
+
+/** Unique constraints a client can run into, with the field and a message that says what to do. */
+const UNIQUE: Record<string, { field: string; message: string }> = {
+  product_store_id_handle_key: { field: "handle", message: "Another product already uses this handle; choose a different one." },
+  product_variant_sku_key: { field: "sku", message: "Another variant already uses this SKU; SKUs are unique within a store." },
+  location_store_id_name_key: { field: "name", message: "A location with this name already exists." },
+  customer_email_key: { field: "email", message: "A customer with this email already exists." },
+  discount_code_key: { field: "code", message: "A discount with this code already exists." },
+  page_store_id_handle_key: { field: "handle", message: "Another page already uses this handle; choose a different one." },
+  staff_invitation_open_email: { field: "email", message: "This person already has an open invitation." },
+  member_store_id_user_id_key: { field: "email", message: "This person is already a member of the store." },
+};
+
+/**
+ * Turns constraint violations a client can cause into 4xx answers, so a client mistake that slipped
+ * past validation (a duplicate, a value out of range) is never a 500. Anything else is left alone.
+ */
+export function clientErrorFromConstraint(e: unknown): AppError | undefined {
+  const pg = pgErrorOf(e);
+  if (!pg) return undefined;
+  if (pg.code === "23505") {
+    const known = pg.constraint ? UNIQUE[pg.constraint] : undefined;
+    const field = known?.field ?? "";
+    return new AppError("CONFLICT", known?.message ?? "A record with these values already exists.", {
+      issues: [{ path: field, message: known?.message ?? "already exists" }],
+    });
+  }
+  if (pg.code === "23514" || pg.code === "23502" || pg.code === "22001" || pg.code === "22003" || pg.code === "22P02") {
+    return new AppError("BAD_REQUEST", "A value is out of the allowed range or format.", {
+      issues: [{ path: "", message: pg.constraint ? `violates ${pg.constraint}` : "invalid value" }],
+    });
+  }
+  if (pg.code === "23503") {
+    return new AppError("NOT_FOUND", "A referenced record does not exist in this store.");
+  }
+  return undefined;
+}

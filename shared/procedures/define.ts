@@ -1,0 +1,104 @@
+import type { z } from "zod";
+import type { Permission } from "../auth/permissions";
+import type { Database } from "../db/database";
+import type { RoleName } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import type { Logger } from "../log";
+
+/**
+ * The procedure registry's building blocks (ARCHITECTURE §5). Each admin procedure is declared once,
+ * with a zod input, an output type and exactly one kind of access:
+ *   - a required Permission: runs inside the caller's store, for callers whose permissions include it;
+ *   - "none": runs inside the caller's store for any member (e.g. staff.me); refused for tokens;
+ *   - "session": needs a signed-in person, not a store (account, store picking); refused for tokens.
+ * The same declarations serve /api/rpc (sessions), /api/v1 (tokens) and the AI assistant's tools.
+ */
+
+/** How the caller reached the procedure. */
+export type Via = "session" | "token" | "mcp";
+
+export interface StoreInfo {
+  id: string;
+  slug: string;
+  name: string;
+  currency: string;
+  mcpReadCustomerDetails: boolean;
+  mcpAllowChanges: boolean;
+  mcpChangesNeedApproval: boolean;
+}
+
+export interface MemberInfo {
+  id: string;
+  userId: string;
+  role: RoleName;
+}
+
+/** What a store procedure runs with: one transaction scoped to one store (RLS), and who is calling. */
+export interface StoreContext {
+  tx: StoreTx;
+  store: StoreInfo;
+  member: MemberInfo;
+  /** The caller's effective permissions: the role's, capped by a grant's areas for API callers. */
+  permissions: ReadonlySet<Permission>;
+  via: Via;
+  log: Logger;
+}
+
+export interface SessionInfo {
+  idHash: string;
+  userId: string;
+  email: string;
+  name: string | null;
+  activeStoreId: string | null;
+}
+
+export interface SessionContext {
+  db: Database;
+  session: SessionInfo;
+  log: Logger;
+}
+
+interface Common<I extends z.ZodType> {
+  router: string;
+  name: string;
+  /** One or two sentences a merchant or an LLM can act on. */
+  description: string;
+  input: I;
+}
+
+export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
+  access: Permission | "none";
+  /** True when the procedure changes something (it emits an outbox event in the same transaction). */
+  mutates: boolean;
+  run(ctx: StoreContext, input: z.output<I>): Promise<O>;
+}
+
+export interface SessionProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
+  access: "session";
+  mutates: boolean;
+  run(ctx: SessionContext, input: z.output<I>): Promise<O>;
+}
+
+export type Procedure = StoreProcedure | SessionProcedure;
+
+const NAME = /^[a-z][A-Za-z]{1,40}$/;
+
+function checkNames(router: string, name: string): void {
+  if (!NAME.test(router) || !NAME.test(name)) throw new Error(`Bad procedure name ${router}.${name}`);
+}
+
+export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedure<I, O>): StoreProcedure<I, O> {
+  checkNames(def.router, def.name);
+  return def;
+}
+
+export function sessionProcedure<I extends z.ZodType, O>(def: Omit<SessionProcedure<I, O>, "access">): SessionProcedure<I, O> {
+  checkNames(def.router, def.name);
+  return { ...def, access: "session" };
+}
+
+export const procedureKey = (p: { router: string; name: string }) => `${p.router}.${p.name}`;
+
+export function isSessionProcedure(p: Procedure): p is SessionProcedure {
+  return p.access === "session";
+}

@@ -1,0 +1,307 @@
+import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TAX_CLASSES } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import { AppError } from "../http/errors";
+import { storeProcedure } from "./define";
+import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
+
+const MONEY_MAX = 100_000_000_000;
+const money = z.number().int().min(0).max(MONEY_MAX);
+const sku = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$/, "Use letters, digits and . _ / - (at most 64)");
+
+const variantFields = {
+  title: z.string().trim().min(1).max(255),
+  sku: sku.nullable(),
+  priceMinor: money.describe("Price in minor units of the store currency (paise for INR)"),
+  compareAtMinor: money.nullable(),
+  taxClass: z.enum(TAX_CLASSES),
+  preorder: z.boolean().describe("Sell while out of stock; the balance is requested later"),
+};
+
+const newVariant = z.strictObject({
+  title: variantFields.title.default("Default"),
+  sku: variantFields.sku.optional(),
+  priceMinor: variantFields.priceMinor,
+  compareAtMinor: variantFields.compareAtMinor.optional(),
+  taxClass: variantFields.taxClass.default("gst_18"),
+  preorder: variantFields.preorder.default(false),
+});
+
+const productFields = {
+  title: z.string().trim().min(1).max(255),
+  handle: handleSchema,
+  description: z.string().max(20_000),
+  status: z.enum(PRODUCT_STATUSES),
+  vendor: z.string().trim().max(255).nullable(),
+  hsnCode: z.string().regex(/^[0-9]{4}([0-9]{2}){0,2}$/, "An HSN code has 4, 6 or 8 digits").nullable(),
+};
+
+// Correlated subqueries need the outer columns qualified; drizzle renders columns bare in a one-table select.
+const P_STORE = sql.raw('"product"."store_id"');
+const P_ID = sql.raw('"product"."id"');
+
+export const productNotFound = () => new AppError("NOT_FOUND", "Product not found in this store.");
+
+const productColumns = {
+  id: product.id,
+  title: product.title,
+  handle: product.handle,
+  description: product.description,
+  status: product.status,
+  vendor: product.vendor,
+  hsnCode: product.hsnCode,
+  createdAt: product.createdAt,
+  updatedAt: product.updatedAt,
+};
+
+const variantColumns = {
+  id: productVariant.id,
+  title: productVariant.title,
+  sku: productVariant.sku,
+  priceMinor: productVariant.priceMinor,
+  compareAtMinor: productVariant.compareAtMinor,
+  taxClass: productVariant.taxClass,
+  preorder: productVariant.preorder,
+  position: productVariant.position,
+};
+
+async function freeHandle(tx: StoreTx, title: string): Promise<string> {
+  const base = handleFrom(title);
+  const rows = await tx
+    .select({ handle: product.handle })
+    .from(product)
+    .where(and(eq(product.storeId, tx.storeId), or(eq(product.handle, base), ilike(product.handle, `${base}-%`))));
+  return firstFreeHandle(base, rows.map((r) => r.handle));
+}
+
+/** A product with its variants and each variant's stock per location. */
+export async function loadProduct(tx: StoreTx, id: string) {
+  const [row] = await tx.select(productColumns).from(product).where(and(eq(product.storeId, tx.storeId), eq(product.id, id)));
+  if (!row) throw productNotFound();
+  const variants = await tx
+    .select(variantColumns)
+    .from(productVariant)
+    .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id)))
+    .orderBy(asc(productVariant.position), asc(productVariant.createdAt));
+  const levels = variants.length
+    ? await tx
+        .select({
+          variantId: inventoryLevel.variantId,
+          locationId: inventoryLevel.locationId,
+          locationName: location.name,
+          onHand: inventoryLevel.onHand,
+          reserved: inventoryLevel.reserved,
+        })
+        .from(inventoryLevel)
+        .innerJoin(location, and(eq(location.storeId, inventoryLevel.storeId), eq(location.id, inventoryLevel.locationId)))
+        .where(and(eq(inventoryLevel.storeId, tx.storeId), inArray(inventoryLevel.variantId, variants.map((v) => v.id))))
+        .orderBy(asc(location.name))
+    : [];
+  return {
+    ...row,
+    variants: variants.map((v) => ({
+      ...v,
+      inventory: levels
+        .filter((l) => l.variantId === v.id)
+        .map(({ locationId, locationName, onHand, reserved }) => ({ locationId, locationName, onHand, reserved, available: onHand - reserved })),
+    })),
+  };
+}
+
+export const listProducts = storeProcedure({
+  router: "products",
+  name: "list",
+  description: "List the store's products, newest change first, with paging. Filter by status or search title, handle and SKU.",
+  access: "products.read",
+  mutates: false,
+  input: z.strictObject({
+    ...pagingInput,
+    query: z.string().trim().max(200).optional(),
+    status: productFields.status.optional(),
+  }),
+  async run({ tx }, input) {
+    const conditions: (SQL | undefined)[] = [eq(product.storeId, tx.storeId)];
+    if (input.status) conditions.push(eq(product.status, input.status));
+    if (input.query) {
+      const pattern = likePattern(input.query);
+      conditions.push(
+        or(
+          ilike(product.title, pattern),
+          ilike(product.handle, pattern),
+          sql`exists (select 1 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID} and v.sku ilike ${pattern})`,
+        ),
+      );
+    }
+    const where = and(...conditions);
+    const rows = await tx
+      .select({
+        id: product.id,
+        title: product.title,
+        handle: product.handle,
+        status: product.status,
+        vendor: product.vendor,
+        updatedAt: product.updatedAt,
+        variantCount: sql<number>`(select count(*)::int from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+        priceMinMinor: sql<number | null>`(select min(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+        priceMaxMinor: sql<number | null>`(select max(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+        onHand: sql<number>`(select coalesce(sum(l.on_hand), 0)::int from ${inventoryLevel} l join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id where l.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+        total: sql<number>`(count(*) over ())::int`,
+      })
+      .from(product)
+      .where(where)
+      .orderBy(desc(product.updatedAt), desc(product.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(
+      rows,
+      input,
+      ({ total: _total, ...item }) => item,
+      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(product).where(where))[0]?.n ?? 0,
+    );
+  },
+});
+
+export const getProduct = storeProcedure({
+  router: "products",
+  name: "get",
+  description: "One product by id, with its variants (SKU, price in minor units, GST class, pre-order) and stock per location.",
+  access: "products.read",
+  mutates: false,
+  input: z.strictObject({ id: z.uuid() }),
+  run: ({ tx }, input) => loadProduct(tx, input.id),
+});
+
+export const createProduct = storeProcedure({
+  router: "products",
+  name: "create",
+  description: "Create a product with one or more variants. The handle is derived from the title when not given.",
+  access: "products.write",
+  mutates: true,
+  input: z.strictObject({
+    title: productFields.title,
+    handle: productFields.handle.optional(),
+    description: productFields.description.default(""),
+    status: productFields.status.default("draft"),
+    vendor: productFields.vendor.optional(),
+    hsnCode: productFields.hsnCode.optional(),
+    variants: z.array(newVariant).min(1).max(100),
+  }),
+  async run({ tx }, input) {
+    const { variants, ...fields } = input;
+    const handle = fields.handle ?? (await freeHandle(tx, fields.title));
+    const [created] = await tx
+      .insert(product)
+      .values({ ...fields, handle, storeId: tx.storeId })
+      .returning({ id: product.id });
+    const id = created!.id;
+    await tx.insert(productVariant).values(variants.map((v, position) => ({ ...v, storeId: tx.storeId, productId: id, position })));
+    await emit(tx, "product.created", { productId: id });
+    return loadProduct(tx, id);
+  },
+});
+
+export const updateProduct = storeProcedure({
+  router: "products",
+  name: "update",
+  description:
+    "Change a product's fields and its variants. Variants with an id are updated (only the fields given); variants without an id are added.",
+  access: "products.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    title: productFields.title.optional(),
+    handle: productFields.handle.optional(),
+    description: productFields.description.optional(),
+    status: productFields.status.optional(),
+    vendor: productFields.vendor.optional(),
+    hsnCode: productFields.hsnCode.optional(),
+    variants: z
+      .array(
+        z.union([
+          z.strictObject({
+            id: z.uuid(),
+            title: variantFields.title.optional(),
+            sku: variantFields.sku.optional(),
+            priceMinor: variantFields.priceMinor.optional(),
+            compareAtMinor: variantFields.compareAtMinor.optional(),
+            taxClass: variantFields.taxClass.optional(),
+            preorder: variantFields.preorder.optional(),
+          }),
+          newVariant,
+        ]),
+      )
+      .max(100)
+      .optional(),
+  }),
+  async run({ tx }, input) {
+    const { id, variants = [], ...fields } = input;
+    const [updated] = await tx
+      .update(product)
+      .set({ ...fields, updatedAt: sql`now()` })
+      .where(and(eq(product.storeId, tx.storeId), eq(product.id, id)))
+      .returning({ id: product.id });
+    if (!updated) throw productNotFound();
+    const [{ next } = { next: 0 }] = await tx
+      .select({ next: sql<number>`coalesce(max(${productVariant.position}) + 1, 0)::int` })
+      .from(productVariant)
+      .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id)));
+    let position = next;
+    for (const v of variants) {
+      if ("id" in v) {
+        const { id: variantId, ...changes } = v;
+        const [row] = await tx
+          .update(productVariant)
+          .set({ ...changes, updatedAt: sql`now()` })
+          .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id), eq(productVariant.id, variantId)))
+          .returning({ id: productVariant.id });
+        if (!row) throw new AppError("NOT_FOUND", `Variant ${variantId} is not a variant of this product.`);
+      } else {
+        await tx.insert(productVariant).values({ ...v, storeId: tx.storeId, productId: id, position: position++ });
+      }
+    }
+    await emit(tx, "product.updated", { productId: id, fields: Object.keys(fields), variants: variants.length });
+    return loadProduct(tx, id);
+  },
+});
+
+export const archiveProduct = storeProcedure({
+  router: "products",
+  name: "archive",
+  description: "Archive a product: it leaves the storefront but keeps its history. Undo by updating its status.",
+  access: "products.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const [row] = await tx
+      .update(product)
+      .set({ status: "archived", updatedAt: sql`now()` })
+      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.id)))
+      .returning({ id: product.id, status: product.status });
+    if (!row) throw productNotFound();
+    await emit(tx, "product.archived", { productId: row.id });
+    return row;
+  },
+});
+
+export const deleteProduct = storeProcedure({
+  router: "products",
+  name: "delete",
+  description: "Delete a product, its variants and their stock records for good.",
+  access: "records.delete",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const [row] = await tx
+      .delete(product)
+      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.id)))
+      .returning({ id: product.id, title: product.title });
+    if (!row) throw productNotFound();
+    await emit(tx, "product.deleted", { productId: row.id, title: row.title });
+    return { id: row.id, deleted: true };
+  },
+});
+
+export const productProcedures = [listProducts, getProduct, createProduct, updateProduct, archiveProduct, deleteProduct];

@@ -1,0 +1,45 @@
+import type { RoleName } from "#shared/db/schema";
+import { member, userAccount } from "#shared/db/schema";
+import type { Database } from "#shared/db/database";
+import { withStore } from "#shared/db/with-store";
+import { createLogger } from "#shared/log";
+import { isSessionProcedure } from "#shared/procedures/define";
+import { runStoreProcedure } from "#shared/procedures/execute";
+import { findProcedure } from "#shared/procedures/registry";
+import { makeStore, uniqueSuffix, type TestStore } from "./harness";
+
+const quiet = createLogger({ test: true }, "error");
+
+/** A person with a role in `store`, made as the application makes rows. */
+export async function addMember(db: Database, store: TestStore, role: RoleName): Promise<{ userId: string; memberId: string; email: string }> {
+  const email = `${role}-${uniqueSuffix()}@example.test`;
+  const [user] = await db.orm.insert(userAccount).values({ email, passwordHash: "pbkdf2_sha256$1$x$y" }).returning({ id: userAccount.id });
+  const memberId = await withStore(db, store.id, async (tx) => {
+    const [m] = await tx.insert(member).values({ storeId: store.id, userId: user!.id, role }).returning({ id: member.id });
+    return m!.id;
+  });
+  return { userId: user!.id, memberId, email };
+}
+
+export type Caller = (procedure: string, input?: unknown) => Promise<unknown>;
+
+/**
+ * Calls registered procedures (`"products.list"`) the way /api/rpc does for a signed-in member whose
+ * active store is `storeId`: the real executor, the real transaction, real Postgres.
+ */
+export function callerFor(db: Database, userId: string, storeId: string | null): Caller {
+  return async (key, input) => {
+    const [router, name] = key.split(".") as [string, string];
+    const proc = findProcedure(router, name);
+    if (!proc || isSessionProcedure(proc)) throw new Error(`No store procedure ${key}`);
+    return runStoreProcedure(db, { kind: "session", userId, storeId }, proc, input, quiet);
+  };
+}
+
+/** A fresh store and a caller for its Owner (or another role added to it). */
+export async function storeWithCaller(db: Database, role: RoleName = "owner"): Promise<{ store: TestStore; call: Caller; userId: string }> {
+  const store = await makeStore(db);
+  if (role === "owner") return { store, call: callerFor(db, store.ownerUserId, store.id), userId: store.ownerUserId };
+  const m = await addMember(db, store, role);
+  return { store, call: callerFor(db, m.userId, store.id), userId: m.userId };
+}
