@@ -179,6 +179,22 @@ export async function dropDatabase(paths: ClusterPaths, stack: LocalStack): Prom
   }
 }
 
+/** Client connections to the cluster other than the one asking. */
+async function otherClients(paths: ClusterPaths, stack: LocalStack): Promise<number> {
+  const su = superuserClient(paths, stack);
+  try {
+    await su.connect();
+    const { rows } = await su.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()",
+    );
+    return rows[0]?.n ?? 0;
+  } catch {
+    return 0;
+  } finally {
+    await su.end().catch(() => undefined);
+  }
+}
+
 export interface LocalPostgres {
   paths: ClusterPaths;
   /** Stops the cluster if this process started it; leaves a cluster that was already running alone. */
@@ -201,7 +217,8 @@ export async function ensureLocalPostgres(stack: LocalStack, log: (m: string) =>
   return {
     paths,
     async release() {
-      if (startedHere) stopCluster(bin, paths);
+      // Another suite or `npm run dev` may have started using the cluster since: leave it to them.
+      if (startedHere && (await otherClients(paths, stack)) === 0) stopCluster(bin, paths);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
 import { emit } from "./outbox";
-import { storeIdByHostname, storeIdBySlug, storeIdsWithPendingOutbox } from "./privileged";
+import { storeIdByHostname, storeIdByInvitation, storeIdBySlug, storeIdsForUser, storeIdsWithPendingOutbox } from "./privileged";
 import { withStore } from "./with-store";
 import { outboxEvent } from "./schema";
 import { eq } from "drizzle-orm";
@@ -15,7 +15,13 @@ describe("privileged id lookups", () => {
              pg_get_userbyid(p.proowner) as owner, p.proconfig as config
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = 'privileged' order by 1`);
-    expect(rows.map((r) => r.name)).toEqual(["store_id_by_hostname", "store_id_by_slug", "store_ids_with_pending_outbox"]);
+    expect(rows.map((r) => r.name)).toEqual([
+      "store_id_by_hostname",
+      "store_id_by_invitation",
+      "store_id_by_slug",
+      "store_ids_for_user",
+      "store_ids_with_pending_outbox",
+    ]);
     for (const r of rows) {
       expect({ name: r.name, returns: r.returns, definer: r.definer, owner: r.owner }).toEqual({
         name: r.name,
@@ -25,6 +31,21 @@ describe("privileged id lookups", () => {
       });
       expect(String(r.config)).toContain("search_path=pg_catalog, public");
     }
+  });
+
+  it("list a person's stores, and the store of an open invitation by its token hash only", async () => {
+    const a = await makeStore(db);
+    const b = await makeStore(db);
+    expect(await storeIdsForUser(db, a.ownerUserId)).toEqual([a.id]);
+    expect(await storeIdsForUser(db, crypto.randomUUID())).toEqual([]);
+    const hash = await withStore(db, b.id, async (tx) => {
+      const { rows } = await tx.$client.query<{ token_hash: string }>("select token_hash from staff_invitation limit 1");
+      return rows[0]!.token_hash;
+    });
+    expect(await storeIdByInvitation(db, hash)).toBe(b.id);
+    expect(await storeIdByInvitation(db, "0".repeat(64))).toBeNull();
+    await withStore(db, b.id, (tx) => tx.$client.query("update staff_invitation set revoked_at = now()"));
+    expect(await storeIdByInvitation(db, hash)).toBeNull();
   });
 
   it("find a store by slug, case-insensitively, and nothing for unknown slugs", async () => {

@@ -94,6 +94,8 @@ export function toAppError(err: unknown): AppError | undefined {
 }
 
 function renderError(c: BaseContext, err: unknown, options: AppOptions): Response {
+  // A handler may answer early by throwing a ready response (a page's redirect to sign in).
+  if (err instanceof HTTPException && err.res) return err.getResponse();
   const requestId = c.get("requestId") ?? crypto.randomUUID();
   let appError = toAppError(err);
   if (!appError) {

@@ -1,4 +1,164 @@
-import type { StoreProcedure } from "./define";
+import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { customer } from "../db/schema";
+import { AppError, badRequest } from "../http/errors";
+import { storeProcedure } from "./define";
+import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
 
-// Filled in by the catalog work (issue 3).
-export const customersProcedures: StoreProcedure[] = [];
+const PHONE = /^\+[1-9][0-9]{6,14}$/;
+const NEED_CONTACT = "A customer needs an email or a phone number (or both).";
+
+const customerNotFound = () => new AppError("NOT_FOUND", "Customer not found in this store.");
+
+const fields = {
+  email: z.email().max(320),
+  phone: z.string().trim().regex(PHONE, "Use E.164 format with the country code, e.g. +919876543210"),
+  firstName: z.string().trim().min(1).max(120),
+  lastName: z.string().trim().min(1).max(120),
+  city: z.string().trim().min(1).max(120),
+  acceptsMarketing: z.boolean().describe("Whether the customer agreed to receive marketing messages"),
+  note: z.string().trim().max(5000).describe("Private note for staff"),
+};
+
+/** What customers.list shows: no contact details, which only customers.get returns. */
+const summaryColumns = {
+  id: customer.id,
+  firstName: customer.firstName,
+  lastName: customer.lastName,
+  acceptsMarketing: customer.acceptsMarketing,
+  createdAt: customer.createdAt,
+  updatedAt: customer.updatedAt,
+};
+
+const detailColumns = {
+  ...summaryColumns,
+  email: customer.email,
+  phone: customer.phone,
+  city: customer.city,
+  note: customer.note,
+};
+
+export const listCustomers = storeProcedure({
+  router: "customers",
+  name: "list",
+  description:
+    "List the store's customers, newest first, with paging; search by name, email or phone. Items carry names only: use customers.get for contact details.",
+  access: "customers.read",
+  mutates: false,
+  input: z.strictObject({
+    ...pagingInput,
+    query: z.string().trim().max(200).optional(),
+  }),
+  async run({ tx }, input) {
+    const conditions: (SQL | undefined)[] = [eq(customer.storeId, tx.storeId)];
+    if (input.query) {
+      const pattern = likePattern(input.query);
+      conditions.push(
+        or(
+          ilike(sql`concat_ws(' ', ${customer.firstName}, ${customer.lastName})`, pattern),
+          ilike(customer.email, pattern),
+          ilike(customer.phone, pattern),
+        ),
+      );
+    }
+    const where = and(...conditions);
+    const rows = await tx
+      .select({ ...summaryColumns, total: sql<number>`(count(*) over ())::int` })
+      .from(customer)
+      .where(where)
+      .orderBy(desc(customer.createdAt), desc(customer.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(
+      rows,
+      input,
+      ({ total: _total, ...item }) => item,
+      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(customer).where(where))[0]?.n ?? 0,
+    );
+  },
+});
+
+export const getCustomer = storeProcedure({
+  router: "customers",
+  name: "get",
+  description: "One customer by id, with contact details (email, phone, city), marketing consent and the staff note.",
+  access: "customers.read",
+  mutates: false,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const [row] = await tx
+      .select(detailColumns)
+      .from(customer)
+      .where(and(eq(customer.storeId, tx.storeId), eq(customer.id, input.id)));
+    if (!row) throw customerNotFound();
+    return row;
+  },
+});
+
+export const createCustomer = storeProcedure({
+  router: "customers",
+  name: "create",
+  description:
+    "Add a customer. Give an email, a phone number in E.164 format (+919876543210), or both; emails are unique within the store.",
+  access: "customers.write",
+  mutates: true,
+  input: z
+    .strictObject({
+      email: fields.email.optional(),
+      phone: fields.phone.optional(),
+      firstName: fields.firstName.optional(),
+      lastName: fields.lastName.optional(),
+      city: fields.city.optional(),
+      acceptsMarketing: fields.acceptsMarketing.default(false),
+      note: fields.note.optional(),
+    })
+    .refine((v) => v.email !== undefined || v.phone !== undefined, { path: ["email"], message: NEED_CONTACT }),
+  async run({ tx }, input) {
+    const [row] = await tx
+      .insert(customer)
+      .values({ ...input, storeId: tx.storeId })
+      .returning(detailColumns);
+    await emit(tx, "customer.created", { customerId: row!.id });
+    return row!;
+  },
+});
+
+export const updateCustomer = storeProcedure({
+  router: "customers",
+  name: "update",
+  description:
+    "Change a customer's details; only the fields given change, and null clears a field. The customer must keep an email or a phone number.",
+  access: "customers.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    email: fields.email.nullable().optional(),
+    phone: fields.phone.nullable().optional(),
+    firstName: fields.firstName.nullable().optional(),
+    lastName: fields.lastName.nullable().optional(),
+    city: fields.city.nullable().optional(),
+    acceptsMarketing: fields.acceptsMarketing.optional(),
+    note: fields.note.nullable().optional(),
+  }),
+  async run({ tx }, input) {
+    const { id, ...changes } = input;
+    const where = and(eq(customer.storeId, tx.storeId), eq(customer.id, id));
+    const [current] = await tx.select(detailColumns).from(customer).where(where).for("no key update");
+    if (!current) throw customerNotFound();
+    const changed = Object.keys(changes);
+    if (changed.length === 0) return current;
+    const email = changes.email === undefined ? current.email : changes.email;
+    const phone = changes.phone === undefined ? current.phone : changes.phone;
+    if (email === null && phone === null) throw badRequest([{ path: changes.email === null ? "email" : "phone", message: NEED_CONTACT }]);
+    const [row] = await tx
+      .update(customer)
+      .set({ ...changes, updatedAt: sql`now()` })
+      .where(where)
+      .returning(detailColumns);
+    await emit(tx, "customer.updated", { customerId: id, fields: changed });
+    return row!;
+  },
+});
+
+export const customersProcedures = [listCustomers, getCustomer, createCustomer, updateCustomer];

@@ -1,4 +1,186 @@
-import type { StoreProcedure } from "./define";
+import { and, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import { AppError, badRequest } from "../http/errors";
+import { storeProcedure } from "./define";
+import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
 
-// Filled in by the catalog work (issue 3).
-export const discountsProcedures: StoreProcedure[] = [];
+export const DISCOUNT_STATES = ["disabled", "scheduled", "expired", "used_up", "live"] as const;
+export type DiscountState = (typeof DISCOUNT_STATES)[number];
+
+/**
+ * A discount's state at read time, over the bare columns of one `discount` row (first match wins).
+ * analytics.summary counts `live` with the same expression, so the two never disagree.
+ */
+export const DISCOUNT_STATE = sql.raw(
+  `(case when status = 'disabled' then 'disabled'
+     when starts_at > now() then 'scheduled'
+     when ends_at is not null and ends_at <= now() then 'expired'
+     when usage_limit is not null and usage_count >= usage_limit then 'used_up'
+     else 'live' end)`,
+);
+
+const MONEY_MAX = 100_000_000_000;
+const PERCENT_MAX = 100;
+
+const code = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z0-9][A-Z0-9_-]{2,39}$/, "Use 3-40 letters, digits, _ or -, starting with a letter or digit (stored upper-case)");
+const value = z
+  .number()
+  .int()
+  .min(1)
+  .max(MONEY_MAX)
+  .describe("percentage: whole percent 1-100; fixed_amount: minor units of the store currency (paise for INR)");
+const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+const usageLimit = z.number().int().min(1).max(2_147_483_647).describe("How many times the code can be used in total");
+
+const tooHigh = `A percentage discount is at most ${PERCENT_MAX}.`;
+const endsTooEarly = "endsAt must be after startsAt.";
+
+const discountNotFound = () => new AppError("NOT_FOUND", "Discount not found in this store.");
+
+const discountColumns = {
+  id: discount.id,
+  code: discount.code,
+  kind: discount.kind,
+  value: discount.value,
+  startsAt: discount.startsAt,
+  endsAt: discount.endsAt,
+  usageLimit: discount.usageLimit,
+  usageCount: discount.usageCount,
+  status: discount.status,
+  state: sql<DiscountState>`${DISCOUNT_STATE}`,
+};
+
+async function loadDiscount(tx: StoreTx, id: string) {
+  const [row] = await tx.select(discountColumns).from(discount).where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)));
+  if (!row) throw discountNotFound();
+  return row;
+}
+
+export const listDiscounts = storeProcedure({
+  router: "discounts",
+  name: "list",
+  description:
+    "List the store's discount codes, newest first, with paging. Filter by status (active/disabled) or search the code. Each has a state: live, scheduled, expired, used_up or disabled.",
+  access: "discounts.read",
+  mutates: false,
+  input: z.strictObject({
+    ...pagingInput,
+    status: z.enum(DISCOUNT_STATUSES).optional(),
+    query: z.string().trim().max(100).optional(),
+  }),
+  async run({ tx }, input) {
+    const conditions: (SQL | undefined)[] = [eq(discount.storeId, tx.storeId)];
+    if (input.status) conditions.push(eq(discount.status, input.status));
+    if (input.query) conditions.push(ilike(discount.code, likePattern(input.query)));
+    const where = and(...conditions);
+    const rows = await tx
+      .select({ ...discountColumns, total: sql<number>`(count(*) over ())::int` })
+      .from(discount)
+      .where(where)
+      .orderBy(desc(discount.createdAt), desc(discount.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(
+      rows,
+      input,
+      ({ total: _total, ...item }) => item,
+      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(discount).where(where))[0]?.n ?? 0,
+    );
+  },
+});
+
+export const createDiscount = storeProcedure({
+  router: "discounts",
+  name: "create",
+  description:
+    "Create an active discount code (upper-cased). kind percentage takes value 1-100; fixed_amount takes value in minor units (paise for INR). startsAt defaults to now; endsAt and usageLimit are optional.",
+  access: "discounts.write",
+  mutates: true,
+  input: z
+    .strictObject({
+      code,
+      kind: z.enum(DISCOUNT_KINDS),
+      value,
+      startsAt: instant.optional().describe("ISO 8601 date-time with offset, e.g. 2025-10-01T00:00:00+05:30; default now"),
+      endsAt: instant.optional().describe("ISO 8601 date-time with offset, after startsAt; omit for no end"),
+      usageLimit: usageLimit.optional(),
+    })
+    .refine((d) => d.kind !== "percentage" || d.value <= PERCENT_MAX, { path: ["value"], message: tooHigh })
+    .refine((d) => !d.endsAt || d.endsAt > (d.startsAt ?? new Date()), { path: ["endsAt"], message: endsTooEarly }),
+  async run({ tx }, input) {
+    const [created] = await tx
+      .insert(discount)
+      .values({ ...input, storeId: tx.storeId })
+      .returning({ id: discount.id });
+    const id = created!.id;
+    await emit(tx, "discount.created", { discountId: id, code: input.code });
+    return loadDiscount(tx, id);
+  },
+});
+
+export const updateDiscount = storeProcedure({
+  router: "discounts",
+  name: "update",
+  description:
+    "Change a discount's code, value, startsAt, endsAt (null for no end) or usageLimit (null for unlimited). The kind cannot change; disable the code and create a new one instead.",
+  access: "discounts.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    code: code.optional(),
+    value: value.optional(),
+    startsAt: instant.optional(),
+    endsAt: instant.nullable().optional(),
+    usageLimit: usageLimit.nullable().optional(),
+  }),
+  async run({ tx }, input) {
+    const { id, ...fields } = input;
+    const [current] = await tx
+      .select({ kind: discount.kind, value: discount.value, startsAt: discount.startsAt, endsAt: discount.endsAt })
+      .from(discount)
+      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)))
+      .for("update");
+    if (!current) throw discountNotFound();
+    const merged = { ...current, ...fields };
+    if (merged.kind === "percentage" && merged.value > PERCENT_MAX) throw badRequest([{ path: "value", message: tooHigh }]);
+    if (merged.endsAt && merged.endsAt <= merged.startsAt) {
+      const path = fields.startsAt && fields.endsAt === undefined ? "startsAt" : "endsAt";
+      throw badRequest([{ path, message: endsTooEarly }]);
+    }
+    await tx
+      .update(discount)
+      .set({ ...fields, updatedAt: sql`now()` })
+      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)));
+    await emit(tx, "discount.updated", { discountId: id, fields: Object.keys(fields) });
+    return loadDiscount(tx, id);
+  },
+});
+
+export const disableDiscount = storeProcedure({
+  router: "discounts",
+  name: "disable",
+  description:
+    "Disable a discount code so it can no longer be used; its usage history stays. Disabling an already disabled code changes nothing.",
+  access: "discounts.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const [changed] = await tx
+      .update(discount)
+      .set({ status: "disabled", updatedAt: sql`now()` })
+      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, input.id), eq(discount.status, "active")))
+      .returning({ id: discount.id });
+    // Only the transition is an event; a repeated call is a no-op (and loadDiscount answers NOT_FOUND for foreign ids).
+    if (changed) await emit(tx, "discount.disabled", { discountId: changed.id });
+    return loadDiscount(tx, input.id);
+  },
+});
+
+export const discountsProcedures = [listDiscounts, createDiscount, updateDiscount, disableDiscount];

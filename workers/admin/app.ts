@@ -1,14 +1,21 @@
 import { createApp } from "#shared/http/app";
 import { errorPage } from "#shared/http/html";
+import type { AdminEnv } from "./context";
 import type { AdminBindings } from "./env";
+import { invite } from "./invite";
 import { login } from "./login";
+import { pages } from "./pages";
+import { rpc } from "./rpc";
 
 const API_PREFIXES = ["/api/", "/.well-known/"];
 
-export const app = createApp<AdminBindings>({
+/** The admin Worker: sign-in, the admin pages, and the RPC door. Sub-apps share this app's middleware. */
+export const app = createApp<AdminBindings, AdminEnv["Variables"]>({
   service: "admin",
   htmlErrors: { when: (path) => !API_PREFIXES.some((p) => path.startsWith(p)), page: (error) => errorPage(error) },
 });
 
 app.route("/", login);
-app.get("/", (c) => c.redirect("/login", 302));
+app.route("/", rpc);
+app.route("/", invite);
+app.route("/", pages);

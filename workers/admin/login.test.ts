@@ -29,10 +29,10 @@ describe("GET /login", () => {
     expect(await res.text()).toContain("next");
   });
 
-  it("sends the admin root to the sign-in page for now", async () => {
-    const res = await call(worker, "http://admin.test/");
+  it("sends a visitor without a session from a page to sign in, and back afterwards", async () => {
+    const res = await call(worker, "http://admin.test/", { redirect: "manual" });
     expect(res.status).toBe(302);
-    expect(res.headers.get("location")).toBe("/login");
+    expect(res.headers.get("location")).toBe("/login?next=%2F");
   });
 
   it("renders unknown pages as an HTML 404 and unknown API paths as JSON", async () => {

@@ -1,0 +1,56 @@
+import { createSession, csrfTokenFor } from "../workers/admin/auth/session";
+import worker from "../workers/admin/index";
+import type { Database } from "#shared/db/database";
+import { call } from "./call";
+
+export const ADMIN = "http://admin.test";
+
+export interface Browser {
+  cookie: string;
+  csrf: string;
+  sessionId: string;
+}
+
+/** A signed-in browser for `userId` (the session row is made directly: no password hashing needed). */
+export async function sessionFor(db: Database, userId: string, activeStoreId: string | null): Promise<Browser> {
+  const sessionId = await createSession(db, userId, activeStoreId, { userAgent: "vitest", ip: null });
+  return { cookie: `wc_session=${sessionId}`, csrf: await csrfTokenFor(sessionId), sessionId };
+}
+
+/** POST /api/rpc/<path> as the admin UI does it: JSON, same-origin, with the session cookie. */
+export function rpc(browser: Browser | null, path: string, input?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const all: Record<string, string> = { "content-type": "application/json", origin: ADMIN, ...(browser ? { cookie: browser.cookie } : {}), ...headers };
+  // An empty value in `headers` means: do not send this header at all.
+  const sent = Object.fromEntries(Object.entries(all).filter(([, v]) => v !== ""));
+  return call(worker, `${ADMIN}/api/rpc/${path}`, {
+    method: "POST",
+    headers: sent,
+    body: JSON.stringify(input === undefined ? {} : { json: input }),
+  });
+}
+
+export interface RpcError {
+  code: string;
+  message: string;
+  data?: { reason?: string; issues?: { path: string; message: string }[]; permission?: string };
+}
+
+export async function rpcJson<T = unknown>(res: Response): Promise<T> {
+  return ((await res.json()) as { json: T }).json;
+}
+
+/** GET a page as this browser (redirects are not followed, so tests see them). */
+export function page(browser: Browser | null, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (browser) headers.set("cookie", browser.cookie);
+  return call(worker, `${ADMIN}${path}`, { ...init, headers, redirect: "manual" });
+}
+
+/** POST a form as this browser, same-origin. */
+export function postForm(browser: Browser | null, path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  return page(browser, path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: ADMIN, ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}

@@ -1,0 +1,112 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { constantTimeEqual } from "#shared/auth/password";
+import { randomSecret, sha256Hex } from "#shared/auth/tokens";
+import type { Database } from "#shared/db/database";
+import type { SessionInfo } from "#shared/procedures/define";
+
+/**
+ * Admin sessions. The cookie carries a random 256-bit id; the database keeps only its SHA-256 hash,
+ * so a leaked session table cannot be replayed.
+ *
+ * Lifetimes (docs/decisions/0002-admin.md): a session ends after 24 hours without use (idle) and 14
+ * days after sign-in whatever happens (absolute). last_seen_at is refreshed at most every 5 minutes,
+ * inside the lookup query, so a request costs one round trip for its session.
+ */
+export const SESSION_COOKIE = "wc_session";
+export const IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
+export const ABSOLUTE_LIFETIME_SECONDS = 14 * 24 * 60 * 60;
+const TOUCH_AFTER_SECONDS = 5 * 60;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+interface SessionRow {
+  id_hash: string;
+  user_id: string;
+  active_store_id: string | null;
+  email: string;
+  name: string | null;
+}
+
+/** The valid session behind a cookie value, or null (unknown, idle too long or past its lifetime). */
+export async function findSession(db: Database, sessionId: string): Promise<SessionInfo | null> {
+  if (!SESSION_ID.test(sessionId)) return null;
+  const idHash = await sha256Hex(sessionId);
+  const { rows } = await db.pool.query<SessionRow>(
+    `with s as (
+       select id_hash, user_id, active_store_id, last_seen_at from session
+       where id_hash = $1 and expires_at > now() and last_seen_at > now() - make_interval(secs => $2)
+     ), touched as (
+       update session set last_seen_at = now()
+       where id_hash = (select id_hash from s) and last_seen_at < now() - make_interval(secs => $3)
+     )
+     select s.id_hash, s.user_id, s.active_store_id, u.email, u.name
+     from s join user_account u on u.id = s.user_id`,
+    [idHash, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return { idHash: row.id_hash, userId: row.user_id, email: row.email, name: row.name, activeStoreId: row.active_store_id };
+}
+
+/** Starts a session (a fresh id on every sign-in) and clears that person's dead sessions on the way. */
+export async function createSession(
+  db: Database,
+  userId: string,
+  activeStoreId: string | null,
+  meta: { userAgent: string | null; ip: string | null },
+): Promise<string> {
+  const sessionId = randomSecret(32);
+  await db.pool.query(
+    `with gone as (
+       delete from session where user_id = $2 and (expires_at <= now() or last_seen_at <= now() - make_interval(secs => $6))
+     )
+     insert into session (id_hash, user_id, active_store_id, expires_at, user_agent, ip)
+     values ($1, $2, $3, now() + make_interval(secs => $7), $4, $5)`,
+    [await sha256Hex(sessionId), userId, activeStoreId, meta.userAgent?.slice(0, 400) ?? null, meta.ip, IDLE_TIMEOUT_SECONDS, ABSOLUTE_LIFETIME_SECONDS],
+  );
+  return sessionId;
+}
+
+export async function destroySession(db: Database, sessionId: string): Promise<void> {
+  if (!SESSION_ID.test(sessionId)) return;
+  await db.pool.query("delete from session where id_hash = $1", [await sha256Hex(sessionId)]);
+}
+
+/** Secure everywhere except plain-http local development (browsers refuse Secure cookies over http there). */
+function isLocalhost(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host.endsWith(".localhost");
+}
+
+export function setSessionCookie(c: Context, sessionId: string): void {
+  setCookie(c, SESSION_COOKIE, sessionId, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: !isLocalhost(c.req.url),
+    maxAge: ABSOLUTE_LIFETIME_SECONDS,
+  });
+}
+
+export function clearSessionCookie(c: Context): void {
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: !isLocalhost(c.req.url), httpOnly: true, sameSite: "Lax" });
+}
+
+export function sessionIdFrom(c: Context): string | undefined {
+  return getCookie(c, SESSION_COOKIE);
+}
+
+/**
+ * The CSRF token of a session's forms: derived from the session id, which only the browser holding
+ * the HttpOnly cookie knows, so another site can neither read nor forge it.
+ */
+export function csrfTokenFor(sessionId: string): Promise<string> {
+  return sha256Hex(`csrf:${sessionId}`);
+}
+
+export async function csrfTokenMatches(sessionId: string, token: string | undefined): Promise<boolean> {
+  if (!token) return false;
+  const enc = new TextEncoder();
+  return constantTimeEqual(enc.encode(await csrfTokenFor(sessionId)), enc.encode(token));
+}

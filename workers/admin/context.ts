@@ -1,0 +1,92 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { HonoEnv } from "#shared/http/app";
+import { AppError, isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
+import { logReporter } from "#shared/http/report";
+import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";
+import { runSessionProcedure, runStoreProcedure } from "#shared/procedures/execute";
+import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
+import type { AdminBindings } from "./env";
+
+export interface SignedIn {
+  /** The plain session id from the cookie (never logged); forms derive their CSRF token from it. */
+  id: string;
+  info: SessionInfo;
+}
+
+export type AdminEnv = HonoEnv<AdminBindings, { signedIn: Promise<SignedIn | null> }>;
+export type AdminContext = Context<AdminEnv>;
+
+/** The request's session, looked up once per request (one round trip) and remembered. */
+export function currentSession(c: AdminContext): Promise<SignedIn | null> {
+  let lookup = c.get("signedIn");
+  if (!lookup) {
+    const id = sessionIdFrom(c);
+    lookup = id ? findSession(c.var.db, id).then((info) => (info ? { id, info } : null)) : Promise.resolve(null);
+    c.set("signedIn", lookup);
+  }
+  return lookup;
+}
+
+/**
+ * CSRF for cookie-authenticated requests: a browser always sends Origin on cross-origin POSTs (and
+ * Sec-Fetch-Site), so any Origin other than the admin's own, or a cross-site fetch, is refused.
+ */
+export function isCrossSite(c: Context): boolean {
+  const origin = c.req.header("origin");
+  if (origin !== undefined && origin !== new URL(c.req.url).origin) return true;
+  return c.req.header("sec-fetch-site") === "cross-site";
+}
+
+export function crossSiteRefused(): AppError {
+  return new AppError("FORBIDDEN", "Cross-site request refused. Use the admin from its own address.", { reason: "csrf" });
+}
+
+type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> } ? O : never;
+
+/** Runs a registered procedure for a signed-in member (the /api/rpc door and the pages). */
+export async function runForSession(c: AdminContext, session: SessionInfo, proc: Procedure, input: unknown): Promise<unknown> {
+  if (isSessionProcedure(proc)) return runSessionProcedure({ db: c.var.db, session, log: c.var.log }, proc, input);
+  return runStoreProcedure(c.var.db, { kind: "session", userId: session.userId, storeId: session.activeStoreId }, proc, input, c.var.log);
+}
+
+function redirect(location: string): HTTPException {
+  return new HTTPException(302, { res: new Response(null, { status: 302, headers: { location, "cache-control": "no-store" } }) });
+}
+
+const returnPath = (c: Context) => {
+  const url = new URL(c.req.url);
+  return url.pathname + url.search;
+};
+
+/** A page's session, or a redirect to sign in and come back. */
+export async function requirePageSession(c: AdminContext): Promise<SignedIn> {
+  const signedIn = await currentSession(c);
+  if (!signedIn) throw redirect(`/login?next=${encodeURIComponent(returnPath(c))}`);
+  return signedIn;
+}
+
+/**
+ * Runs a procedure for a page. SPEC "Admin RPC errors" rule 2: only the three 'no store' errors send
+ * the member to the store picker; every other failure (a missing permission included) is reported to
+ * error tracking and rethrown to the error page with its own status, so the picker can never loop.
+ */
+export async function pageCall<P extends StoreProcedure | SessionProcedure>(
+  c: AdminContext,
+  signedIn: SignedIn,
+  proc: P,
+  input: unknown = {},
+  /** Error codes the page handles itself (a form's 400): rethrown without a report. */
+  expected: readonly ErrorCode[] = [],
+): Promise<OutputOf<P>> {
+  try {
+    return (await runForSession(c, signedIn.info, proc, input)) as OutputOf<P>;
+  } catch (e) {
+    if (isNoStoreError(e)) throw redirect(`/select-store?next=${encodeURIComponent(returnPath(c))}`);
+    if (isAppError(e) && expected.includes(e.code)) throw e;
+    logReporter(c.var.log).report(e, { path: c.req.path, procedure: `${proc.router}.${proc.name}` });
+    throw e;
+  }
+}
+
+export const csrfOf = (signedIn: SignedIn) => csrfTokenFor(signedIn.id);

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { withStore } from "#shared/db/with-store";
+import { isSessionProcedure, procedureKey } from "#shared/procedures/define";
+import { PROCEDURES } from "#shared/procedures/registry";
+import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { rpc, sessionFor } from "../../test/admin";
+
+const db = testDb();
+
+const TABLE_OF_ROUTER: Record<string, string> = {
+  products: "product",
+  customers: "customer",
+  discounts: "discount",
+  content: "page",
+  locations: "location",
+  staff: "member",
+};
+const TABLE_OF_FIELD: Record<string, string> = {
+  productId: "product",
+  variantId: "product_variant",
+  locationId: "location",
+  customerId: "customer",
+  memberId: "member",
+  invitationId: "staff_invitation",
+  discountId: "discount",
+  pageId: "page",
+};
+/** Valid values for the other fields a probe needs, so the call reaches the id lookup. */
+const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true };
+
+async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
+  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "store"];
+  return withStore(db, store.id, async (tx) => {
+    const out: Record<string, unknown[]> = {};
+    for (const t of tables) out[t] = (await tx.$client.query(`select * from ${t} order by id`)).rows;
+    return out;
+  });
+}
+
+async function firstIds(store: TestStore): Promise<Record<string, string>> {
+  const tables = [...new Set([...Object.values(TABLE_OF_ROUTER), ...Object.values(TABLE_OF_FIELD)])];
+  return withStore(db, store.id, async (tx) => {
+    const ids: Record<string, string> = {};
+    for (const t of tables) ids[t] = (await tx.$client.query<{ id: string }>(`select id from ${t} order by created_at limit 1`)).rows[0]!.id;
+    return ids;
+  });
+}
+
+/**
+ * A member of store A sends ids of store B's rows to every procedure that takes an id. Each call must
+ * answer NOT_FOUND or an empty result, never B's data, and B must be unchanged afterwards. Generated
+ * from the registry's input schemas, so a new procedure with an id field is probed automatically.
+ */
+describe("cross-store probes through /api/rpc", () => {
+  it("never returns or changes another store's rows, whatever ids are sent", async () => {
+    const a = await makeStore(db);
+    const b = await makeStore(db);
+    const before = await snapshot(b);
+    const bIds = await firstIds(b);
+    const browser = await sessionFor(db, a.ownerUserId, a.id);
+    const secrets = [b.slug, b.name, ...Object.values(bIds)];
+    let probed = 0;
+    const problems: string[] = [];
+    for (const proc of PROCEDURES) {
+      if (isSessionProcedure(proc) || !(proc.input instanceof z.ZodObject)) continue;
+      const shape = proc.input.shape as Record<string, unknown>;
+      const idFields = Object.keys(shape).filter((k) => k === "id" || k in TABLE_OF_FIELD);
+      if (idFields.length === 0) continue;
+      const input: Record<string, unknown> = {};
+      for (const k of Object.keys(shape)) if (k in FILLERS) input[k] = FILLERS[k];
+      for (const k of idFields) {
+        const table = k === "id" ? TABLE_OF_ROUTER[proc.router] : TABLE_OF_FIELD[k];
+        if (!table) throw new Error(`No probe table for ${procedureKey(proc)}.${k}: add it to this test`);
+        input[k] = bIds[table];
+      }
+      const res = await rpc(browser, `${proc.router}/${proc.name}`, input);
+      const text = await res.text();
+      probed++;
+      const leaked = secrets.filter((s) => text.includes(s) && !JSON.stringify(input).includes(s));
+      const emptyList = res.status === 200 && /"total":0/.test(text) && /"items":\[\]/.test(text);
+      if (leaked.length) problems.push(`${procedureKey(proc)} leaked ${leaked.join(", ")}`);
+      if (res.status !== 404 && !emptyList) problems.push(`${procedureKey(proc)} answered ${res.status}: ${text.slice(0, 200)}`);
+    }
+    expect(problems).toEqual([]);
+    expect(probed).toBeGreaterThanOrEqual(15);
+    expect(await snapshot(b)).toEqual(before);
+  });
+});

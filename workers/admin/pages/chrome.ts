@@ -1,0 +1,15 @@
+import { me as staffMe } from "#shared/procedures/staff";
+import { csrfOf, pageCall, requirePageSession, type AdminContext, type SignedIn } from "../context";
+import type { Chrome } from "./layout";
+
+/** What every store page needs first: the session, `staff.me` (the home guard), and the page chrome. */
+export async function storePage(c: AdminContext): Promise<{ signedIn: SignedIn; me: Awaited<ReturnType<typeof staffMe.run>>; chrome: Chrome }> {
+  const signedIn = await requirePageSession(c);
+  const me = await pageCall(c, signedIn, staffMe);
+  c.header("cache-control", "no-store");
+  return {
+    signedIn,
+    me,
+    chrome: { storeName: me.store.name, roleLabel: me.member.roleLabel, email: signedIn.info.email, csrf: await csrfOf(signedIn) },
+  };
+}

@@ -1,0 +1,13 @@
+import { Hono } from "hono";
+import type { AdminEnv } from "../context";
+import { home } from "./home";
+import { productsPage } from "./products";
+import { selectStorePage } from "./select-store";
+import { settingsPage } from "./settings";
+
+/** The admin's server-rendered pages (Hono JSX). */
+export const pages = new Hono<AdminEnv>();
+pages.route("/", home);
+pages.route("/", productsPage);
+pages.route("/", settingsPage);
+pages.route("/", selectStorePage);

@@ -1,0 +1,88 @@
+import { raw } from "hono/html";
+import type { Child, FC } from "hono/jsx";
+import { BASE_CSS } from "#shared/http/html";
+
+const ADMIN_CSS = `
+main.wide{max-width:64rem;margin:1.5rem auto}
+header.bar{display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center;justify-content:space-between;max-width:64rem;margin:0 auto;padding:1rem 1.25rem;border-bottom:1px solid var(--line)}
+header.bar nav{display:flex;gap:1rem;flex-wrap:wrap}header.bar a{color:var(--fg);text-decoration:none;font-weight:600}header.bar a:hover{color:var(--accent)}
+header.bar form{display:inline}header.bar button{margin:0;padding:.35rem .75rem;background:transparent;color:var(--muted);border:1px solid var(--line)}
+.brand{font-weight:700}.who{color:var(--muted);font-size:.875rem}
+table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:12px;overflow:hidden}
+th,td{text-align:left;padding:.6rem .8rem;border-bottom:1px solid var(--line);font-size:.9375rem}th{font-size:.8125rem;color:var(--muted);font-weight:600}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;padding:.1rem .5rem;border-radius:999px;font-size:.75rem;border:1px solid var(--line)}
+.badge.active,.badge.published{border-color:#2e9d5b;color:#2e9d5b}.badge.archived{color:var(--muted)}
+.toolbar{display:flex;gap:.5rem;align-items:flex-end;margin:1rem 0}.toolbar input,.toolbar select{width:auto;flex:1}.toolbar button{margin:0}
+select{padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;font:inherit;background:var(--bg);color:var(--fg)}
+.pager{display:flex;justify-content:space-between;align-items:center;margin:1rem 0}.pager a{color:var(--accent);font-weight:600;text-decoration:none}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:1rem;margin:1rem 0}
+.check{display:flex;gap:.6rem;align-items:flex-start;font-weight:400;margin:.75rem 0}.check input{width:auto;margin-top:.3rem}
+.notice{padding:.75rem 1rem;border-radius:8px;border:1px solid #2e9d5b;color:#2e9d5b;margin:1rem 0}
+.alert{padding:.75rem 1rem;border-radius:8px;border:1px solid #c8453b;color:#c8453b;margin:1rem 0}
+ul.stores{list-style:none;padding:0}ul.stores li{margin:.5rem 0}ul.stores button{width:100%;text-align:left;margin:0;background:var(--card);color:var(--fg);border:1px solid var(--line)}
+`;
+
+export interface Chrome {
+  storeName: string;
+  roleLabel: string;
+  email: string;
+  csrf: string;
+}
+
+/** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
+export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> = ({ title, chrome, children }) => (
+  <>
+    {raw("<!doctype html>")}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>{`${title} · ${chrome.storeName}`}</title>
+        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + ADMIN_CSS }} />
+      </head>
+      <body>
+        <header class="bar">
+          <span class="brand">{chrome.storeName}</span>
+          <nav aria-label="Main">
+            <a href="/">Home</a>
+            <a href="/products">Products</a>
+            <a href="/settings">Settings</a>
+            <a href="/select-store">Switch store</a>
+          </nav>
+          <span class="who">
+            {chrome.email} · {chrome.roleLabel}{" "}
+            <form method="post" action="/logout">
+              <input type="hidden" name="csrf" value={chrome.csrf} />
+              <button type="submit">Sign out</button>
+            </form>
+          </span>
+        </header>
+        <main class="wide">{children}</main>
+      </body>
+    </html>
+  </>
+);
+
+/** A page outside a store (sign-in, store picker, invitations). */
+export const PlainPage: FC<{ title: string; children?: Child }> = ({ title, children }) => (
+  <>
+    {raw("<!doctype html>")}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>{title}</title>
+        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + ADMIN_CSS }} />
+      </head>
+      <body>
+        <main>{children}</main>
+      </body>
+    </html>
+  </>
+);
+
+export function formatMoney(minor: number | null, currency: string): string {
+  if (minor === null) return "—";
+  return new Intl.NumberFormat("en-IN", { style: "currency", currency }).format(minor / 100);
+}

@@ -1,0 +1,79 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { isAppError, isNoStoreError } from "#shared/http/errors";
+import { validate } from "#shared/http/validate";
+import { listMyStores, switchStore } from "#shared/procedures/store";
+import { csrfTokenMatches } from "../auth/session";
+import { crossSiteRefused, csrfOf, isCrossSite, pageCall, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { safeNextPath } from "../login";
+import { PlainPage } from "./layout";
+
+export const selectStorePage = new Hono<AdminEnv>();
+
+async function render(c: AdminContext, signedIn: SignedIn, next: string, alert?: string, status: 200 | 403 | 404 = 200) {
+  const stores = await pageCall(c, signedIn, listMyStores);
+  const csrf = await csrfOf(signedIn);
+  c.header("cache-control", "no-store");
+  return c.html(
+    <PlainPage title="Choose a store · Commerce admin">
+      <div class="card">
+        <h1>Choose a store</h1>
+        <p class="muted">Signed in as {signedIn.info.email}.</p>
+        {alert ? (
+          <p class="alert" role="alert">
+            {alert}
+          </p>
+        ) : null}
+        {stores.length === 0 ? (
+          <p>You are not a member of any store yet. Ask a store's Owner to invite you.</p>
+        ) : (
+          <form method="post" action="/select-store">
+            <input type="hidden" name="csrf" value={csrf} />
+            <input type="hidden" name="next" value={next} />
+            <ul class="stores">
+              {stores.map((s) => (
+                <li>
+                  <button type="submit" name="storeId" value={s.id}>
+                    <strong>{s.name}</strong> <span class="muted">· {s.roleLabel}{s.active ? " · current" : ""}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </form>
+        )}
+        <form method="post" action="/logout">
+          <input type="hidden" name="csrf" value={csrf} />
+          <button type="submit">Sign out</button>
+        </form>
+      </div>
+    </PlainPage>,
+    status,
+  );
+}
+
+// GET /select-store: the member's stores. It never redirects on its own, so it cannot loop.
+selectStorePage.get("/select-store", validate("query", z.object({ next: z.string().max(2048).optional() })), async (c) => {
+  const signedIn = await requirePageSession(c);
+  return render(c, signedIn, safeNextPath(c.req.valid("query").next));
+});
+
+// POST /select-store: make the chosen store active (store.switch) and go back to `next`.
+selectStorePage.post("/select-store", async (c) => {
+  if (isCrossSite(c)) throw crossSiteRefused();
+  const signedIn = await requirePageSession(c);
+  const form = await c.req.parseBody();
+  const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
+  if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
+  const next = safeNextPath(text("next"));
+  try {
+    await runForSession(c, signedIn.info, switchStore, { storeId: text("storeId") });
+  } catch (e) {
+    // Shown on the picker itself: sending these back through a redirect would hide why.
+    if (isNoStoreError(e) || (isAppError(e) && e.code === "BAD_REQUEST")) {
+      const status = isAppError(e) && e.code === "NOT_FOUND" ? 404 : 403;
+      return render(c, signedIn, next, "That store is not available to you. Choose one of these.", status);
+    }
+    throw e;
+  }
+  return c.redirect(next, 303);
+});

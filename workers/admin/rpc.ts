@@ -1,0 +1,54 @@
+import { Hono } from "hono";
+import { AppError, badRequest } from "#shared/http/errors";
+import { findProcedure } from "#shared/procedures/registry";
+import { crossSiteRefused, currentSession, isCrossSite, runForSession, type AdminEnv } from "./context";
+
+export const rpc = new Hono<AdminEnv>();
+
+/** Request bodies above this are refused before parsing (413). */
+export const RPC_BODY_LIMIT = 1_000_000;
+
+/** Reads `{"json": <input>}`; an empty body means no input. */
+export async function readRpcBody(req: Request): Promise<unknown> {
+  const length = Number(req.headers.get("content-length") ?? "0");
+  if (length > RPC_BODY_LIMIT) throw new AppError("PAYLOAD_TOO_LARGE", `Request body is larger than ${RPC_BODY_LIMIT} bytes.`);
+  const text = await req.text();
+  if (text.length > RPC_BODY_LIMIT) throw new AppError("PAYLOAD_TOO_LARGE", `Request body is larger than ${RPC_BODY_LIMIT} bytes.`);
+  if (text.trim() === "") return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest([{ path: "", message: "Body is not valid JSON" }], 'Body is not valid JSON; send {"json": <input>}.');
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw badRequest([{ path: "", message: 'Expected an object {"json": <input>}' }]);
+  }
+  return (body as { json?: unknown }).json;
+}
+
+export function requireJsonContentType(req: Request): void {
+  const type = req.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new AppError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with content-type: application/json.");
+  }
+}
+
+// POST /api/rpc/<router>/<procedure>: the admin UI's one RPC door (session cookie).
+// Order: CSRF (origin, content type) → procedure exists → signed in → the executor's checks → input.
+rpc.post("/api/rpc/:router/:procedure", async (c) => {
+  if (isCrossSite(c)) throw crossSiteRefused();
+  requireJsonContentType(c.req.raw);
+  const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
+  if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);
+  const signedIn = await currentSession(c);
+  if (!signedIn) throw new AppError("UNAUTHORIZED", "Sign in first: your session is missing or has expired.");
+  const input = await readRpcBody(c.req.raw);
+  const output = await runForSession(c, signedIn.info, proc, input);
+  c.header("cache-control", "no-store");
+  return c.json({ json: output ?? null });
+});
+
+rpc.all("/api/rpc/:router/:procedure", () => {
+  throw new AppError("METHOD_NOT_ALLOWED", "Use POST /api/rpc/<router>/<procedure> with {\"json\": <input>}.", undefined, { allow: "POST" });
+});
