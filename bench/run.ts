@@ -5,10 +5,12 @@
  *   - GET /health (worker: one `select 1`) as the baseline;
  *   - GET / on the storefront for demo.localhost: a privileged hostname lookup plus one store-scoped
  *     read through withStore;
+ *   - POST /api/rpc/products/list on the admin as the demo Owner (session cookie): the session lookup,
+ *     then one store-scoped unit with the membership check and the page query;
  *   - database round trips per request, counted by the proxy ("turns": the client speaking again after
  *     the server answered), and from them the cost of one withStore unit of work.
  *
- * Writes bench/results/foundation.json.
+ * Writes bench/results/foundation.json and bench/results/admin.json.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -16,10 +18,11 @@ import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, ROOT } from "../scripts/lib/config";
+import { DEMO_PASSWORD, DEMO_PEOPLE } from "../scripts/lib/seed";
 import { prepareDatabase } from "../scripts/lib/stack";
 import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
 
-const PORTS: Partial<Record<WorkerName, number>> = { worker: 18789, storefront: 18788 };
+const PORTS: Partial<Record<WorkerName, number>> = { worker: 18789, storefront: 18788, admin: 18787 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const WARMUP = 30;
 const log = (m: string) => console.log(`[bench] ${m}`);
@@ -27,7 +30,9 @@ const log = (m: string) => console.log(`[bench] ${m}`);
 interface Target {
   name: string;
   url: string;
+  method?: "GET" | "POST";
   headers?: Record<string, string>;
+  body?: string;
   expect: (status: number, body: string) => boolean;
 }
 
@@ -39,26 +44,53 @@ const targets: Target[] = [
     headers: { host: "demo.localhost" },
     expect: (status, body) => status === 200 && body.includes("Demo Store"),
   },
+  {
+    name: "adminProductsList",
+    url: `http://127.0.0.1:${PORTS.admin}/api/rpc/products/list`,
+    method: "POST",
+    headers: { "content-type": "application/json" }, // the session cookie is added after signing in
+    body: JSON.stringify({ json: { page: 1, pageSize: 20 } }),
+    expect: (status, body) => status === 200 && body.includes('"total":'),
+  },
 ];
 
 // node:http rather than fetch: fetch drops a custom Host header, and the storefront routes by Host.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+interface Answer {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent, headers }, (res) => {
+    const req = http.request(url, { agent, method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on("error", reject);
+    req.end(options.body);
   });
+}
+
+/** Signs in as the demo Owner through the real form and returns the session cookie. */
+async function signIn(): Promise<string> {
+  const res = await send(`http://127.0.0.1:${PORTS.admin}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ email: DEMO_PEOPLE[0].email, password: DEMO_PASSWORD }).toString(),
+  });
+  const cookie = res.headers["set-cookie"]?.[0]?.split(";")[0];
+  if (res.status !== 303 || !cookie) throw new Error(`Sign-in failed: ${res.status} ${res.body.slice(0, 200)}`);
+  return cookie;
 }
 
 async function hit(t: Target): Promise<number> {
   const started = performance.now();
-  const { status, body } = await get(t.url, t.headers);
+  const { status, body } = await send(t.url, { method: t.method ?? "GET", headers: t.headers ?? {}, ...(t.body ? { body: t.body } : {}) });
   const ms = performance.now() - started;
   if (!t.expect(status, body)) throw new Error(`${t.name}: unexpected answer ${status}: ${body.slice(0, 200)}`);
   return ms;
@@ -80,8 +112,11 @@ async function main(): Promise<void> {
       children.push(startWorkerProcess({ name, port, inspectorPort: port + 1000, db, logLevel: "warn" }));
     }
     for (const t of targets) {
-      if (!(await waitForHttp(t.url, 120_000))) throw new Error(`${t.name} did not come up`);
+      const probe = t.method === "POST" ? t.url.replace(/\/api\/rpc\/.*$/, "/login") : t.url;
+      if (!(await waitForHttp(probe, 120_000))) throw new Error(`${t.name} did not come up`);
     }
+    const admin = targets.find((t) => t.name === "adminProductsList")!;
+    admin.headers = { ...admin.headers, cookie: await signIn() };
     log(`Warming up (${WARMUP} requests each)…`);
     for (let i = 0; i < WARMUP; i++) for (const t of targets) await hit(t);
 
@@ -121,10 +156,29 @@ async function main(): Promise<void> {
         note: "Turns counted at the local WebSocket proxy. Connection setup here includes SCRAM auth (3 turns); Neon's pipelined connect needs fewer.",
       },
     };
-    const out = path.join(ROOT, "bench", "results", "foundation.json");
-    fs.writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(JSON.stringify(result, null, 2));
-    log(`Written to ${path.relative(ROOT, out)}`);
+    const rpcTurns = roundTrips.adminProductsList!.turnsPerRequest;
+    const adminResult = {
+      benchmark: "admin",
+      at: result.at,
+      machine: result.machine,
+      rounds: ROUNDS,
+      latencyMs: { health: latency.health, adminProductsList: latency.adminProductsList },
+      ratios: {
+        productsListVsHealthP50: Math.round((latency.adminProductsList!.p50 / latency.health!.p50) * 100) / 100,
+        productsListVsHealthP95: Math.round((latency.adminProductsList!.p95 / latency.health!.p95) * 100) / 100,
+      },
+      databaseRoundTrips: {
+        productsList: rpcTurns,
+        afterConnectionSetup: rpcTurns - (health - 1),
+        note: "products.list over /api/rpc: connection setup, session lookup (1), then one read-only withStore unit: BEGIN+set_config+membership check (1), the page query with its total (1), COMMIT (1).",
+      },
+    };
+    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult]] as const) {
+      const out = path.join(ROOT, "bench", "results", file);
+      fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
+      log(`Written to ${path.relative(ROOT, out)}`);
+    }
+    console.log(JSON.stringify(adminResult, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();

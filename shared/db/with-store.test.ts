@@ -22,6 +22,17 @@ describe("withStore", () => {
     expect(after.event).toMatchObject({ storeId: s.id, kind: "store.updated", payload: { field: "name" }, processedAt: null, attempts: 0 });
   });
 
+  it("runs a prelude inside the store in the opening message, and a read-only unit refuses writes", async () => {
+    const s = await makeStore(db);
+    const rows = await withStore(db, s.id, async (_tx, preludeRows) => preludeRows, { prelude: "select id, name from store" });
+    expect(rows).toEqual([{ id: s.id, name: s.name }]);
+    const refused = await withStore(db, s.id, (tx) => tx.update(store).set({ name: "Nope" }).where(eq(store.id, tx.storeId)), { readOnly: true }).then(
+      () => "written",
+      (e: { cause?: { code?: string } }) => e.cause?.code,
+    );
+    expect(refused).toBe("25006");
+  });
+
   it("rolls back everything, outbox row included, when the callback throws", async () => {
     const s = await makeStore(db);
     let eventId: string | undefined;

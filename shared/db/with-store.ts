@@ -18,22 +18,34 @@ export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolCl
  * Round trips: BEGIN and set_config go in one message (the id is checked to be a UUID, so inlining
  * it is safe), then one per statement of `fn`, then COMMIT. A one-query unit costs 3.
  */
+export interface WithStoreOptions {
+  /** A READ ONLY transaction: it cannot write even by mistake, at no extra cost. */
+  readOnly?: boolean;
+  /**
+   * One statement sent in the same message as BEGIN and set_config, so it costs no round trip of its
+   * own; its rows are handed to `fn`. It runs in the simple protocol: any value in it must be inlined
+   * by the caller after validation (UUIDs only), never user text.
+   */
+  prelude?: string;
+}
+
 export async function withStore<T>(
   db: Database,
   storeId: string,
-  fn: (tx: StoreTx) => Promise<T>,
-  options: { readOnly?: boolean } = {},
+  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
+  options: WithStoreOptions = {},
 ): Promise<T> {
   if (!isUuid(storeId)) throw new TypeError("withStore: storeId must be a UUID");
   const client = await db.connect();
   let broken = false;
   try {
-    // A read-only unit cannot write even by mistake; it costs nothing extra (same message).
     const begin = options.readOnly ? "begin transaction read only" : "begin";
-    await client.query(`${begin}; select set_config('app.store_id', '${storeId.toLowerCase()}', true)`);
+    const prelude = options.prelude ? `; ${options.prelude}` : "";
+    const opened: unknown = await client.query(`${begin}; select set_config('app.store_id', '${storeId.toLowerCase()}', true)${prelude}`);
+    const preludeRows = options.prelude && Array.isArray(opened) ? ((opened.at(-1) as { rows: Record<string, unknown>[] }).rows ?? []) : [];
     const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
-      const result = await fn(tx);
+      const result = await fn(tx, preludeRows);
       await client.query("commit");
       return result;
     } catch (e) {

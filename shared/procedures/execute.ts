@@ -1,9 +1,9 @@
-import { and, eq } from "drizzle-orm";
 import { describePermission, ROLE_PERMISSIONS, type Permission } from "../auth/permissions";
 import type { Database } from "../db/database";
 import { clientErrorFromConstraint } from "../db/pg-errors";
-import { member, store } from "../db/schema";
-import { withStore, type StoreTx } from "../db/with-store";
+import { isUuid } from "../db/ids";
+import type { RoleName } from "../db/schema";
+import { withStore } from "../db/with-store";
 import { AppError, badRequest, noActiveStore, notAMember, storeNotFound } from "../http/errors";
 import { issuesOf } from "../http/validate";
 import type { Logger } from "../log";
@@ -29,28 +29,48 @@ export function parseInput<P extends Procedure>(proc: P, raw: unknown): unknown 
   return parsed.data;
 }
 
-/** The store and the caller's membership in it, in one query. Throws the 'no store' errors. */
-async function loadMembership(tx: StoreTx, userId: string): Promise<{ store: StoreInfo; member: MemberInfo }> {
-  const [row] = await tx
-    .select({
-      store: {
-        id: store.id,
-        slug: store.slug,
-        name: store.name,
-        currency: store.currency,
-        mcpReadCustomerDetails: store.mcpReadCustomerDetails,
-        mcpAllowChanges: store.mcpAllowChanges,
-        mcpChangesNeedApproval: store.mcpChangesNeedApproval,
-      },
-      member: { id: member.id, userId: member.userId, role: member.role },
-    })
-    .from(store)
-    .leftJoin(member, and(eq(member.storeId, store.id), eq(member.userId, userId)))
-    .where(eq(store.id, tx.storeId))
-    .limit(1);
+/**
+ * The store and the caller's membership in it, as one statement that rides in the transaction's
+ * opening message (no round trip of its own). Both ids are checked to be UUIDs before inlining.
+ */
+function membershipSql(storeId: string, userId: string): string {
+  if (!isUuid(storeId) || !isUuid(userId)) throw new TypeError("membershipSql: ids must be UUIDs");
+  return `select s.id, s.slug, s.name, s.currency, s.mcp_read_customer_details, s.mcp_allow_changes,
+    s.mcp_changes_need_approval, m.id as member_id, m.user_id, m.role
+    from store s left join member m on m.store_id = s.id and m.user_id = '${userId.toLowerCase()}'
+    where s.id = '${storeId.toLowerCase()}'`;
+}
+
+interface MembershipRow {
+  id: string;
+  slug: string;
+  name: string;
+  currency: string;
+  mcp_read_customer_details: boolean;
+  mcp_allow_changes: boolean;
+  mcp_changes_need_approval: boolean;
+  member_id: string | null;
+  user_id: string | null;
+  role: RoleName | null;
+}
+
+/** Reads the membership row; throws the 'no store' errors (store gone, not a member). */
+function membershipFrom(rows: Record<string, unknown>[]): { store: StoreInfo; member: MemberInfo } {
+  const row = rows[0] as MembershipRow | undefined;
   if (!row) throw storeNotFound();
-  if (!row.member) throw notAMember();
-  return { store: row.store, member: row.member };
+  if (!row.member_id || !row.user_id || !row.role) throw notAMember();
+  return {
+    store: {
+      id: row.id,
+      slug: row.slug,
+      name: row.name,
+      currency: row.currency,
+      mcpReadCustomerDetails: row.mcp_read_customer_details,
+      mcpAllowChanges: row.mcp_allow_changes,
+      mcpChangesNeedApproval: row.mcp_changes_need_approval,
+    },
+    member: { id: row.member_id, userId: row.user_id, role: row.role },
+  };
 }
 
 /**
@@ -69,17 +89,18 @@ export async function runStoreProcedure(
   via: Via = "session",
 ): Promise<unknown> {
   if (!caller.storeId) throw noActiveStore();
+  if (!isUuid(caller.storeId)) throw storeNotFound();
   return await withStore(
     db,
     caller.storeId,
-    async (tx) => {
-      const { store: storeInfo, member: memberInfo } = await loadMembership(tx, caller.userId);
+    async (tx, preludeRows) => {
+      const { store: storeInfo, member: memberInfo } = membershipFrom(preludeRows);
       const permissions = ROLE_PERMISSIONS[memberInfo.role];
       if (proc.access !== "none" && !permissions.has(proc.access)) throw permissionDenied(proc.access);
       const input = parseInput(proc, rawInput);
       return proc.run({ tx, store: storeInfo, member: memberInfo, permissions, via, log }, input);
     },
-    { readOnly: !proc.mutates },
+    { readOnly: !proc.mutates, prelude: membershipSql(caller.storeId, caller.userId) },
   ).catch((e: unknown) => {
     throw clientErrorFromConstraint(e) ?? e;
   });
@@ -96,5 +117,6 @@ export async function runSessionProcedure(ctx: SessionContext, proc: Procedure &
  * store.switch). Throws storeNotFound / notAMember like a procedure call would.
  */
 export function membershipIn(db: Database, storeId: string, userId: string): Promise<{ store: StoreInfo; member: MemberInfo }> {
-  return withStore(db, storeId, (tx) => loadMembership(tx, userId), { readOnly: true });
+  if (!isUuid(storeId)) return Promise.reject(storeNotFound());
+  return withStore(db, storeId, async (_tx, rows) => membershipFrom(rows), { readOnly: true, prelude: membershipSql(storeId, userId) });
 }
