@@ -1,5 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 type WorkerName = "admin" | "storefront" | "worker";
 
@@ -7,7 +7,7 @@ type WorkerName = "admin" | "storefront" | "worker";
  * One vitest project per Worker: each runs inside workerd with that Worker's bindings from
  * wrangler.toml, against the real Postgres that test/node/global-setup.ts brings up.
  */
-function workerProject(name: WorkerName, include: string[]) {
+function workerProject(name: WorkerName, include: string[], exclude: string[] = []) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -22,9 +22,23 @@ function workerProject(name: WorkerName, include: string[]) {
         },
       })),
     ],
-    test: { name, include, testTimeout: 20_000, hookTimeout: 30_000 },
+    test: { name, include, exclude: [...configDefaults.exclude, ...exclude], testTimeout: 20_000, hookTimeout: 30_000 },
   };
 }
+
+/**
+ * The real-browser walkthrough, in Node: Debian's Chromium (playwright-core) against the admin Worker under
+ * `wrangler dev`, on the same test database (databaseUrl/wsProxy come from the global setup via inject).
+ */
+const browserProject = {
+  test: {
+    name: "browser",
+    environment: "node",
+    include: ["test/browser/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 90_000,
+  },
+};
 
 export default defineConfig({
   test: {
@@ -34,7 +48,12 @@ export default defineConfig({
     projects: [
       workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"]),
       workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"]),
-      workerProject("worker", ["workers/worker/**/*.test.{ts,tsx}", "shared/**/*.test.{ts,tsx}", "test/**/*.test.{ts,tsx}"]),
+      workerProject(
+        "worker",
+        ["workers/worker/**/*.test.{ts,tsx}", "shared/**/*.test.{ts,tsx}", "test/**/*.test.{ts,tsx}"],
+        ["test/browser/**"],
+      ),
+      browserProject,
     ],
   },
 });

@@ -10,3 +10,4 @@ declare module "vitest" {
     crons: string[];
   }
 }
+

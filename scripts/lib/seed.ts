@@ -1,5 +1,9 @@
 import pg from "pg";
 import { hashPassword } from "#shared/auth/password";
+import { seedCounts, STORE_SEEDS, type StoreSeed } from "./seed-data";
+
+export { seedCounts, STORE_SEEDS } from "./seed-data";
+export type { SeedCounts, StoreSeed } from "./seed-data";
 
 /**
  * The demo seed: a fixed contract that the README, the tests and later work rely on. Idempotent:
@@ -20,10 +24,148 @@ export const DEMO_PEOPLE = [
   { email: "owner@other.test", name: "Olive Owner", store: "other", role: "owner" },
 ] as const;
 
+/** Refuses data the seed could not write whole: a variant without stock for every location, a repeated key. */
+function checkStoreSeed(slug: string, data: StoreSeed): void {
+  const unique = (what: string, keys: string[]) => {
+    const seen = new Set<string>();
+    for (const k of keys) {
+      if (seen.has(k)) throw new Error(`seed data of store ${slug}: ${what} ${k} appears twice`);
+      seen.add(k);
+    }
+  };
+  unique("product handle", data.products.map((p) => p.handle));
+  unique("SKU", data.products.flatMap((p) => p.variants.map((v) => v.sku)));
+  unique("location", data.locations.map((l) => l.name));
+  unique("customer email", data.customers.map((c) => c.email.toLowerCase()));
+  unique("discount code", data.discounts.map((d) => d.code));
+  unique("page handle", data.pages.map((p) => p.handle));
+  const keys = data.locations.map((l) => l.key);
+  for (const p of data.products) {
+    for (const v of p.variants) {
+      const listed = Object.keys(v.stock);
+      if (listed.length !== keys.length || !keys.every((k) => listed.includes(k))) {
+        throw new Error(`seed data of store ${slug}: SKU ${v.sku} must list stock for exactly the locations ${keys.join(", ")}`);
+      }
+    }
+  }
+}
+
+/**
+ * Catalogue, locations and stock, customers, discounts and pages of one store, inside the caller's
+ * transaction (app.store_id already set). One statement per table, each `on conflict do nothing` on the
+ * row's natural key, so existing rows (and any edits made to them since) are left alone. Products get
+ * staggered timestamps so lists sorted by "recently updated" show them in the data's order. Opening stock
+ * is recorded as a `received` adjustment, only for stock levels this run created. Returns rows inserted.
+ */
+async function seedStoreData(client: pg.Client, storeId: string, data: StoreSeed): Promise<number> {
+  const json = (rows: unknown[]) => JSON.stringify(rows);
+  const run = async (sql: string, rows: unknown[]) =>
+    rows.length === 0 ? 0 : ((await client.query(sql, [storeId, json(rows)])).rowCount ?? 0);
+  let inserted = 0;
+
+  inserted += await run(
+    `insert into location (store_id, name, sells_online, city)
+     select $1::uuid, l.name, l.sells_online, l.city
+     from jsonb_to_recordset($2::jsonb) as l(name text, sells_online boolean, city text)
+     on conflict (store_id, name) do nothing`,
+    data.locations.map((l) => ({ name: l.name, sells_online: l.sellsOnline, city: l.city })),
+  );
+
+  inserted += await run(
+    `insert into product (store_id, handle, title, description, status, vendor, hsn_code, created_at, updated_at)
+     select $1::uuid, p.handle, p.title, p.description, p.status, p.vendor, p.hsn_code,
+            now() - p.pos * interval '1 minute', now() - p.pos * interval '1 minute'
+     from jsonb_to_recordset($2::jsonb) as p(handle text, title text, description text, status text, vendor text, hsn_code text, pos int)
+     on conflict (store_id, handle) do nothing`,
+    data.products.map((p, pos) => ({
+      handle: p.handle, title: p.title, description: p.description, status: p.status,
+      vendor: p.vendor ?? null, hsn_code: p.hsnCode ?? null, pos,
+    })),
+  );
+
+  inserted += await run(
+    `insert into product_variant (store_id, product_id, title, sku, price_minor, compare_at_minor, tax_class, preorder, position)
+     select $1::uuid, p.id, v.title, v.sku, v.price_minor, v.compare_at_minor, v.tax_class, v.preorder, v.position
+     from jsonb_to_recordset($2::jsonb) as v(handle text, title text, sku text, price_minor bigint, compare_at_minor bigint, tax_class text, preorder boolean, position int)
+     join product p on p.store_id = $1::uuid and p.handle = v.handle
+     on conflict (store_id, sku) where sku is not null do nothing`,
+    data.products.flatMap((p) =>
+      p.variants.map((v, position) => ({
+        handle: p.handle, title: v.title, sku: v.sku, price_minor: v.priceMinor, compare_at_minor: v.compareAtMinor ?? null,
+        tax_class: v.taxClass, preorder: v.preorder ?? false, position,
+      })),
+    ),
+  );
+
+  const names = new Map(data.locations.map((l) => [l.key, l.name]));
+  const levels = data.products.flatMap((p) =>
+    p.variants.flatMap((v) => Object.entries(v.stock).map(([key, onHand]) => ({ sku: v.sku, location: names.get(key), on_hand: onHand }))),
+  );
+  inserted += await run(
+    `with level as (
+       insert into inventory_level (store_id, variant_id, location_id, on_hand)
+       select $1::uuid, pv.id, l.id, s.on_hand
+       from jsonb_to_recordset($2::jsonb) as s(sku text, location text, on_hand int)
+       join product_variant pv on pv.store_id = $1::uuid and pv.sku = s.sku
+       join location l on l.store_id = $1::uuid and l.name = s.location
+       on conflict (store_id, variant_id, location_id) do nothing
+       returning variant_id, location_id, on_hand
+     ), opening as (
+       insert into inventory_adjustment (store_id, variant_id, location_id, delta, on_hand_after, reason, note)
+       select $1::uuid, variant_id, location_id, on_hand, on_hand, 'received', 'Opening stock (demo seed)'
+       from level where on_hand > 0
+     )
+     select 1 from level`,
+    levels,
+  );
+
+  inserted += await run(
+    `insert into customer (store_id, email, first_name, last_name, phone, city, accepts_marketing)
+     select $1::uuid, c.email, c.first_name, c.last_name, c.phone, c.city, c.accepts_marketing
+     from jsonb_to_recordset($2::jsonb) as c(email text, first_name text, last_name text, phone text, city text, accepts_marketing boolean)
+     on conflict (store_id, lower(email)) where email is not null do nothing`,
+    data.customers.map((c) => ({
+      email: c.email, first_name: c.firstName, last_name: c.lastName, phone: c.phone, city: c.city, accepts_marketing: c.acceptsMarketing,
+    })),
+  );
+
+  inserted += await run(
+    `insert into discount (store_id, code, kind, value, usage_limit)
+     select $1::uuid, d.code, d.kind, d.value, d.usage_limit
+     from jsonb_to_recordset($2::jsonb) as d(code text, kind text, value bigint, usage_limit int)
+     on conflict (store_id, code) do nothing`,
+    data.discounts.map((d) => ({ code: d.code, kind: d.kind, value: d.value, usage_limit: d.usageLimit ?? null })),
+  );
+
+  inserted += await run(
+    `insert into page (store_id, handle, title, body, status, published_at)
+     select $1::uuid, p.handle, p.title, p.body, p.status, case when p.status = 'published' then now() end
+     from jsonb_to_recordset($2::jsonb) as p(handle text, title text, body text, status text)
+     on conflict (store_id, handle) do nothing`,
+    data.pages.map((p) => ({ handle: p.handle, title: p.title, body: p.body, status: p.status })),
+  );
+
+  return inserted;
+}
+
+function describeStore(slug: string, data: StoreSeed): string {
+  const c = seedCounts(data);
+  const parts = [
+    `${c.products} products (${c.activeProducts} active, ${c.variants} variants)`,
+    `${c.locations} location${c.locations === 1 ? "" : "s"} with stock`,
+    `${c.customers} customers`,
+    ...(c.discounts ? [`${c.discounts} discounts`] : []),
+    ...(c.pages ? [`${c.pages} pages`] : []),
+  ];
+  return `${slug}: ${parts.join(", ")}`;
+}
+
 export async function seedDemo(ownerUrl: string, log: (m: string) => void = () => {}): Promise<void> {
+  for (const s of DEMO_STORES) checkStoreSeed(s.slug, STORE_SEEDS[s.slug]);
   const client = new pg.Client({ connectionString: ownerUrl });
   await client.connect();
   try {
+    let insertedRows = 0;
     const userIds = new Map<string, string>();
     for (const person of DEMO_PEOPLE) {
       const found = await client.query<{ id: string }>("select id from user_account where lower(email) = lower($1)", [person.email]);
@@ -61,13 +203,17 @@ export async function seedDemo(ownerUrl: string, log: (m: string) => void = () =
             [storeId, userIds.get(person.email), person.role],
           );
         }
+        insertedRows += await seedStoreData(client, storeId, STORE_SEEDS[s.slug]);
         await client.query("commit");
       } catch (e) {
         await client.query("rollback");
         throw e;
       }
     }
-    log(`Demo data ready: stores ${DEMO_STORES.map((s) => s.slug).join(", ")}; ${DEMO_PEOPLE.length} people.`);
+    log(
+      `Demo data ready: ${DEMO_PEOPLE.length} people; ${DEMO_STORES.map((s) => describeStore(s.slug, STORE_SEEDS[s.slug])).join("; ")}` +
+        ` (${insertedRows === 0 ? "nothing new" : `${insertedRows} catalogue/customer rows added`}).`,
+    );
   } finally {
     await client.end();
   }

@@ -22,6 +22,7 @@ export function errorPage(error: RenderedError, heading?: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${BASE_CSS}</style></head><body><main><div class="card">
 <h1>${escapeHtml(title)}</h1><p>${escapeHtml(error.message)}</p>
+<p><a href="/">Back to the start page</a></p>
 <p class="muted">Error ${error.status} · ${escapeHtml(error.code)} · request ${escapeHtml(error.requestId)}</p>
 </div></main></body></html>`;
 }

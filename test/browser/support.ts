@@ -1,0 +1,120 @@
+/**
+ * Node-side helpers for the browser walkthrough: Debian's Chromium driven by playwright-core (no browser
+ * download), and the real admin Worker under `wrangler dev` on free ports, against the test database that
+ * test/node/global-setup.ts prepared.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { ROOT } from "../../scripts/lib/config";
+import { stopWorkerProcesses, waitForHttp } from "../../scripts/lib/workers";
+
+export const SCREENSHOT_DIR = path.join(ROOT, ".data", "screenshots");
+
+export const CHROMIUM_INSTALL_HINT = `Chromium was not found, so the browser walkthrough cannot run.
+Install Debian's Chromium, then run the tests again:
+  sudo apt-get update && sudo apt-get install -y chromium
+Or point CHROMIUM_PATH at a Chromium or Chrome executable.`;
+
+/** CHROMIUM_PATH, else Debian's /usr/bin/chromium. Throws (the suite fails) when it is not there. */
+export function chromiumPath(): string {
+  const candidate = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  try {
+    fs.accessSync(candidate, fs.constants.X_OK);
+  } catch {
+    throw new Error(`${CHROMIUM_INSTALL_HINT}\n(looked for ${candidate})`);
+  }
+  return candidate;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ["--no-sandbox"] });
+}
+
+/** A TCP port nothing listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (address && typeof address === "object" ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export interface AdminWorker {
+  url: string;
+  /** The last lines wrangler/workerd printed, for failure messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `wrangler dev --env admin`, like scripts/lib/workers.ts's startWorkerProcess, but with its local state
+ * (Durable Objects such as the sign-in rate limiter, KV) in a fresh temporary folder: runs never share
+ * rate-limit counters with each other or with `npm run dev`. Runs in its own process group so workerd
+ * goes down with it; an exit hook kills the group if the test process ends without afterAll.
+ */
+export async function startAdminWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
+  const vars: Record<string, string> = {
+    APP_ENV: "test",
+    LOG_LEVEL: "warn",
+    DATABASE_URL: db.databaseUrl,
+    ...(db.wsProxy ? { DB_WS_PROXY: db.wsProxy } : {}),
+  };
+  const args = [
+    "dev", "--env", "admin", "--port", String(port), "--ip", "127.0.0.1",
+    "--inspector-port", String(inspectorPort), "--persist-to", persistTo,
+    "--show-interactive-dev-session=false",
+    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+  ];
+  const child: ChildProcess = spawn(path.join(ROOT, "node_modules", ".bin", "wrangler"), args, {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0" },
+  });
+
+  const lines: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (line.trim()) lines.push(line);
+    }
+    if (lines.length > 200) lines.splice(0, lines.length - 200);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+
+  const killGroup = () => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  process.once("exit", killGroup);
+
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    process.removeListener("exit", killGroup);
+    await stopWorkerProcesses([child]);
+    fs.rmSync(persistTo, { recursive: true, force: true });
+  };
+  const output = () => lines.slice(-40).join("\n");
+
+  const exited = new Promise<"exited">((resolve) => child.once("exit", () => resolve("exited")));
+  const ready = await Promise.race([waitForHttp(`${url}/login`, 60_000), exited]);
+  if (ready !== true) {
+    await stop();
+    throw new Error(`The admin Worker did not come up on ${url} (${ready === "exited" ? "wrangler exited" : "60 s timeout"}):\n${output()}`);
+  }
+  return { url, output, stop };
+}
