@@ -16,8 +16,12 @@ describe("admin pages", () => {
     const html = await owner.text();
     expect(html).toContain(`<h1>${s.name}</h1>`);
     expect(html).toMatch(/data-testid="role">Owner</);
+    expect(html).toContain('href="/settings"');
     const theirs = await (await page(await sessionFor(db, staff.userId, s.id), "/")).text();
     expect(theirs).toMatch(/data-testid="role">Staff</);
+    // Staff lack settings.read: no link they could only be refused at.
+    expect(theirs).not.toContain('href="/settings"');
+    expect(theirs).toContain('href="/products"');
   });
 
   it("products lists with search and paging links", async () => {

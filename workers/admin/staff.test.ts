@@ -26,15 +26,24 @@ describe("staff procedures", () => {
     expect(list.members.filter((m) => m.role === "owner").map((m) => m.id)).toEqual([second.memberId]);
   });
 
-  it("two concurrent demotions of two Owners leave one Owner", async () => {
-    const s = await makeStore(db);
-    const second = await addMember(db, s, "owner");
-    const owner = await sessionFor(db, s.ownerUserId, s.id);
-    const results = await Promise.all([
-      rpc(owner, "staff/setRole", { memberId: s.memberId, role: "staff" }),
-      rpc(owner, "staff/setRole", { memberId: second.memberId, role: "staff" }),
-    ]);
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+  it("two Owners demoting each other at the same moment leave exactly one Owner", async () => {
+    for (let round = 0; round < 3; round++) {
+      const s = await makeStore(db);
+      const second = await addMember(db, s, "owner");
+      const first = await sessionFor(db, s.ownerUserId, s.id);
+      const other = await sessionFor(db, second.userId, s.id);
+      const results = await Promise.all([
+        rpc(first, "staff/setRole", { memberId: second.memberId, role: "staff" }),
+        rpc(other, "staff/setRole", { memberId: s.memberId, role: "staff" }),
+      ]);
+      // The loser is refused either as the last Owner (409) or, if the winner committed before its
+      // permission check, because it is no longer an Owner (403). Never both demoted.
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses[0]).toBe(200);
+      expect([403, 409]).toContain(statuses[1]);
+      const owners = await withStore(db, s.id, (tx) => tx.$client.query("select id from member where role = 'owner'"));
+      expect(owners.rowCount).toBe(1);
+    }
   });
 
   it("a role change takes effect on the member's next call", async () => {

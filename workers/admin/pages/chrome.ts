@@ -10,6 +10,12 @@ export async function storePage(c: AdminContext): Promise<{ signedIn: SignedIn; 
   return {
     signedIn,
     me,
-    chrome: { storeName: me.store.name, roleLabel: me.member.roleLabel, email: signedIn.info.email, csrf: await csrfOf(signedIn) },
+    chrome: {
+      storeName: me.store.name,
+      roleLabel: me.member.roleLabel,
+      email: signedIn.info.email,
+      csrf: await csrfOf(signedIn),
+      canSee: { products: me.permissions.includes("products.read"), settings: me.permissions.includes("settings.read") },
+    },
   };
 }

@@ -16,14 +16,18 @@ home.get("/", async (c) => {
         Signed in as {me.user?.name ?? me.user?.email} · your role: <strong data-testid="role">{me.member.roleLabel}</strong>
       </p>
       <div class="grid">
-        <a class="card" href="/products">
-          <strong>Products</strong>
-          <p class="muted">Catalog, variants, prices and stock.</p>
-        </a>
-        <a class="card" href="/settings">
-          <strong>Settings</strong>
-          <p class="muted">Store details, storefront password, MCP &amp; API.</p>
-        </a>
+        {chrome.canSee.products ? (
+          <a class="card" href="/products">
+            <strong>Products</strong>
+            <p class="muted">Catalog, variants, prices and stock.</p>
+          </a>
+        ) : null}
+        {chrome.canSee.settings ? (
+          <a class="card" href="/settings">
+            <strong>Settings</strong>
+            <p class="muted">Store details, storefront password, MCP &amp; API.</p>
+          </a>
+        ) : null}
       </div>
       <p class="muted">Your role covers: {areas.join(", ")}.</p>
     </AdminPage>,

@@ -3,6 +3,7 @@ import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 
 const ADMIN_CSS = `
+a{color:var(--accent)}a.card{display:block;color:inherit;text-decoration:none}a.card:hover{border-color:var(--accent)}
 main.wide{max-width:64rem;margin:1.5rem auto}
 header.bar{display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center;justify-content:space-between;max-width:64rem;margin:0 auto;padding:1rem 1.25rem;border-bottom:1px solid var(--line)}
 header.bar nav{display:flex;gap:1rem;flex-wrap:wrap}header.bar a{color:var(--fg);text-decoration:none;font-weight:600}header.bar a:hover{color:var(--accent)}
@@ -28,6 +29,8 @@ export interface Chrome {
   roleLabel: string;
   email: string;
   csrf: string;
+  /** Links the member's role can open; others are left out of the navigation. */
+  canSee: { products: boolean; settings: boolean };
 }
 
 /** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
@@ -46,8 +49,8 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
           <span class="brand">{chrome.storeName}</span>
           <nav aria-label="Main">
             <a href="/">Home</a>
-            <a href="/products">Products</a>
-            <a href="/settings">Settings</a>
+            {chrome.canSee.products ? <a href="/products">Products</a> : null}
+            {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/select-store">Switch store</a>
           </nav>
           <span class="who">
