@@ -54,3 +54,24 @@ export function postForm(browser: Browser | null, path: string, fields: Record<s
     body: new URLSearchParams(fields).toString(),
   });
 }
+
+/** POST /api/v1/<path> as a script does it: JSON and a bearer token (no cookies unless given). */
+export function api(token: string | null, path: string, input?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return call(worker, `${ADMIN}/api/v1/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    body: JSON.stringify(input === undefined ? {} : { json: input }),
+  });
+}
+
+export interface CreatedToken {
+  token: string;
+  grant: { id: string; areas: string[]; status: string; hint: string };
+}
+
+/** Creates a script token through Settings' procedure, as the signed-in member `browser`. */
+export async function createToken(browser: Browser, areas: string[], options: { name?: string; lifetimeDays?: 30 | 90 | 365 | null } = {}): Promise<CreatedToken> {
+  const res = await rpc(browser, "apiGrants/createToken", { name: options.name ?? "Test token", areas, lifetimeDays: options.lifetimeDays ?? null });
+  if (res.status !== 200) throw new Error(`createToken: ${res.status} ${await res.text()}`);
+  return rpcJson<CreatedToken>(res);
+}

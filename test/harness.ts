@@ -3,6 +3,8 @@ import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
 import { emit } from "#shared/db/outbox";
 import {
+  apiActivity,
+  apiGrant,
   customer,
   discount,
   inventoryAdjustment,
@@ -87,6 +89,19 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" });
     await tx.insert(discount).values({ storeId: id, code: `FIX${suffix.toUpperCase()}`, kind: "percentage", value: 10 });
     await tx.insert(page).values({ storeId: id, title: "About", handle: "about" });
+    const [g] = await tx
+      .insert(apiGrant)
+      .values({
+        storeId: id,
+        kind: "token",
+        memberId: m!.id,
+        name: "Fixture token",
+        areas: ["products:read"],
+        secretHash: (crypto.randomUUID() + crypto.randomUUID()).replace(/-/g, ""),
+        secretHint: "fixt",
+      })
+      .returning({ id: apiGrant.id });
+    await tx.insert(apiActivity).values({ storeId: id, grantId: g!.id, procedure: "products.list", kind: "read", via: "token", bucketStart: new Date() });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

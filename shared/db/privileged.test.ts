@@ -19,7 +19,9 @@ describe("privileged id lookups", () => {
       "store_id_by_hostname",
       "store_id_by_invitation",
       "store_id_by_slug",
+      "store_id_by_token_hash",
       "store_ids_for_user",
+      "store_ids_with_old_activity",
       "store_ids_with_pending_outbox",
     ]);
     for (const r of rows) {

@@ -40,3 +40,14 @@ export async function storeIdsForUser(db: Database, userId: string): Promise<str
 export function storeIdByInvitation(db: Database, tokenHash: string): Promise<string | null> {
   return scalarId(db, "select privileged.store_id_by_invitation($1) as id", tokenHash);
 }
+
+/** The store of a created token, from the SHA-256 hash of its secret (the token API's door). */
+export function storeIdByTokenHash(db: Database, secretHash: string): Promise<string | null> {
+  return scalarId(db, "select privileged.store_id_by_token_hash($1) as id", secretHash);
+}
+
+/** Stores with API activity rows last touched before `before`, for the daily prune. */
+export async function storeIdsWithOldActivity(db: Database, before: Date, limit = 500): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_old_activity($1, $2) as id", [before, limit]);
+  return rows.map((r) => r.id);
+}

@@ -228,3 +228,37 @@ export const page = pgTable("page", {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
+
+// API grants and activity (migrations/0003_api_grants.sql) ----------------------------------------------
+
+export const GRANT_KINDS = ["oauth", "token"] as const;
+export type GrantKind = (typeof GRANT_KINDS)[number];
+
+export const apiGrant = pgTable("api_grant", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  kind: text("kind", { enum: GRANT_KINDS }).notNull(),
+  memberId: uuid("member_id").notNull(),
+  name: text("name").notNull(),
+  areas: text("areas").array().notNull(),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at"),
+  revokedAt: ts("revoked_at"),
+  lastUsedAt: ts("last_used_at"),
+  secretHash: text("secret_hash").unique(),
+  secretHint: text("secret_hint"),
+  clientId: text("client_id"),
+  clientName: text("client_name"),
+});
+
+export const apiActivity = pgTable("api_activity", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  grantId: uuid("grant_id").notNull(),
+  procedure: text("procedure").notNull(),
+  kind: text("kind", { enum: ["read", "write"] }).notNull(),
+  via: text("via", { enum: ["token", "mcp"] }).notNull(),
+  bucketStart: ts("bucket_start").notNull(),
+  count: integer("count").notNull().default(1),
+  lastAt: ts("last_at").notNull().defaultNow(),
+});

@@ -36,15 +36,50 @@ export async function withStore<T>(
   options: WithStoreOptions = {},
 ): Promise<T> {
   if (!isUuid(storeId)) throw new TypeError("withStore: storeId must be a UUID");
+  return runUnit(db, `'${storeId.toLowerCase()}'`, fn, options);
+}
+
+/** Thrown by withStoreResolved when its expression names no store. */
+export class StoreUnresolved extends Error {
+  constructor() {
+    super("No store resolved for this unit of work");
+    this.name = "StoreUnresolved";
+  }
+}
+
+/**
+ * withStore for a store that the database itself resolves, in the same opening message: `storeSql`
+ * is an SQL expression (typically a privileged id lookup with an inlined, validated argument). Saves
+ * the lookup's round trip on hot paths such as the token API. Throws StoreUnresolved when it is null.
+ */
+export function withStoreResolved<T>(
+  db: Database,
+  storeSql: string,
+  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
+  options: WithStoreOptions = {},
+): Promise<T> {
+  return runUnit(db, `coalesce((${storeSql})::text, '')`, fn, options);
+}
+
+async function runUnit<T>(
+  db: Database,
+  storeSql: string,
+  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
+  options: WithStoreOptions,
+): Promise<T> {
   const client = await db.connect();
   let broken = false;
   try {
     const begin = options.readOnly ? "begin transaction read only" : "begin";
     const prelude = options.prelude ? `; ${options.prelude}` : "";
-    const opened: unknown = await client.query(`${begin}; select set_config('app.store_id', '${storeId.toLowerCase()}', true)${prelude}`);
-    const preludeRows = options.prelude && Array.isArray(opened) ? ((opened.at(-1) as { rows: Record<string, unknown>[] }).rows ?? []) : [];
+    const opened = (await client.query(`${begin}; select set_config('app.store_id', ${storeSql}, true) as store_id${prelude}`)) as unknown as {
+      rows: Record<string, unknown>[];
+    }[];
+    const storeId = String(opened[1]?.rows[0]?.["store_id"] ?? "");
+    const preludeRows = options.prelude ? (opened.at(-1)?.rows ?? []) : [];
     const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
+      if (!storeId) throw new StoreUnresolved();
       const result = await fn(tx, preludeRows);
       await client.query("commit");
       return result;

@@ -12,6 +12,11 @@ export interface AppVariables {
   log: Logger;
   /** This request's database; opened on first use, closed after the response. */
   db: Database;
+  /**
+   * Work to finish after the answer is sent (e.g. folding an API read into the activity log). It runs
+   * before the database is closed; a failure is logged, never turned into an error answer.
+   */
+  defer: (work: Promise<unknown>) => void;
 }
 
 export type HonoEnv<Bindings extends object, Extra extends object = {}> = {
@@ -67,10 +72,15 @@ function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): Middle
     c.set("log", createLogger({ service: options.service, requestId }, config.LOG_LEVEL));
     const db = new Database({ url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY });
     c.set("db", db);
+    const deferred: Promise<unknown>[] = [];
+    const log = c.get("log");
+    c.set("defer", (work) => {
+      deferred.push(work.catch((e: unknown) => log.error("Deferred work failed", { ...errorFields(e), path: c.req.path })));
+    });
     try {
       await next();
     } finally {
-      closeAfterResponse(c, db.close());
+      closeAfterResponse(c, Promise.all(deferred).then(() => db.close()));
     }
   };
 }

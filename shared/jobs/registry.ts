@@ -1,3 +1,4 @@
+import { pruneActivity } from "./activity-prune";
 import { heartbeat } from "./heartbeat";
 import type { JobDefinition, JobName } from "./types";
 
@@ -16,5 +17,5 @@ export const JOBS: Record<JobName, JobDefinition> = {
   "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, plannedIn: "shipping issue" },
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, plannedIn: "custom domains issue" },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
-  "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, plannedIn: "token API issue" },
+  "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, run: pruneActivity },
 };

@@ -1,4 +1,5 @@
 import { analyticsProcedures } from "./analytics";
+import { apiGrantProcedures } from "./api-grants";
 import { contentProcedures } from "./content";
 import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
@@ -22,6 +23,7 @@ export const PROCEDURES: readonly Procedure[] = [
   ...discountsProcedures,
   ...contentProcedures,
   ...analyticsProcedures,
+  ...apiGrantProcedures,
 ] as readonly Procedure[];
 
 const BY_KEY = new Map<string, Procedure>();

@@ -1,5 +1,6 @@
 import { createApp } from "#shared/http/app";
 import { errorPage } from "#shared/http/html";
+import { apiV1 } from "./api-v1";
 import type { AdminEnv } from "./context";
 import type { AdminBindings } from "./env";
 import { invite } from "./invite";
@@ -17,5 +18,6 @@ export const app = createApp<AdminBindings, AdminEnv["Variables"]>({
 
 app.route("/", login);
 app.route("/", rpc);
+app.route("/", apiV1);
 app.route("/", invite);
 app.route("/", pages);
