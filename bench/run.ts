@@ -10,7 +10,10 @@
  *   - database round trips per request, counted by the proxy ("turns": the client speaking again after
  *     the server answered), and from them the cost of one withStore unit of work.
  *
- * Writes bench/results/foundation.json and bench/results/admin.json.
+ *   - POST /api/v1/products/list with a created token (tokens used in turn, 120 calls a minute each),
+ *     with the limiter's decision time from the answer's Server-Timing header.
+ *
+ * Writes bench/results/foundation.json, admin.json and token-api.json.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -52,7 +55,21 @@ const targets: Target[] = [
     body: JSON.stringify({ json: { page: 1, pageSize: 20 } }),
     expect: (status, body) => status === 200 && body.includes('"total":'),
   },
+  {
+    name: "tokenProductsList",
+    url: `http://127.0.0.1:${PORTS.admin}/api/v1/products/list`,
+    method: "POST",
+    headers: { "content-type": "application/json" }, // the bearer token is added once created
+    body: JSON.stringify({ json: { page: 1, pageSize: 20 } }),
+    expect: (status, body) => status === 200 && body.includes('"total":'),
+  },
 ];
+
+/** Tokens for the token-API target, used in turn: each grant may make 120 calls a minute. */
+const TOKEN_POOL = 8;
+let tokens: string[] = [];
+let nextToken = 0;
+const limiterMs: number[] = [];
 
 // node:http rather than fetch: fetch drops a custom Host header, and the storefront routes by Host.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -88,9 +105,27 @@ async function signIn(): Promise<string> {
   return cookie;
 }
 
+async function createTokens(cookie: string, n: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await send(`http://127.0.0.1:${PORTS.admin}/api/rpc/apiGrants/createToken`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie },
+      body: JSON.stringify({ json: { name: `bench ${i}`, areas: ["products:read"], lifetimeDays: 30 } }),
+    });
+    if (res.status !== 200) throw new Error(`createToken failed: ${res.status} ${res.body.slice(0, 200)}`);
+    out.push((JSON.parse(res.body) as { json: { token: string } }).json.token);
+  }
+  return out;
+}
+
 async function hit(t: Target): Promise<number> {
+  const headers = { ...t.headers };
+  if (t.name === "tokenProductsList") headers.authorization = `Bearer ${tokens[nextToken++ % tokens.length]}`;
   const started = performance.now();
-  const { status, body } = await send(t.url, { method: t.method ?? "GET", headers: t.headers ?? {}, ...(t.body ? { body: t.body } : {}) });
+  const { status, body, headers: answer } = await send(t.url, { method: t.method ?? "GET", headers, ...(t.body ? { body: t.body } : {}) });
+  const timing = /limiter;dur=([0-9.]+)/.exec(String(answer["server-timing"] ?? ""));
+  if (timing) limiterMs.push(Number(timing[1]));
   const ms = performance.now() - started;
   if (!t.expect(status, body)) throw new Error(`${t.name}: unexpected answer ${status}: ${body.slice(0, 200)}`);
   return ms;
@@ -116,11 +151,14 @@ async function main(): Promise<void> {
       if (!(await waitForHttp(probe, 120_000))) throw new Error(`${t.name} did not come up`);
     }
     const admin = targets.find((t) => t.name === "adminProductsList")!;
-    admin.headers = { ...admin.headers, cookie: await signIn() };
+    const cookie = await signIn();
+    admin.headers = { ...admin.headers, cookie };
+    tokens = await createTokens(cookie, TOKEN_POOL);
     log(`Warming up (${WARMUP} requests each)…`);
     for (let i = 0; i < WARMUP; i++) for (const t of targets) await hit(t);
 
     // Latency: interleaved, one request at a time, so both see the same machine state.
+    limiterMs.length = 0;
     log(`Measuring latency (${ROUNDS} rounds, interleaved)…`);
     const samples: Record<string, number[]> = Object.fromEntries(targets.map((t) => [t.name, []]));
     for (let i = 0; i < ROUNDS; i++) for (const t of targets) samples[t.name]!.push(await hit(t));
@@ -173,12 +211,31 @@ async function main(): Promise<void> {
         note: "products.list over /api/rpc: connection setup, session lookup (1), then one read-only withStore unit: BEGIN+set_config+membership check (1), the page query with its total (1), COMMIT (1).",
       },
     };
-    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult]] as const) {
+    const tokenTurns = roundTrips.tokenProductsList!.turnsPerRequest;
+    const apiResult = {
+      benchmark: "token-api",
+      at: result.at,
+      machine: result.machine,
+      rounds: ROUNDS,
+      latencyMs: { health: latency.health, tokenProductsList: latency.tokenProductsList, limiterDecision: summarize(limiterMs) },
+      ratios: {
+        tokenProductsListVsHealthP50: Math.round((latency.tokenProductsList!.p50 / latency.health!.p50) * 100) / 100,
+        tokenProductsListVsHealthP95: Math.round((latency.tokenProductsList!.p95 / latency.health!.p95) * 100) / 100,
+      },
+      databaseRoundTrips: {
+        perRequestTotal: tokenTurns,
+        connectionSetup: health - 1,
+        activityUpsertAfterResponse: 2,
+        onResponsePathAfterConnect: tokenTurns - (health - 1) - 2,
+        note: "On the response path: BEGIN + set_config(store from the privileged token-hash lookup) + grant/member/store read in one message, the page query, COMMIT. After the answer (waitUntil): the read-activity upsert with last_used_at, BEGIN+statement in one message and COMMIT. The limiter is a Durable Object call made alongside the query, not a database round trip.",
+      },
+    };
+    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult]] as const) {
       const out = path.join(ROOT, "bench", "results", file);
       fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
       log(`Written to ${path.relative(ROOT, out)}`);
     }
-    console.log(JSON.stringify(adminResult, null, 2));
+    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult }, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();

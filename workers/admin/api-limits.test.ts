@@ -76,15 +76,16 @@ describe("api_activity", () => {
 
   it("5 reads in one bucket are exactly one row with count 5 (controlled clock); a new bucket starts a new row", async () => {
     const { store, grant } = await ownerToken(["products:read"]);
-    const base = Date.parse("2026-03-01T10:00:00Z");
+    // A bucket start an hour ago (recent, so the prune test never touches these rows).
+    const base = Math.floor((Date.now() - 3_600_000) / 600_000) * 600_000;
     for (let i = 0; i < 5; i++) {
       await recordRead(db, { storeId: store.id, grantId: grant.id, procedure: "products.list", via: "token", at: new Date(base + i * 60_000) });
     }
     await recordRead(db, { storeId: store.id, grantId: grant.id, procedure: "products.list", via: "token", at: new Date(base + 10 * 60_000) });
     const rows = await activityOf(store.id, grant.id);
-    expect(rows.map((r) => [r.count, r.bucket_start.toISOString()])).toEqual([
-      [5, "2026-03-01T10:00:00.000Z"],
-      [1, "2026-03-01T10:10:00.000Z"],
+    expect(rows.map((r) => [r.count, r.bucket_start.getTime()])).toEqual([
+      [5, base],
+      [1, base + 600_000],
     ]);
   });
 
@@ -109,7 +110,7 @@ describe("api_activity", () => {
       await recordRead(db, { storeId: store.id, grantId: grant.id, procedure: "products.get", via: "token", at: new Date(now.getTime() - 89 * day) });
     }
     const result = await pruneActivity({ db, log: createLogger({}, "error"), now });
-    expect(result.deleted).toBe(2);
+    expect(result.deleted).toBeGreaterThanOrEqual(2); // other old rows may exist in a reused test database
     for (const { store, grant } of [a, b]) {
       expect((await activityOf(store.id, grant.id)).map((r) => r.procedure)).toEqual(["products.get"]);
     }

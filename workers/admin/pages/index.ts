@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AdminEnv } from "../context";
+import { apiSettingsPage } from "./api-settings";
 import { home } from "./home";
 import { productsPage } from "./products";
 import { selectStorePage } from "./select-store";
@@ -10,4 +11,5 @@ export const pages = new Hono<AdminEnv>();
 pages.route("/", home);
 pages.route("/", productsPage);
 pages.route("/", settingsPage);
+pages.route("/", apiSettingsPage);
 pages.route("/", selectStorePage);

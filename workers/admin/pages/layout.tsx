@@ -22,6 +22,15 @@ select{padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;font:
 .notice{padding:.75rem 1rem;border-radius:8px;border:1px solid #2e9d5b;color:#2e9d5b;margin:1rem 0}
 .alert{padding:.75rem 1rem;border-radius:8px;border:1px solid #c8453b;color:#c8453b;margin:1rem 0}
 ul.stores{list-style:none;padding:0}ul.stores li{margin:.5rem 0}ul.stores button{width:100%;text-align:left;margin:0;background:var(--card);color:var(--fg);border:1px solid var(--line)}
+.badge.revoked{border-color:#c8453b;color:#c8453b}.badge.expired{color:var(--muted)}
+section{margin:1.5rem 0}h2{font-size:1.125rem;margin:0 0 .5rem}.scroll{overflow-x:auto}
+.mono,code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}.mono{font-size:.8125rem}
+pre{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;overflow-x:auto;font-size:.8125rem;margin:.75rem 0}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:1rem 0;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .25rem}
+table.areas{width:auto;min-width:16rem}table.areas td,table.areas th{padding:.35rem .8rem}table.areas input{width:auto;margin:0}
+form.inline{display:inline;margin:0}button.small{margin:0;padding:.3rem .7rem;font-size:.8125rem}button.danger{background:#c8453b}
+.secret{border:2px solid var(--accent)}.copy{display:flex;gap:.5rem;align-items:center}.copy input{flex:1;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}.copy button{margin:0}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 
 export interface Chrome {
@@ -51,6 +60,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
+            <a href="/settings/api">MCP &amp; API</a>
             <a href="/select-store">Switch store</a>
           </nav>
           <span class="who">
