@@ -174,4 +174,26 @@ describe("admin walkthrough in Chromium", () => {
     expect(pathOf(page)).toBe("/settings");
     await screenshot("6-staff-settings-403");
   });
+
+  step("7. staff creates a token on MCP & API and lists the products with curl's request", "7-token", async () => {
+    await page.goto("/");
+    await Promise.all([page.waitForURL((u) => u.pathname === "/settings/api"), page.locator('a[href="/settings/api"]').first().click()]);
+    await page.fill('form[action="/settings/api/tokens"] input[name=name]', "Walkthrough script");
+    await page.check('input[name=areas][value="products:read"]');
+    await Promise.all([page.waitForLoadState("load"), page.locator('form[action="/settings/api/tokens"] button[type=submit]').click()]);
+    const token = await page.inputValue("#new-token");
+    expect(token).toMatch(/^wc_live_/);
+    expect(await page.locator("body").innerText()).toContain("shown only once");
+    await screenshot("7-token-created");
+    // The README's curl, from Node.
+    const res = await fetch(`${worker!.url}/api/v1/products/list`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ json: { page: 1 } }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { json: { items: { title: string }[]; total: number } };
+    expect(body.json.total).toBe(demoTitles.length);
+    expect(res.headers.get("ratelimit-policy")).toBe('"default";q=120;w=60');
+  });
 });

@@ -29,13 +29,18 @@ export function currentSession(c: AdminContext): Promise<SignedIn | null> {
 }
 
 /**
- * CSRF for cookie-authenticated requests: a browser always sends Origin on cross-origin POSTs (and
- * Sec-Fetch-Site), so any Origin other than the admin's own, or a cross-site fetch, is refused.
+ * CSRF for cookie-authenticated requests. Browsers mark every request with Sec-Fetch-Site, which pages
+ * cannot forge: anything but same-origin is refused. Without it (older browsers), a present Origin must
+ * be the admin's own. `Origin: null` (sent by pages with a no-referrer policy, sandboxes, redirects) is
+ * accepted only when Sec-Fetch-Site vouches for the request.
  */
 export function isCrossSite(c: Context): boolean {
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined && site !== "same-origin") return true;
   const origin = c.req.header("origin");
-  if (origin !== undefined && origin !== new URL(c.req.url).origin) return true;
-  return c.req.header("sec-fetch-site") === "cross-site";
+  if (origin === undefined) return false;
+  if (origin === "null") return site !== "same-origin";
+  return origin !== new URL(c.req.url).origin;
 }
 
 export function crossSiteRefused(): AppError {

@@ -99,7 +99,7 @@ async function accountExists(db: Database, email: string): Promise<boolean> {
 
 async function render(c: AdminContext, inv: Invitation, token: string, message?: string, status: 200 | 400 = 200) {
   c.header("cache-control", "no-store");
-  c.header("referrer-policy", "no-referrer");
+  c.header("referrer-policy", "no-referrer"); // the URL carries the invitation token
   const signedIn = await currentSession(c);
   if (signedIn) {
     const same = signedIn.info.email.toLowerCase() === inv.email.toLowerCase();

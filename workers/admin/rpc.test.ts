@@ -112,5 +112,9 @@ describe("POST /api/rpc: the door itself", () => {
     // No Origin at all (a same-origin navigation or a non-browser client) is fine with the JSON type.
     const noOrigin = await rpc(browser, "store/current", {}, { origin: "" });
     expect(noOrigin.status).toBe(200);
+    // Origin "null" (a page with a no-referrer policy) passes only when Sec-Fetch-Site vouches for it.
+    expect((await rpc(browser, "store/current", {}, { origin: "null" })).status).toBe(403);
+    expect((await rpc(browser, "store/current", {}, { origin: "null", "sec-fetch-site": "same-origin" })).status).toBe(200);
+    expect((await rpc(browser, "store/current", {}, { "sec-fetch-site": "same-site" })).status).toBe(403);
   });
 });

@@ -85,7 +85,7 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
     `  -d '{"json":{"page":1}}'`,
   ].join("\n");
 
-  c.header("referrer-policy", "no-referrer");
+  c.header("referrer-policy", "same-origin");
   return c.html(
     <AdminPage title="MCP & API" chrome={chrome}>
       <h1>MCP &amp; API</h1>

@@ -37,7 +37,10 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
             <input type="checkbox" name="removeStorefrontPassword" /> Turn the storefront password off
           </label>
         ) : null}
-        <h2>MCP &amp; API</h2>
+        <h2>AI clients (MCP)</h2>
+        <p class="muted">
+          What connected AI clients may do in this store. Tokens and connections themselves are on <a href="/settings/api">MCP &amp; API</a>.
+        </p>
         <label class="check">
           <input type="checkbox" name="mcpReadCustomerDetails" checked={s.mcpReadCustomerDetails} /> Let clients read customer details
         </label>
