@@ -5,6 +5,8 @@ import type { AdminEnv } from "./context";
 import type { AdminBindings } from "./env";
 import { invite } from "./invite";
 import { login } from "./login";
+import { authorize } from "./oauth/authorize";
+import { oauth } from "./oauth/routes";
 import { pages } from "./pages";
 import { rpc } from "./rpc";
 
@@ -19,5 +21,7 @@ export const app = createApp<AdminBindings, AdminEnv["Variables"]>({
 app.route("/", login);
 app.route("/", rpc);
 app.route("/", apiV1);
+app.route("/", oauth);
+app.route("/", authorize);
 app.route("/", invite);
 app.route("/", pages);

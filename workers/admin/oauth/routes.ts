@@ -1,0 +1,112 @@
+import { Hono, type Context } from "hono";
+import { isSlug, mcpResourceUrl, PRM_PREFIX, MCP_PATH_PREFIX, slugOfResource } from "#shared/api/mcp-urls";
+import { storeIdBySlug } from "#shared/db/privileged";
+import { AppError } from "#shared/http/errors";
+import { hit } from "#shared/limits/limit";
+import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
+import type { AdminEnv } from "../context";
+import { ACCESS_PREFIX, authServer, OAUTH_PATHS, REFRESH_PREFIX, registrationProblem, slugOfProviderToken, unprefix } from "./server";
+
+/** The OAuth endpoints the provider speaks, wrapped where this service adds to them. */
+export const oauth = new Hono<AdminEnv>();
+
+/** SPEC "Limits": dynamic registration, 20 per hour per IP. */
+export const REGISTER_POLICY: LimitPolicy = { limit: 20, windowMs: 60 * 60_000 };
+
+const originOf = (c: Context) => new URL(c.req.url).origin;
+// Hono types the execution context on its own; it is the Workers one.
+const ctxOf = (c: Context) => c.executionCtx as unknown as ExecutionContext;
+
+function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error, error_description: description }), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
+}
+
+// RFC 8414 metadata. The provider writes it; we list our own revocation endpoint and leave out the
+// list of protected resources (one per store: slugs are not published).
+oauth.get(OAUTH_PATHS.metadata, async (c) => {
+  const origin = originOf(c);
+  const res = await authServer(origin, null).fetch(c.req.raw, c.env, ctxOf(c));
+  const metadata = (await res.json()) as Record<string, unknown>;
+  delete metadata["protected_resources"];
+  metadata["revocation_endpoint"] = `${origin}${OAUTH_PATHS.revoke}`;
+  metadata["revocation_endpoint_auth_methods_supported"] = metadata["token_endpoint_auth_methods_supported"];
+  c.header("cache-control", "public, max-age=300");
+  return c.json(metadata);
+});
+
+// RFC 9728 metadata of one store's MCP endpoint. No scopes are named: the consent page offers the
+// read areas when a client asks for none, and the member chooses.
+oauth.get(`${PRM_PREFIX}${MCP_PATH_PREFIX}:slug`, async (c) => {
+  const slug = c.req.param("slug");
+  if (!isSlug(slug) || !(await storeIdBySlug(c.var.db, slug))) throw new AppError("NOT_FOUND", "No store has this MCP address.");
+  const origin = originOf(c);
+  c.header("cache-control", "public, max-age=300");
+  return c.json({
+    resource: mcpResourceUrl(origin, slug),
+    authorization_servers: [origin],
+    bearer_methods_supported: ["header"],
+    resource_name: `Commerce MCP server (${slug})`,
+    resource_documentation: `${origin}/settings/api`,
+  });
+});
+
+// RFC 7591 dynamic registration (201), limited per IP; the redirect-URI policy is in server.ts.
+oauth.post(OAUTH_PATHS.register, async (c) => {
+  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const decision = await hit(c.env.RATE_LIMITER, `register:ip:${ip}`, REGISTER_POLICY);
+  if (!decision.allowed) {
+    return oauthError(429, "too_many_requests", `At most ${REGISTER_POLICY.limit} registrations per hour from one address.`, rateLimitHeaders(decision));
+  }
+  // Our redirect-URI policy answers first, with RFC 7591's own error code.
+  const text = await c.req.text();
+  const refused = registrationProblem(text);
+  if (refused) return oauthError(400, "invalid_redirect_uri", refused);
+  const request = new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: text });
+  return authServer(originOf(c), null).fetch(request, c.env, ctxOf(c));
+});
+
+/** Re-sends a form to the provider's token endpoint with some fields changed. */
+function forwardForm(c: Context, form: URLSearchParams): Request {
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("content-type", "application/x-www-form-urlencoded");
+  headers.delete("content-length");
+  return new Request(`${originOf(c)}${OAUTH_PATHS.token}`, { method: "POST", headers, body: form.toString() });
+}
+
+async function readForm(c: Context): Promise<URLSearchParams | Response> {
+  const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") {
+    return oauthError(400, "invalid_request", "Send the request as application/x-www-form-urlencoded.");
+  }
+  return new URLSearchParams(await c.req.text());
+}
+
+// Token endpoint: authorization_code (PKCE S256 required) and refresh_token; both tokens rotate.
+oauth.post(OAUTH_PATHS.token, async (c) => {
+  const form = await readForm(c);
+  if (form instanceof Response) return form;
+  const refresh = form.get("refresh_token");
+  if (refresh) form.set("refresh_token", unprefix(refresh));
+  const slug =
+    slugOfResource(originOf(c), form.get("resource")) ?? slugOfProviderToken(form.get("code") ?? form.get("refresh_token") ?? "");
+  const res = await authServer(originOf(c), slug).fetch(forwardForm(c, form), c.env, ctxOf(c));
+  if (!res.ok) return res;
+  const body = (await res.json()) as Record<string, unknown>;
+  if (typeof body["access_token"] === "string") body["access_token"] = `${ACCESS_PREFIX}${body["access_token"]}`;
+  if (typeof body["refresh_token"] === "string") body["refresh_token"] = `${REFRESH_PREFIX}${body["refresh_token"]}`;
+  return new Response(JSON.stringify(body), { status: res.status, headers: res.headers });
+});
+
+// RFC 7009 revocation (the provider serves it on its token endpoint; we give it its own address).
+oauth.post(OAUTH_PATHS.revoke, async (c) => {
+  const form = await readForm(c);
+  if (form instanceof Response) return form;
+  const token = form.get("token");
+  if (!token) return oauthError(400, "invalid_request", "token is required.");
+  form.set("token", unprefix(token));
+  form.delete("grant_type");
+  return authServer(originOf(c), slugOfProviderToken(unprefix(token))).fetch(forwardForm(c, form), c.env, ctxOf(c));
+});

@@ -1,0 +1,113 @@
+import { OAuthAuthorizationServer, type ClientRegistrationCallbackOptions } from "@cloudflare/workers-oauth-provider";
+import { AREA_SCOPES } from "#shared/api/grants";
+import { isSlug, mcpResourceUrl } from "#shared/api/mcp-urls";
+import type { AdminBindings } from "../env";
+
+/**
+ * The OAuth 2.1 authorization server (RFC 8414, 7591, 7636, 7009, 8707, 9207), spoken by
+ * @cloudflare/workers-oauth-provider, which keeps its tokens in OAUTH_KV by hash. Postgres stays the
+ * authority on what a token may do: consent writes an `api_grant` row whose id travels in the
+ * provider's props, and every MCP call re-checks that row (docs/decisions/0004-mcp-oauth.md).
+ *
+ * Each store's MCP URL is its own resource. The provider fixes its resources at construction, so an
+ * instance is made per request for the one store the request is about (cheap: no I/O).
+ */
+export const ACCESS_TOKEN_TTL = 60 * 60;
+export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60;
+
+export const OAUTH_PATHS = {
+  authorize: "/oauth/authorize",
+  token: "/api/oauth/token",
+  register: "/api/oauth/register",
+  revoke: "/api/oauth/revoke",
+  metadata: "/.well-known/oauth-authorization-server",
+} as const;
+
+/**
+ * The provider shapes its tokens as `<userId>:<grantId>:<secret>`. We give them fixed prefixes on the
+ * way out (`wcat_` access, `wcrt_` refresh; secret scanners can tell them apart) and take them off on
+ * the way in. The userId is `<store slug>.<member id>`, so a token or code names its store and the
+ * right resource can be set up before the provider sees it.
+ */
+export const ACCESS_PREFIX = "wcat_";
+export const REFRESH_PREFIX = "wcrt_";
+
+export function userIdFor(slug: string, memberId: string): string {
+  return `${slug}.${memberId}`;
+}
+
+/** The store slug inside a provider token or code (after any prefix is removed). */
+export function slugOfProviderToken(token: string): string | null {
+  const slug = token.split(":")[0]?.split(".")[0] ?? "";
+  return isSlug(slug) ? slug : null;
+}
+
+export function unprefix(token: string): string {
+  if (token.startsWith(ACCESS_PREFIX)) return token.slice(ACCESS_PREFIX.length);
+  if (token.startsWith(REFRESH_PREFIX)) return token.slice(REFRESH_PREFIX.length);
+  return token;
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const FORBIDDEN_SCHEMES = new Set(["http:", "https:", "javascript:", "data:", "file:", "vbscript:", "about:", "blob:", "ftp:", "ws:", "wss:"]);
+
+/**
+ * SPEC: redirect URIs must be https, http on a loopback host, or an app-specific (private-use) scheme
+ * such as `com.example.app:/callback` or `cursor://…`. Anything else is refused at registration.
+ */
+export function redirectUriProblem(uri: unknown): string | null {
+  if (typeof uri !== "string") return "is not a string";
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return "is not an absolute URI";
+  }
+  if (url.hash || url.username || url.password) return "must not carry a fragment or credentials";
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:") return LOOPBACK.has(url.hostname) || url.hostname.startsWith("127.") ? null : "uses http on a host that is not loopback";
+  if (!FORBIDDEN_SCHEMES.has(url.protocol) && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol)) return null;
+  return `uses the scheme ${url.protocol} which is not allowed`;
+}
+
+function redirectUrisProblem(uris: unknown): string | null {
+  if (!Array.isArray(uris) || uris.length === 0) return "redirect_uris must list at least one URI.";
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) return `Redirect URI ${String(uri)} ${problem}. Use https, http on localhost/127.0.0.1/[::1], or an app-specific scheme.`;
+  }
+  return null;
+}
+
+/** The redirect-URI policy applied to a raw registration body (null when fine or not JSON: the provider answers those). */
+export function registrationProblem(body: string): string | null {
+  let metadata: unknown;
+  try {
+    metadata = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof metadata !== "object" || metadata === null) return null;
+  return redirectUrisProblem((metadata as Record<string, unknown>)["redirect_uris"]);
+}
+
+function checkRegistration({ clientMetadata }: ClientRegistrationCallbackOptions) {
+  const problem = redirectUrisProblem(clientMetadata["redirect_uris"]);
+  return problem ? { code: "invalid_redirect_uri", description: problem } : undefined;
+}
+
+/** The authorization server for requests about one store's MCP resource (or none: metadata, registration). */
+export function authServer(origin: string, slug: string | null): OAuthAuthorizationServer<AdminBindings> {
+  return new OAuthAuthorizationServer<AdminBindings>({
+    issuer: origin,
+    resources: [slug ? mcpResourceUrl(origin, slug) : `${origin}/api/mcp`],
+    authorizeEndpoint: `${origin}${OAUTH_PATHS.authorize}`,
+    tokenEndpoint: `${origin}${OAUTH_PATHS.token}`,
+    clientRegistrationEndpoint: `${origin}${OAUTH_PATHS.register}`,
+    scopesSupported: [...AREA_SCOPES],
+    accessTokenTTL: ACCESS_TOKEN_TTL,
+    refreshTokenTTL: REFRESH_TOKEN_TTL,
+    allowPrivateUseRedirectUris: true,
+    clientRegistrationCallback: checkRegistration,
+  });
+}
