@@ -3,6 +3,7 @@ import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
 import { emit } from "#shared/db/outbox";
 import {
+  aiApproval,
   apiActivity,
   apiGrant,
   customer,
@@ -102,6 +103,16 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       })
       .returning({ id: apiGrant.id });
     await tx.insert(apiActivity).values({ storeId: id, grantId: g!.id, procedure: "products.list", kind: "read", via: "token", bucketStart: new Date() });
+    await tx.insert(aiApproval).values({
+      storeId: id,
+      grantId: g!.id,
+      memberId: m!.id,
+      tool: "updatePage",
+      procedure: "content.update",
+      input: { id: crypto.randomUUID(), title: "Fixture" },
+      summary: "Fixture proposal",
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

@@ -8,7 +8,7 @@ import { AppError } from "../http/errors";
 import type { LimitDecision } from "../limits/window";
 import { rateLimitHeaders } from "../limits/window";
 import type { Logger } from "../log";
-import { isSessionProcedure, procedureKey, type MemberInfo, type Procedure, type StoreInfo } from "../procedures/define";
+import { isSessionProcedure, procedureKey, type MemberInfo, type Procedure, type StoreContext, type StoreInfo } from "../procedures/define";
 import { parseInput } from "../procedures/execute";
 import { effectivePermissions } from "./grants";
 
@@ -206,3 +206,44 @@ export async function recordRead(db: Database, entry: { storeId: string; grantId
       do update set count = api_activity.count + 1, last_at = greatest(api_activity.last_at, excluded.last_at)`,
   });
 }
+
+/**
+ * Authenticates a credential without running a procedure (the MCP door: a POST may list tools or carry
+ * several messages). One read-only unit: the opening message and COMMIT.
+ */
+export async function resolvePrincipal(db: Database, credential: ApiCredential): Promise<ApiPrincipal> {
+  const { storeSql, where } = grantPrelude(credential);
+  try {
+    return await withStoreResolved(db, storeSql, async (_tx, rows) => principalFrom(rows), {
+      readOnly: true,
+      prelude: `select ${PRELUDE_COLUMNS} from api_grant g
+        join member m on m.store_id = g.store_id and m.id = g.member_id
+        join store s on s.id = g.store_id where ${where}`,
+    });
+  } catch (e) {
+    if (e instanceof StoreUnresolved) throw invalidToken();
+    throw e;
+  }
+}
+
+/**
+ * Runs work for an already resolved principal in one unit of its store (read-only unless `mutates`).
+ * The caller checks what the work needs; `ctx.permissions` are the principal's effective ones.
+ */
+export async function runAsPrincipal<T>(
+  db: Database,
+  principal: ApiPrincipal,
+  options: { via: Via; log: Logger; mutates: boolean },
+  work: (ctx: StoreContext) => Promise<T>,
+): Promise<T> {
+  return withStore(
+    db,
+    principal.store.id,
+    (tx) => work({ tx, store: principal.store, member: principal.member, permissions: principal.permissions, via: options.via, log: options.log }),
+    { readOnly: !options.mutates },
+  ).catch((e: unknown) => {
+    throw clientErrorFromConstraint(e) ?? e;
+  });
+}
+
+export { recordWrite };

@@ -262,3 +262,27 @@ export const apiActivity = pgTable("api_activity", {
   count: integer("count").notNull().default(1),
   lastAt: ts("last_at").notNull().defaultNow(),
 });
+
+// AI approvals (migrations/0004_ai_approvals.sql) ---------------------------------------------------------
+
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "failed"] as const;
+
+export const aiApproval = pgTable("ai_approval", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  grantId: uuid("grant_id").notNull(),
+  memberId: uuid("member_id").notNull(),
+  source: text("source", { enum: ["mcp"] }).notNull().default("mcp"),
+  tool: text("tool").notNull(),
+  procedure: text("procedure").notNull(),
+  input: jsonb("input").$type<Record<string, unknown>>().notNull(),
+  summary: text("summary").notNull(),
+  diff: jsonb("diff").$type<{ field: string; from: unknown; to: unknown }[]>().notNull().default(sql`'[]'::jsonb`),
+  status: text("status", { enum: APPROVAL_STATUSES }).notNull().default("pending"),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at").notNull(),
+  decidedAt: ts("decided_at"),
+  decidedBy: uuid("decided_by"),
+  result: jsonb("result").$type<unknown>(),
+  error: text("error"),
+});

@@ -35,7 +35,7 @@ async function freeHandle(tx: StoreTx, title: string): Promise<string> {
   return firstFreeHandle(base, rows.map((r) => r.handle));
 }
 
-async function loadPage(tx: StoreTx, id: string) {
+export async function loadPage(tx: StoreTx, id: string) {
   const [row] = await tx
     .select({ ...summaryColumns, body: page.body })
     .from(page)

@@ -50,15 +50,17 @@ export const listCustomers = storeProcedure({
     ...pagingInput,
     query: z.string().trim().max(200).optional(),
   }),
-  async run({ tx }, input) {
+  async run({ tx, via, store }, input) {
     const conditions: (SQL | undefined)[] = [eq(customer.storeId, tx.storeId)];
     if (input.query) {
       const pattern = likePattern(input.query);
+      // An AI client barred from customer details may not probe them by searching either.
+      const contact = via !== "mcp" || store.mcpReadCustomerDetails;
       conditions.push(
         or(
           ilike(sql`concat_ws(' ', ${customer.firstName}, ${customer.lastName})`, pattern),
-          ilike(customer.email, pattern),
-          ilike(customer.phone, pattern),
+          contact ? ilike(customer.email, pattern) : undefined,
+          contact ? ilike(customer.phone, pattern) : undefined,
         ),
       );
     }

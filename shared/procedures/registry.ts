@@ -1,3 +1,4 @@
+import { approvalProcedures } from "../assistant/approvals";
 import { analyticsProcedures } from "./analytics";
 import { apiGrantProcedures } from "./api-grants";
 import { contentProcedures } from "./content";
@@ -24,6 +25,7 @@ export const PROCEDURES: readonly Procedure[] = [
   ...contentProcedures,
   ...analyticsProcedures,
   ...apiGrantProcedures,
+  ...approvalProcedures,
 ] as readonly Procedure[];
 
 const BY_KEY = new Map<string, Procedure>();

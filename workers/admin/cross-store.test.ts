@@ -17,6 +17,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   locations: "location",
   staff: "member",
   apiGrants: "api_grant",
+  aiApprovals: "ai_approval",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -33,7 +34,7 @@ const TABLE_OF_FIELD: Record<string, string> = {
 const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true };
 
 async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
-  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "api_grant", "api_activity", "store"];
+  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "api_grant", "api_activity", "ai_approval", "store"];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};
     for (const t of tables) out[t] = (await tx.$client.query(`select * from ${t} order by id`)).rows;
