@@ -13,7 +13,9 @@
  *   - POST /api/v1/products/list with a created token (tokens used in turn, 120 calls a minute each),
  *     with the limiter's decision time from the answer's Server-Timing header.
  *
- * Writes bench/results/foundation.json, admin.json and token-api.json.
+ *   - POST /api/mcp/demo: tools/list and a read tools/call (listProducts), with created tokens.
+ *
+ * Writes bench/results/foundation.json, admin.json, token-api.json and mcp.json.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -65,8 +67,30 @@ const targets: Target[] = [
   },
 ];
 
-/** Tokens for the token-API target, used in turn: each grant may make 120 calls a minute. */
-const TOKEN_POOL = 8;
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+targets.push(
+  {
+    name: "mcpToolsList",
+    url: `http://127.0.0.1:${PORTS.admin}/api/mcp/demo`,
+    method: "POST",
+    headers: MCP_HEADERS,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    expect: (status, body) => status === 200 && body.includes('"listProducts"'),
+  },
+  {
+    name: "mcpToolsCallRead",
+    url: `http://127.0.0.1:${PORTS.admin}/api/mcp/demo`,
+    method: "POST",
+    headers: MCP_HEADERS,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "listProducts", arguments: { pageSize: 20 } } }),
+    expect: (status, body) => status === 200 && body.includes("total") && !body.includes('"isError":true'),
+  },
+);
+
+/** Tokens for the token-API and MCP targets, used in turn: each grant may make 120 calls a minute. */
+const TOKEN_POOL = 24;
+const BEARER_TARGETS = new Set(["tokenProductsList", "mcpToolsList", "mcpToolsCallRead"]);
 let tokens: string[] = [];
 let nextToken = 0;
 const limiterMs: number[] = [];
@@ -121,7 +145,7 @@ async function createTokens(cookie: string, n: number): Promise<string[]> {
 
 async function hit(t: Target): Promise<number> {
   const headers = { ...t.headers };
-  if (t.name === "tokenProductsList") headers.authorization = `Bearer ${tokens[nextToken++ % tokens.length]}`;
+  if (BEARER_TARGETS.has(t.name)) headers.authorization = `Bearer ${tokens[nextToken++ % tokens.length]}`;
   const started = performance.now();
   const { status, body, headers: answer } = await send(t.url, { method: t.method ?? "GET", headers, ...(t.body ? { body: t.body } : {}) });
   const timing = /limiter;dur=([0-9.]+)/.exec(String(answer["server-timing"] ?? ""));
@@ -230,12 +254,33 @@ async function main(): Promise<void> {
         note: "On the response path: BEGIN + set_config(store from the privileged token-hash lookup) + grant/member/store read in one message, the page query, COMMIT. After the answer (waitUntil): the read-activity upsert with last_used_at, BEGIN+statement in one message and COMMIT. The limiter is a Durable Object call made alongside the query, not a database round trip.",
       },
     };
-    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult]] as const) {
+    const setup = health - 1;
+    const mcpResult = {
+      benchmark: "mcp",
+      at: result.at,
+      machine: result.machine,
+      rounds: ROUNDS,
+      latencyMs: { health: latency.health, toolsList: latency.mcpToolsList, toolsCallRead: latency.mcpToolsCallRead },
+      ratios: {
+        toolsListVsHealthP50: Math.round((latency.mcpToolsList!.p50 / latency.health!.p50) * 100) / 100,
+        toolsCallReadVsHealthP50: Math.round((latency.mcpToolsCallRead!.p50 / latency.health!.p50) * 100) / 100,
+      },
+      databaseRoundTrips: {
+        toolsList: { total: roundTrips.mcpToolsList!.turnsPerRequest, afterConnect: roundTrips.mcpToolsList!.turnsPerRequest - setup },
+        toolsCallRead: {
+          total: roundTrips.mcpToolsCallRead!.turnsPerRequest,
+          afterConnect: roundTrips.mcpToolsCallRead!.turnsPerRequest - setup,
+          activityUpsertAfterResponse: 2,
+        },
+        note: "Bearer: a created token (the OAuth path adds one KV read at the provider). tools/list: the principal's read-only unit (opening message with grant, role and store; COMMIT). A read tools/call adds the tool's own unit (BEGIN+set_config, the query, COMMIT) and, after the answer, the activity upsert (2).",
+      },
+    };
+    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult], ["mcp.json", mcpResult]] as const) {
       const out = path.join(ROOT, "bench", "results", file);
       fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
       log(`Written to ${path.relative(ROOT, out)}`);
     }
-    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult }, null, 2));
+    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult }, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();

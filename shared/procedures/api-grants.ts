@@ -118,7 +118,7 @@ export const revokeGrant = storeProcedure({
   input: z.strictObject({ id: z.uuid() }),
   async run(ctx, input) {
     const [target] = await ctx.tx
-      .select({ memberId: apiGrant.memberId })
+      .select({ memberId: apiGrant.memberId, kind: apiGrant.kind, revokedAt: apiGrant.revokedAt })
       .from(apiGrant)
       .where(and(eq(apiGrant.storeId, ctx.tx.storeId), eq(apiGrant.id, input.id), ownOnly(ctx)))
       .for("update");
@@ -130,6 +130,9 @@ export const revokeGrant = storeProcedure({
       .update(apiGrant)
       .set({ revokedAt: sql`coalesce(${apiGrant.revokedAt}, now())` })
       .where(and(eq(apiGrant.storeId, ctx.tx.storeId), eq(apiGrant.id, input.id)));
+    if (target.kind === "oauth" && !target.revokedAt && ctx.services?.revokeOAuthTokens) {
+      await ctx.services.revokeOAuthTokens({ storeSlug: ctx.store.slug, memberId: target.memberId, apiGrantId: input.id });
+    }
     const [row] = await selectGrants(ctx.tx, eq(apiGrant.id, input.id));
     return view(row as GrantRow);
   },

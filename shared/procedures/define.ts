@@ -33,6 +33,15 @@ export interface MemberInfo {
   role: RoleName;
 }
 
+/**
+ * Side effects outside Postgres that a door provides (they need the Worker's bindings). Optional: a
+ * procedure must work without them, and the database stays the authority either way.
+ */
+export interface Services {
+  /** Deletes an OAuth connection's tokens at the authorization server (KV). */
+  revokeOAuthTokens?(grant: { storeSlug: string; memberId: string; apiGrantId: string }): Promise<void>;
+}
+
 /** What a store procedure runs with: one transaction scoped to one store (RLS), and who is calling. */
 export interface StoreContext {
   tx: StoreTx;
@@ -42,6 +51,7 @@ export interface StoreContext {
   permissions: ReadonlySet<Permission>;
   via: Via;
   log: Logger;
+  services?: Services;
 }
 
 export interface SessionInfo {

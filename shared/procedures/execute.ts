@@ -7,7 +7,7 @@ import { withStore } from "../db/with-store";
 import { AppError, badRequest, noActiveStore, notAMember, storeNotFound } from "../http/errors";
 import { issuesOf } from "../http/validate";
 import type { Logger } from "../log";
-import type { MemberInfo, Procedure, SessionContext, StoreInfo, StoreProcedure, Via } from "./define";
+import type { MemberInfo, Procedure, Services, SessionContext, StoreInfo, StoreProcedure, Via } from "./define";
 
 /** A signed-in person working in the session's active store (null when none is chosen yet). */
 export interface SessionCaller {
@@ -87,6 +87,7 @@ export async function runStoreProcedure(
   rawInput: unknown,
   log: Logger,
   via: Via = "session",
+  services?: Services,
 ): Promise<unknown> {
   if (!caller.storeId) throw noActiveStore();
   if (!isUuid(caller.storeId)) throw storeNotFound();
@@ -98,7 +99,7 @@ export async function runStoreProcedure(
       const permissions = ROLE_PERMISSIONS[memberInfo.role];
       if (proc.access !== "none" && !permissions.has(proc.access)) throw permissionDenied(proc.access);
       const input = parseInput(proc, rawInput);
-      return proc.run({ tx, store: storeInfo, member: memberInfo, permissions, via, log }, input);
+      return proc.run({ tx, store: storeInfo, member: memberInfo, permissions, via, log, ...(services ? { services } : {}) }, input);
     },
     { readOnly: !proc.mutates, prelude: membershipSql(caller.storeId, caller.userId) },
   ).catch((e: unknown) => {

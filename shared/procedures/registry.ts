@@ -6,6 +6,7 @@ import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
 import { discountsProcedures } from "./discounts";
 import { inventoryProcedures } from "./inventory";
+import { mcpSettingsProcedures } from "./mcp-settings";
 import { productProcedures } from "./products";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
@@ -26,6 +27,7 @@ export const PROCEDURES: readonly Procedure[] = [
   ...analyticsProcedures,
   ...apiGrantProcedures,
   ...approvalProcedures,
+  ...mcpSettingsProcedures,
 ] as readonly Procedure[];
 
 const BY_KEY = new Map<string, Procedure>();

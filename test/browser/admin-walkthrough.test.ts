@@ -8,6 +8,10 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES, STORE_SEEDS } from "../../scripts/lib/seed";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { MemoryOAuthClient } from "../oauth-client";
 import { chromiumPath, launchChromium, SCREENSHOT_DIR, startAdminWorker, type AdminWorker } from "./support";
 
 const PAGE_SIZE = 20;
@@ -195,5 +199,30 @@ describe("admin walkthrough in Chromium", () => {
     const body = (await res.json()) as { json: { items: { title: string }[]; total: number } };
     expect(body.json.total).toBe(demoTitles.length);
     expect(res.headers.get("ratelimit-policy")).toBe('"default";q=120;w=60');
+  });
+
+  step("8. an MCP client connects with nothing but the URL: consent in the browser, then tools", "8-mcp", async () => {
+    const mcpUrl = new URL(`${worker!.url}/api/mcp/${demoStore.slug}`);
+    const oauth = new MemoryOAuthClient("http://127.0.0.1:33419/callback", "Walkthrough MCP client");
+    const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth });
+    await expect(new Client({ name: "walkthrough", version: "1" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(oauth.authorizationUrl).toBeDefined();
+    // The member (signed in as Staff since step 6) consents in the real browser.
+    await page.goto(oauth.authorizationUrl!.toString());
+    expect(await page.locator("h1").first().innerText()).toContain("Walkthrough MCP client");
+    await screenshot("8-mcp-consent");
+    const callback = page.waitForRequest((r) => r.url().startsWith("http://127.0.0.1:33419/callback"));
+    await page.locator('button[name=decision][value=approve]').click();
+    const code = new URL((await callback).url()).searchParams.get("code");
+    expect(code).toBeTruthy();
+    await first.finishAuth(code!);
+    const client = new Client({ name: "walkthrough", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: oauth }));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("listProducts");
+    const result = await client.callTool({ name: "listProducts", arguments: { pageSize: 3 } });
+    const body = JSON.parse((result as { content: { text: string }[] }).content[0]!.text) as { total: number };
+    expect(body.total).toBe(demoTitles.length);
+    await client.close();
   });
 });

@@ -7,6 +7,7 @@ import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProce
 import { runSessionProcedure, runStoreProcedure } from "#shared/procedures/execute";
 import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
 import type { AdminBindings } from "./env";
+import { revokeProviderGrant } from "./oauth/server";
 
 export interface SignedIn {
   /** The plain session id from the cookie (never logged); forms derive their CSRF token from it. */
@@ -52,7 +53,9 @@ type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> }
 /** Runs a registered procedure for a signed-in member (the /api/rpc door and the pages). */
 export async function runForSession(c: AdminContext, session: SessionInfo, proc: Procedure, input: unknown): Promise<unknown> {
   if (isSessionProcedure(proc)) return runSessionProcedure({ db: c.var.db, session, log: c.var.log }, proc, input);
-  return runStoreProcedure(c.var.db, { kind: "session", userId: session.userId, storeId: session.activeStoreId }, proc, input, c.var.log);
+  return runStoreProcedure(c.var.db, { kind: "session", userId: session.userId, storeId: session.activeStoreId }, proc, input, c.var.log, "session", {
+    revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
+  });
 }
 
 function redirect(location: string): HTTPException {

@@ -95,6 +95,13 @@ describe("MCP endpoint", () => {
     const grant = grants.items.find((g) => g.kind === "oauth")!;
     expect((await rpc(browser, "apiGrants/revoke", { id: grant.id })).status).toBe(200);
     expect((await post(store.slug, list, access)).status).toBe(401);
+    // Settings also deleted the provider's tokens: the refresh token no longer works either.
+    const refresh = await adminFetch(`${SECURE_ADMIN}/api/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: oauth.saved!.refresh_token!, client_id: oauth.info!.client_id }).toString(),
+    });
+    expect(refresh.status).toBe(400);
   });
 
   it("RFC 7009 revocation of the access token ends it", async () => {

@@ -111,3 +111,23 @@ export function authServer(origin: string, slug: string | null): OAuthAuthorizat
     clientRegistrationCallback: checkRegistration,
   });
 }
+
+/**
+ * Revoking a connection in Settings also deletes its tokens at the provider: the grants of that
+ * member's provider user whose metadata names the `api_grant` row. (Postgres already refuses the row.)
+ */
+export async function revokeProviderGrant(env: AdminBindings, origin: string, grant: { storeSlug: string; memberId: string; apiGrantId: string }): Promise<void> {
+  // Listing and revoking grants only touch KV; any valid issuer will do when this origin is not one
+  // (plain http on a non-loopback host, as in some tests).
+  const issuer = origin.startsWith("https://") || /^http:\/\/(localhost|127\.[0-9.]+|\[::1\])(:\d+)?$/.test(origin) ? origin : "http://localhost";
+  const api = authServer(issuer, grant.storeSlug).getOAuthApi(env);
+  const userId = userIdFor(grant.storeSlug, grant.memberId);
+  let cursor: string | undefined;
+  do {
+    const page = await api.listUserGrants(userId, cursor ? { cursor } : {});
+    for (const g of page.items) {
+      if ((g.metadata as { apiGrantId?: unknown } | null)?.apiGrantId === grant.apiGrantId) await api.revokeGrant(g.id, userId);
+    }
+    cursor = page.cursor;
+  } while (cursor);
+}

@@ -1,17 +1,21 @@
 import { Hono } from "hono";
 import { AREA_SCOPES, grantableScopes, TOKEN_LIFETIMES, type AreaScope } from "#shared/api/grants";
+import { mcpResourceUrl } from "#shared/api/mcp-urls";
 import { AREAS } from "#shared/auth/permissions";
 import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors";
 import { createToken, listActivity, listGrants, revokeGrant } from "#shared/procedures/api-grants";
+import { getMcpSettings, updateMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
 /**
- * Settings → MCP & API: every member creates and revokes their own script tokens and sees their
- * activity (Owner and Admin see the whole store's; only the Owner revokes another member's grant).
- * The rules live in the procedures (shared/procedures/api-grants.ts); this page only shows them.
+ * Settings → MCP & API: the store's MCP URL to paste into an AI client, the store's AI-client settings
+ * (mcpSettings.*: Owner and Admin change them, others see them or are told who can), and every
+ * member's own script tokens, AI-client connections and activity (Owner and Admin see the whole
+ * store's; only the Owner revokes another member's grant). The rules live in the procedures
+ * (shared/procedures/api-grants.ts, mcp-settings.ts); this page only shows them.
  * A new token is answered in the page body of the POST (201), never through a redirect or a URL.
  */
 export const apiSettingsPage = new Hono<AdminEnv>();
@@ -39,13 +43,38 @@ interface View {
   alert?: string;
   created?: Created;
   draft?: Draft;
+  /** What the member ticked, kept when the AI-client settings form comes back with an error. */
+  mcpDraft?: McpSettings;
 }
 
-const COPY_SCRIPT = `(function(){var b=document.getElementById("copy-token"),i=document.getElementById("new-token"),s=document.getElementById("copy-status");
-if(!b||!i)return;b.addEventListener("click",function(){i.select();
+/** Copy buttons: each names its input (data-copy), its status line (data-status) and what it copies (data-what). */
+const COPY_SCRIPT = `(function(){document.querySelectorAll("button[data-copy]").forEach(function(b){
+var i=document.getElementById(b.getAttribute("data-copy")),s=document.getElementById(b.getAttribute("data-status")),w=b.getAttribute("data-what")||"text";
+if(!i)return;b.addEventListener("click",function(){i.select();
 var done=function(t){if(s)s.textContent=t};
-if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(i.value).then(function(){done("Copied.")},function(){done("Copy failed: select the token and copy it by hand.")})}
-else done("Select the token and copy it by hand.")})})();`;
+if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(i.value).then(function(){done("Copied.")},function(){done("Copy failed: select the "+w+" and copy it by hand.")})}
+else done("Select the "+w+" and copy it by hand.")})})})();`;
+
+/** The store's AI-client settings as the form names them, with the words shown under each. */
+const MCP_SETTINGS: { field: keyof McpSettings; label: string; help: string }[] = [
+  {
+    field: "readCustomerDetails",
+    label: "Let clients read customer details",
+    help: "On: connected clients may read customers' email, phone and city. Off: they see customers' names only.",
+  },
+  {
+    field: "allowChanges",
+    label: "Allow AI clients to make changes",
+    help: "On: clients may change products, stock, discounts and pages, within their areas and the connecting member's role. Off: they can only read.",
+  },
+  {
+    field: "changesNeedApproval",
+    label: "Changes need approval",
+    help: "On: each change a client proposes waits until the member who connected it, or an Owner, approves it on the AI approvals page (proposals lapse after 24 hours). Off: changes run at once.",
+  },
+];
+
+type Grant = Awaited<ReturnType<typeof listGrants.run>>["items"][number];
 
 const titleCase = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -53,6 +82,28 @@ function When({ at, empty = "never" }: { at: Date | string | null; empty?: strin
   if (!at) return <span class="muted">{empty}</span>;
   const d = at instanceof Date ? at : new Date(at);
   return <time datetime={d.toISOString()}>{`${d.toISOString().slice(0, 16).replace("T", " ")} UTC`}</time>;
+}
+
+function MemberCell({ g, meId }: { g: Grant; meId: string }) {
+  return (
+    <td>
+      {g.member.email}
+      {g.member.id === meId ? <span class="muted"> (you)</span> : null}
+    </td>
+  );
+}
+
+function RevokeButton({ g, label, revocable, csrf }: { g: Grant; label: string; revocable: boolean; csrf: string }) {
+  if (!revocable) return null;
+  return (
+    <form method="post" action="/settings/api/revoke" class="inline">
+      <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name="id" value={g.id} />
+      <button type="submit" class="small danger" aria-label={`Revoke ${label}`}>
+        Revoke
+      </button>
+    </form>
+  );
 }
 
 /** A friendlier sentence for the create form's 400s; the procedure's own message otherwise. */
@@ -68,16 +119,25 @@ function createErrorText(e: AppError): string {
 
 async function render(c: AdminContext, base: Base, view: View = {}, status: Status = 200) {
   const { chrome, me, signedIn } = base;
-  const [grants, activity] = await Promise.all([
+  const canChangeMcp = me.permissions.includes("settings.write");
+  const canSeeMcp = canChangeMcp || me.permissions.includes("settings.read");
+  const [grants, activity, mcpSettings] = await Promise.all([
     pageCall(c, signedIn, listGrants, {}),
     pageCall(c, signedIn, listActivity, { page: 1, pageSize: ACTIVITY_PAGE_SIZE }),
+    // Staff lack settings.read: asking would answer the 403 page, so they are not asked.
+    canSeeMcp ? pageCall(c, signedIn, getMcpSettings, {}) : Promise.resolve(null),
   ]);
+  const shownMcp = view.mcpDraft ?? mcpSettings;
+  const aiClients = grants.items.filter((g) => g.kind === "oauth");
+  const scriptTokens = grants.items.filter((g) => g.kind === "token");
   const grantable = new Set<AreaScope>(grantableScopes(me.member.role));
   const offeredAreas = AREAS.filter((a) => grantable.has(`${a}:read`) || grantable.has(`${a}:write`));
   const canRevokeOthers = me.permissions.includes("staff.write");
+  const revocable = (g: Grant) => g.status === "active" && (g.member.id === me.member.id || canRevokeOthers);
   const storeWide = grants.scope === "store";
   const draft: Draft = view.draft ?? { name: "", areas: [], lifetimeDays: DEFAULT_LIFETIME };
   const origin = new URL(c.req.url).origin;
+  const mcpUrl = mcpResourceUrl(origin, me.store.slug);
   const curl = [
     `curl -X POST ${origin}/api/v1/products/list \\`,
     `  -H "Authorization: Bearer $TOKEN" \\`,
@@ -90,8 +150,8 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
     <AdminPage title="MCP & API" chrome={chrome}>
       <h1>MCP &amp; API</h1>
       <p class="muted">
-        Tokens let scripts call this store's API as you, limited to the areas you choose and never beyond your role ({me.member.roleLabel}).
-        AI clients connected over MCP appear here too.
+        AI clients (over MCP) and scripts (with a token) work in this store as you, limited to the areas you choose and never beyond your
+        role ({me.member.roleLabel}).
       </p>
       {view.notice ? (
         <p class="notice" role="status">
@@ -119,7 +179,7 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
               autocomplete="off"
               spellcheck={false}
             />
-            <button type="button" id="copy-token">
+            <button type="button" id="copy-token" data-copy="new-token" data-status="copy-status" data-what="token">
               Copy
             </button>
           </div>
@@ -127,9 +187,66 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
           <p class="muted">
             Areas: {view.created.grant.areas?.join(", ")} · expires: <When at={view.created.grant.expiresAt} />
           </p>
-          <script dangerouslySetInnerHTML={{ __html: COPY_SCRIPT }} />
         </section>
       ) : null}
+
+      <section id="connect" class="card" aria-labelledby="connect-heading">
+        <h2 id="connect-heading">Connect an AI client</h2>
+        <label for="mcp-url">This store's MCP URL</label>
+        <div class="copy">
+          <input id="mcp-url" readonly value={mcpUrl} autocomplete="off" spellcheck={false} />
+          <button type="button" id="copy-mcp-url" data-copy="mcp-url" data-status="mcp-url-status" data-what="URL">
+            Copy
+          </button>
+        </div>
+        <p class="muted" id="mcp-url-status" role="status" aria-live="polite"></p>
+        <p>Paste this URL into Claude, Cursor, the MCP Inspector or any MCP client as a remote (HTTP) server.</p>
+        <p>
+          It signs you in here and asks which areas to allow; the connection then acts as you, never beyond your role. It appears under
+          Connected AI clients below, where you can revoke it.
+        </p>
+      </section>
+
+      <section id="mcp-settings" class="card" aria-labelledby="mcp-settings-heading">
+        <h2 id="mcp-settings-heading">AI client settings</h2>
+        <p class="muted">What every connected AI client may do in this store, whoever connected it.</p>
+        {shownMcp && canChangeMcp ? (
+          <form method="post" action="/settings/api/mcp">
+            <input type="hidden" name="csrf" value={chrome.csrf} />
+            {MCP_SETTINGS.map((m) => (
+              <div class="setting">
+                <label class="check">
+                  <input type="checkbox" name={m.field} value="on" checked={shownMcp[m.field]} aria-describedby={`${m.field}-help`} />{" "}
+                  {m.label}
+                </label>
+                <p class="muted" id={`${m.field}-help`}>
+                  {m.help}
+                </p>
+              </div>
+            ))}
+            <div>
+              <button type="submit">Save AI client settings</button>
+            </div>
+          </form>
+        ) : shownMcp ? (
+          <>
+            <dl class="settings">
+              {MCP_SETTINGS.map((m) => (
+                <>
+                  <dt>{m.label}</dt>
+                  <dd>
+                    <strong>{shownMcp[m.field] ? "On" : "Off"}</strong>
+                    <span class="muted"> · {m.help}</span>
+                  </dd>
+                </>
+              ))}
+            </dl>
+            <p class="muted">Only Owners and Admins can change these.</p>
+          </>
+        ) : (
+          <p>Only Owners and Admins can see and change these.</p>
+        )}
+      </section>
 
       <section class="card" aria-labelledby="create-heading">
         <h2 id="create-heading">Create a token</h2>
@@ -205,45 +322,86 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
 
       <section id="grants" aria-labelledby="grants-heading">
         <h2 id="grants-heading">Tokens and connections</h2>
-        <p class="muted">{storeWide ? "Everyone's tokens and AI-client connections in this store." : "Your tokens and AI-client connections."}</p>
-        {grants.items.length === 0 ? (
-          <p class="card">No tokens or connections yet.</p>
-        ) : (
-          <div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Kind</th>
-                  {storeWide ? <th>Member</th> : null}
-                  <th>Areas</th>
-                  <th>Created</th>
-                  <th>Expires</th>
-                  <th>Last used</th>
-                  <th>Status</th>
-                  <th>
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {grants.items.map((g) => {
-                  const mine = g.member.id === me.member.id;
-                  const revocable = g.status === "active" && (mine || canRevokeOthers);
-                  return (
+        <p class="muted">{storeWide ? "Everyone's AI-client connections and tokens in this store." : "Your AI-client connections and tokens."}</p>
+
+        <div id="ai-clients" role="group" aria-labelledby="ai-clients-heading">
+          <h3 id="ai-clients-heading">Connected AI clients</h3>
+          {aiClients.length === 0 ? (
+            <p class="card">No AI clients connected yet. Paste the MCP URL above into one to connect it.</p>
+          ) : (
+            <div class="scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Client</th>
+                    {storeWide ? <th>Member</th> : null}
+                    <th>Areas</th>
+                    <th>Connected</th>
+                    <th>Last used</th>
+                    <th>Status</th>
+                    <th>
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {aiClients.map((g) => (
+                    <tr>
+                      <td>
+                        {g.clientName || g.name}
+                        {g.clientName && g.clientName !== g.name ? <div class="muted">{g.name}</div> : null}
+                      </td>
+                      {storeWide ? <MemberCell g={g} meId={me.member.id} /> : null}
+                      <td>{(g.areas ?? []).join(", ")}</td>
+                      <td>
+                        <When at={g.createdAt} />
+                      </td>
+                      <td>
+                        <When at={g.lastUsedAt} />
+                      </td>
+                      <td>
+                        <span class={`badge ${g.status}`}>{g.status}</span>
+                      </td>
+                      <td>
+                        <RevokeButton g={g} label={g.clientName || g.name || "AI client"} revocable={revocable(g)} csrf={chrome.csrf} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+
+        <div id="script-tokens" role="group" aria-labelledby="script-tokens-heading">
+          <h3 id="script-tokens-heading">Script tokens</h3>
+          {scriptTokens.length === 0 ? (
+            <p class="card">No script tokens yet. Create one above.</p>
+          ) : (
+            <div class="scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Name</th>
+                    {storeWide ? <th>Member</th> : null}
+                    <th>Areas</th>
+                    <th>Created</th>
+                    <th>Expires</th>
+                    <th>Last used</th>
+                    <th>Status</th>
+                    <th>
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {scriptTokens.map((g) => (
                     <tr>
                       <td>
                         {g.name}
-                        {g.kind === "token" && g.hint ? <div class="muted mono">…{g.hint}</div> : null}
-                        {g.kind === "oauth" && g.clientName && g.clientName !== g.name ? <div class="muted">{g.clientName}</div> : null}
+                        {g.hint ? <div class="muted mono">…{g.hint}</div> : null}
                       </td>
-                      <td>{g.kind === "oauth" ? "AI client" : "Token"}</td>
-                      {storeWide ? (
-                        <td>
-                          {g.member.email}
-                          {mine ? <span class="muted"> (you)</span> : null}
-                        </td>
-                      ) : null}
+                      {storeWide ? <MemberCell g={g} meId={me.member.id} /> : null}
                       <td>{(g.areas ?? []).join(", ")}</td>
                       <td>
                         <When at={g.createdAt} />
@@ -258,23 +416,15 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
                         <span class={`badge ${g.status}`}>{g.status}</span>
                       </td>
                       <td>
-                        {revocable ? (
-                          <form method="post" action="/settings/api/revoke" class="inline">
-                            <input type="hidden" name="csrf" value={chrome.csrf} />
-                            <input type="hidden" name="id" value={g.id} />
-                            <button type="submit" class="small danger" aria-label={`Revoke ${g.name}`}>
-                              Revoke
-                            </button>
-                          </form>
-                        ) : null}
+                        <RevokeButton g={g} label={g.name ?? "token"} revocable={revocable(g)} csrf={chrome.csrf} />
                       </td>
                     </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )}
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
       </section>
 
       <section id="activity" aria-labelledby="activity-heading">
@@ -316,6 +466,7 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
           </div>
         )}
       </section>
+      <script dangerouslySetInnerHTML={{ __html: COPY_SCRIPT }} />
     </AdminPage>,
     status,
   );
@@ -338,10 +489,16 @@ function lifetimeOf(value: string | undefined): number | null | string | undefin
   return (TOKEN_LIFETIMES as readonly number[]).includes(n) ? n : value;
 }
 
-// GET /settings/api: tokens, connections and activity (any member; what each sees is the procedures' rule).
+// GET /settings/api: MCP URL, AI-client settings, tokens, connections and activity (any member; what each sees is the procedures' rule).
 apiSettingsPage.get("/settings/api", async (c) => {
   const base = await storePage(c);
-  return render(c, base, c.req.query("revoked") === "1" ? { notice: "Token revoked. It stops working on its next call." } : {});
+  const notice =
+    c.req.query("revoked") === "1"
+      ? "Token revoked. It stops working on its next call."
+      : c.req.query("mcp") === "saved"
+        ? "AI client settings saved."
+        : undefined;
+  return render(c, base, notice ? { notice } : {});
 });
 
 // POST /settings/api/tokens: apiGrants.createToken. The token is answered in this page (201), once.
@@ -392,4 +549,26 @@ apiSettingsPage.post("/settings/api/revoke", async (c) => {
     throw e;
   }
   return c.redirect("/settings/api?revoked=1", 303);
+});
+
+// POST /settings/api/mcp: mcpSettings.update with all three switches (an unticked box is false), then back (303).
+apiSettingsPage.post("/settings/api/mcp", async (c) => {
+  if (isCrossSite(c)) throw crossSiteRefused();
+  const base = await storePage(c);
+  const form = await c.req.parseBody();
+  if (!(await csrfTokenMatches(base.signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  const input: McpSettings = {
+    readCustomerDetails: textOf(form.readCustomerDetails) !== undefined,
+    allowChanges: textOf(form.allowChanges) !== undefined,
+    changesNeedApproval: textOf(form.changesNeedApproval) !== undefined,
+  };
+  try {
+    await pageCall(c, base.signedIn, updateMcpSettings, input, ["FORBIDDEN", "BAD_REQUEST"]);
+  } catch (e) {
+    if (isAppError(e) && (e.code === "FORBIDDEN" || e.code === "BAD_REQUEST")) {
+      return render(c, base, { alert: e.message, mcpDraft: e.code === "BAD_REQUEST" ? input : undefined }, e.code === "FORBIDDEN" ? 403 : 400);
+    }
+    throw e;
+  }
+  return c.redirect("/settings/api?mcp=saved", 303);
 });

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AdminEnv } from "../context";
+import { aiApprovalsPage } from "./ai-approvals";
 import { apiSettingsPage } from "./api-settings";
 import { home } from "./home";
 import { productsPage } from "./products";
@@ -12,4 +13,5 @@ pages.route("/", home);
 pages.route("/", productsPage);
 pages.route("/", settingsPage);
 pages.route("/", apiSettingsPage);
+pages.route("/", aiApprovalsPage);
 pages.route("/", selectStorePage);

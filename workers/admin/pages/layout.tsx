@@ -3,6 +3,7 @@ import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 
 const ADMIN_CSS = `
+button.secondary{background:transparent;color:var(--fg);border:1px solid var(--line)}
 a{color:var(--accent)}a.card{display:block;color:inherit;text-decoration:none}a.card:hover{border-color:var(--accent)}
 main.wide{max-width:64rem;margin:1.5rem auto}
 header.bar{display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center;justify-content:space-between;max-width:64rem;margin:0 auto;padding:1rem 1.25rem;border-bottom:1px solid var(--line)}
@@ -31,6 +32,9 @@ table.areas{width:auto;min-width:16rem}table.areas td,table.areas th{padding:.35
 form.inline{display:inline;margin:0}button.small{margin:0;padding:.3rem .7rem;font-size:.8125rem}button.danger{background:#c8453b}
 .secret{border:2px solid var(--accent)}.copy{display:flex;gap:.5rem;align-items:center}.copy input{flex:1;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}.copy button{margin:0}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.badge.approved{border-color:#2e9d5b;color:#2e9d5b}.badge.rejected,.badge.failed{border-color:#c8453b;color:#c8453b}
+article.proposal{padding:1.25rem;margin:1rem 0}article.proposal h3{font-size:1rem;margin:0 0 .25rem}table.diff{margin:.75rem 0}
+.decide{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.decide form.reject{display:flex;gap:.5rem;align-items:center}.decide input{width:auto;margin:0}
 `;
 
 export interface Chrome {
@@ -61,6 +65,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>
+            <a href="/ai/approvals">AI approvals</a>
             <a href="/select-store">Switch store</a>
           </nav>
           <span class="who">

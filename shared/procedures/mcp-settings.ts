@@ -1,0 +1,84 @@
+import { eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { store } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import { storeProcedure } from "./define";
+
+/**
+ * The store's AI-client (MCP) settings (SPEC "Store settings"), shown on Settings → MCP & API:
+ *   - readCustomerDetails ('Let clients read customer details'): the customer-details tool answers;
+ *   - allowChanges ('Allow AI clients to make changes'): change tools are listed at all;
+ *   - changesNeedApproval ('Changes need approval'): a change an AI client proposes waits for the
+ *     member who connected it to approve it, instead of running at once.
+ * Owners and Admins (settings.read / settings.write) only; never reachable with a token.
+ */
+
+const columns = {
+  readCustomerDetails: store.mcpReadCustomerDetails,
+  allowChanges: store.mcpAllowChanges,
+  changesNeedApproval: store.mcpChangesNeedApproval,
+};
+
+export type McpSettings = { readCustomerDetails: boolean; allowChanges: boolean; changesNeedApproval: boolean };
+type Field = keyof McpSettings;
+const FIELDS = Object.keys(columns) as Field[];
+
+async function read(tx: StoreTx, forUpdate = false): Promise<McpSettings> {
+  const query = tx.select(columns).from(store).where(eq(store.id, tx.storeId));
+  const [row] = forUpdate ? await query.for("update") : await query;
+  // The membership check already found this store in the same transaction.
+  if (!row) throw new Error("mcpSettings: store row missing");
+  return row;
+}
+
+export const getMcpSettings = storeProcedure({
+  router: "mcpSettings",
+  name: "get",
+  description:
+    "The store's AI-client settings: readCustomerDetails (clients may read customers' contact details), allowChanges (clients may propose changes at all) and changesNeedApproval (each change waits for a member's approval).",
+  access: "settings.read",
+  mutates: false,
+  input: z.strictObject({}),
+  async run({ tx }): Promise<McpSettings> {
+    return read(tx);
+  },
+});
+
+export const updateMcpSettings = storeProcedure({
+  router: "mcpSettings",
+  name: "update",
+  description:
+    "Change the store's AI-client settings: give any of readCustomerDetails, allowChanges and changesNeedApproval as true or false; the others stay. Setting a value it already has changes nothing. Answers the settings as they now are.",
+  access: "settings.write",
+  mutates: true,
+  input: z
+    .strictObject({
+      readCustomerDetails: z.boolean().optional().describe("Let AI clients read customers' contact details (email, phone, city)"),
+      allowChanges: z.boolean().optional().describe("Let AI clients make changes (products, stock, discounts, pages) at all"),
+      changesNeedApproval: z.boolean().optional().describe("Each change an AI client proposes waits for approval before it runs"),
+    })
+    .refine((v) => FIELDS.some((f) => v[f] !== undefined), {
+      message: "Give at least one of readCustomerDetails, allowChanges or changesNeedApproval.",
+    }),
+  async run(ctx, input): Promise<McpSettings> {
+    const before = await read(ctx.tx, true);
+    const changed = FIELDS.filter((f) => input[f] !== undefined && input[f] !== before[f]);
+    if (changed.length === 0) return before;
+    const after: McpSettings = { ...before };
+    for (const f of changed) after[f] = input[f]!;
+    await ctx.tx
+      .update(store)
+      .set({
+        mcpReadCustomerDetails: after.readCustomerDetails,
+        mcpAllowChanges: after.allowChanges,
+        mcpChangesNeedApproval: after.changesNeedApproval,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(store.id, ctx.tx.storeId));
+    await emit(ctx.tx, "store.mcp_settings_updated", { fields: changed });
+    return after;
+  },
+});
+
+export const mcpSettingsProcedures = [getMcpSettings, updateMcpSettings];

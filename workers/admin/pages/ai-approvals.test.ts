@@ -1,0 +1,213 @@
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { describe, expect, it } from "vitest";
+import { makeStore, testDb, type TestStore } from "../../../test/harness";
+import { addMember } from "../../../test/procedures";
+import { page, postForm, rpc, rpcJson, sessionFor, type Browser } from "../../../test/admin";
+import { adminFetch, consent, MemoryOAuthClient, SECURE_ADMIN } from "../../../test/oauth";
+
+const db = testDb();
+const mcpUrl = (slug: string) => `${SECURE_ADMIN}/api/mcp/${slug}`;
+
+interface Connected {
+  store: TestStore;
+  browser: Browser;
+  client: Client;
+}
+
+/** An MCP client that starts from nothing but the URL (as workers/admin/mcp.test.ts does it). */
+async function connectClient(options: { areas?: string[]; role?: "owner" | "admin" | "staff"; store?: TestStore } = {}): Promise<Connected> {
+  const store = options.store ?? (await makeStore(db));
+  const userId = options.role && options.role !== "owner" ? (await addMember(db, store, options.role)).userId : store.ownerUserId;
+  const browser = await sessionFor(db, userId, store.id);
+  const oauth = new MemoryOAuthClient();
+  const first = new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch });
+  await expect(new Client({ name: "test", version: "1" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+  const { redirect } = await consent(browser, oauth.authorizationUrl!, options.areas ? { areas: options.areas } : {});
+  await first.finishAuth(redirect.searchParams.get("code")!);
+  const client = new Client({ name: "test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch }));
+  return { store, browser, client };
+}
+
+/** The JSON a tool answered (tools answer compact JSON text). */
+const resultOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+
+const section = (html: string, id: string) => {
+  const start = html.indexOf(`<section id="${id}"`);
+  return start < 0 ? "" : html.slice(start, html.indexOf("</section>", start));
+};
+
+interface Product {
+  id: string;
+  title: string;
+  vendor: string | null;
+}
+
+const productOf = async (browser: Browser, id: string) => rpcJson<Product>(await rpc(browser, "products/get", { id }));
+
+interface Approval {
+  id: string;
+  state: string;
+  error: string | null;
+}
+/** One proposal as aiApprovals.list answers it to `browser` (every test store also holds the Owner's "Fixture proposal"). */
+const approvalOf = async (browser: Browser, id: string) =>
+  (await rpcJson<{ items: Approval[] }>(await rpc(browser, "aiApprovals/list", {}))).items.find((a) => a.id === id);
+
+/** A store whose AI clients may propose changes, a connected client, the fixture product, and a proposal helper. */
+async function setUp(options: { role?: "owner" | "admin" | "staff" } = {}) {
+  const store = await makeStore(db);
+  const owner = await sessionFor(db, store.ownerUserId, store.id);
+  expect((await rpc(owner, "store/update", { mcpAllowChanges: true })).status).toBe(200);
+  const connected = await connectClient({ areas: ["products:write"], store, ...(options.role ? { role: options.role } : {}) });
+  const product = (resultOf(await connected.client.callTool({ name: "listProducts", arguments: {} })) as { items: Product[] }).items[0]!;
+  const propose = async (args: Record<string, unknown>) => {
+    const res = await connected.client.callTool({ name: "updateProduct", arguments: { id: product.id, ...args } });
+    expect(res.isError).toBeFalsy();
+    const proposed = resultOf(res);
+    expect(proposed).toMatchObject({ status: "pending" });
+    return String(proposed["approvalId"]);
+  };
+  return { ...connected, owner, product, propose };
+}
+
+describe("AI approvals page", () => {
+  it("shows the empty state, and the nav link to every member", async () => {
+    const store = await makeStore(db);
+    const staff = await addMember(db, store, "staff");
+    const res = await page(await sessionFor(db, staff.userId, store.id), "/ai/approvals");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const html = await res.text();
+    expect(html).toContain('href="/ai/approvals"');
+    expect(html).toContain("No proposals yet. When an AI client connected over MCP proposes a change, it waits here for you.");
+    expect(html).toContain("Showing yours");
+    expect((await page(null, "/ai/approvals")).status).toBe(302);
+  });
+
+  it("lists a pending proposal with its summary and diff; approve once (303, the product changes), twice is 409", async () => {
+    const { browser, product, propose } = await setUp();
+    expect(product.title).toBe("Fixture");
+    const id = await propose({ title: "Renamed <b>" });
+
+    const html = await (await page(browser, "/ai/approvals")).text();
+    const pending = section(html, "pending");
+    expect(pending).toContain("Waiting for you");
+    expect(pending).toContain("Update product &quot;Fixture&quot;: title &quot;Fixture&quot; → &quot;Renamed &lt;b&gt;&quot;.");
+    expect(pending).not.toContain("<b>");
+    expect(pending).toContain("updateProduct");
+    expect(pending).toMatch(/<th scope="row" class="mono">title<\/th><td>Fixture<\/td><td>Renamed &lt;b&gt;<\/td>/);
+    expect(pending).toContain(`name="id" value="${id}"`);
+    expect(pending).toContain('action="/ai/approvals/approve"');
+    expect(pending).toContain('action="/ai/approvals/reject"');
+    expect(pending).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    expect(html).toContain("Showing all members");
+
+    const approved = await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf });
+    expect(approved.status).toBe(303);
+    expect(approved.headers.get("location")).toBe("/ai/approvals?done=approved");
+    expect((await productOf(browser, product.id)).title).toBe("Renamed <b>");
+
+    const after = await (await page(browser, "/ai/approvals?done=approved")).text();
+    expect(after).toContain("Approved: the change has been made.");
+    expect(section(after, "pending")).not.toContain(`value="${id}"`);
+    expect(section(after, "decided")).toMatch(/<span class="badge approved">approved<\/span>/);
+
+    const twice = await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf });
+    expect(twice.status).toBe(409);
+    const twiceHtml = await twice.text();
+    expect(twiceHtml).toContain('role="alert"');
+    expect(twiceHtml).toContain("This proposal is approved; it can be decided only once, while pending.");
+  });
+
+  it("rejecting shows the proposal under Recent decisions with its reason; nothing changes", async () => {
+    const { browser, product, propose } = await setUp();
+    const id = await propose({ vendor: "Someone else" });
+    const res = await postForm(browser, "/ai/approvals/reject", { id, csrf: browser.csrf, reason: "Not <now>" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/ai/approvals?done=rejected");
+    expect((await productOf(browser, product.id)).vendor).not.toBe("Someone else");
+    const html = await (await page(browser, "/ai/approvals?done=rejected")).text();
+    expect(html).toContain("Rejected: nothing was changed.");
+    expect(section(html, "pending")).not.toContain(`value="${id}"`);
+    const decided = section(html, "decided");
+    expect(decided).toContain("Recent decisions");
+    expect(decided).toContain('<span class="badge rejected">rejected</span>');
+    expect(decided).toContain("Not &lt;now&gt;");
+    expect(await approvalOf(browser, id)).toMatchObject({ state: "rejected", error: "Not <now>" });
+    // Already decided: rejecting again is a conflict.
+    expect((await postForm(browser, "/ai/approvals/reject", { id, csrf: browser.csrf })).status).toBe(409);
+  });
+
+  it("shows a failed approval's error (the connection was revoked since)", async () => {
+    const { browser, product, propose } = await setUp();
+    const id = await propose({ title: "Never" });
+    const grants = await rpcJson<{ items: { id: string; kind: string }[] }>(await rpc(browser, "apiGrants/list", {}));
+    expect((await rpc(browser, "apiGrants/revoke", { id: grants.items.find((g) => g.kind === "oauth")!.id })).status).toBe(200);
+    const res = await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/ai/approvals?done=failed&id=${id}`);
+    const html = await (await page(browser, res.headers.get("location")!)).text();
+    expect(html).toContain("Approved, but the change could not be made: The AI client&#39;s connection was revoked or has expired.");
+    expect((await productOf(browser, product.id)).title).toBe("Fixture");
+    expect(section(html, "decided")).toContain('<span class="badge failed">failed</span>');
+  });
+
+  it("refuses a missing, forged or cross-site CSRF token (403) and decides nothing", async () => {
+    const { browser, product, propose } = await setUp();
+    const id = await propose({ title: "Sneaky" });
+    expect((await postForm(browser, "/ai/approvals/approve", { id })).status).toBe(403);
+    expect((await postForm(browser, "/ai/approvals/approve", { id, csrf: "0".repeat(64) })).status).toBe(403);
+    const other = await sessionFor(db, (await makeStore(db)).ownerUserId, null);
+    expect((await postForm(browser, "/ai/approvals/reject", { id, csrf: other.csrf })).status).toBe(403);
+    expect((await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf }, { origin: "https://evil.test" })).status).toBe(403);
+    expect((await postForm(browser, "/ai/approvals/reject", { id, csrf: browser.csrf }, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+    expect(await approvalOf(browser, id)).toMatchObject({ state: "pending" });
+    expect((await productOf(browser, product.id)).title).toBe("Fixture");
+  });
+
+  it("answers 400 for an id that is not a proposal's, and 404 for one of another store", async () => {
+    const { browser } = await setUp();
+    const bad = await postForm(browser, "/ai/approvals/approve", { id: "nope", csrf: browser.csrf });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("That is not a proposal of this store.");
+    const elsewhere = await setUp();
+    const theirs = await elsewhere.propose({ title: "Elsewhere" });
+    expect((await postForm(browser, "/ai/approvals/approve", { id: theirs, csrf: browser.csrf })).status).toBe(404);
+    expect(await approvalOf(elsewhere.browser, theirs)).toMatchObject({ state: "pending" });
+  });
+
+  it("another Admin neither sees nor decides a member's proposal; the Owner sees it and approves it", async () => {
+    const { browser, store, owner, product, propose } = await setUp({ role: "admin" });
+    const id = await propose({ title: "Renamed" });
+    const mine = await (await page(browser, "/ai/approvals")).text();
+    expect(section(mine, "pending")).toContain(`value="${id}"`);
+    expect(mine).toContain("Showing yours");
+
+    const otherAdmin = await sessionFor(db, (await addMember(db, store, "admin")).userId, store.id);
+    const theirs = await (await page(otherAdmin, "/ai/approvals")).text();
+    expect(theirs).not.toContain(id);
+    expect(theirs).not.toContain("Renamed");
+    expect(theirs).toContain("No proposals yet.");
+    const forged = await postForm(otherAdmin, "/ai/approvals/approve", { id, csrf: otherAdmin.csrf });
+    expect([403, 404]).toContain(forged.status);
+    const forgedReject = await postForm(otherAdmin, "/ai/approvals/reject", { id, csrf: otherAdmin.csrf });
+    expect([403, 404]).toContain(forgedReject.status);
+    expect(await approvalOf(browser, id)).toMatchObject({ state: "pending" });
+    expect((await productOf(browser, product.id)).title).toBe("Fixture");
+
+    const ownerView = await (await page(owner, "/ai/approvals")).text();
+    expect(ownerView).toContain("Showing all members");
+    const pending = section(ownerView, "pending");
+    expect(pending).toContain(`value="${id}"`);
+    expect(pending).toContain("through another member");
+    expect(pending).toMatch(/<td>Fixture<\/td><td>Renamed<\/td>/);
+    const approved = await postForm(owner, "/ai/approvals/approve", { id, csrf: owner.csrf });
+    expect(approved.status).toBe(303);
+    expect(approved.headers.get("location")).toBe("/ai/approvals?done=approved");
+    expect((await productOf(owner, product.id)).title).toBe("Renamed");
+    expect(await approvalOf(browser, id)).toMatchObject({ state: "approved" });
+  });
+});
