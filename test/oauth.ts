@@ -1,5 +1,12 @@
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Database } from "#shared/db/database";
 import worker from "../workers/admin/index";
-import type { Browser } from "./admin";
+import { makeStore, type TestStore } from "./harness";
+import { MemoryOAuthClient } from "./oauth-client";
+import { addMember } from "./procedures";
+import { sessionFor, type Browser } from "./admin";
 import { call } from "./call";
 
 export { MemoryOAuthClient } from "./oauth-client";
@@ -43,3 +50,39 @@ export async function consent(
   if (!location) throw new Error(`consent POST answered ${post.status} without a redirect: ${(await post.text()).slice(0, 300)}`);
   return { page, redirect: new URL(location), status: post.status };
 }
+
+export const mcpUrl = (slug: string) => `${SECURE_ADMIN}/api/mcp/${slug}`;
+
+export interface ConnectedClient {
+  store: TestStore;
+  browser: Browser;
+  oauth: MemoryOAuthClient;
+  client: Client;
+}
+
+/**
+ * An MCP client that starts from nothing but the store's URL, as a real one does: the first connect
+ * gets a 401 and runs discovery and registration, the member consents, the code is exchanged, and a
+ * second connect succeeds.
+ */
+export async function connectMcpClient(
+  db: Database,
+  options: { areas?: string[]; role?: "owner" | "admin" | "staff"; store?: TestStore } = {},
+): Promise<ConnectedClient> {
+  const store = options.store ?? (await makeStore(db));
+  const userId = options.role && options.role !== "owner" ? (await addMember(db, store, options.role)).userId : store.ownerUserId;
+  const browser = await sessionFor(db, userId, store.id);
+  const oauth = new MemoryOAuthClient();
+  const url = new URL(mcpUrl(store.slug));
+  const first = new StreamableHTTPClientTransport(url, { authProvider: oauth, fetch: adminFetch });
+  const refused = await new Client({ name: "test", version: "1" }).connect(first).then(() => null, (e: unknown) => e);
+  if (!(refused instanceof UnauthorizedError)) throw new Error(`expected the first connect to need authorization, got ${String(refused)}`);
+  const { redirect } = await consent(browser, oauth.authorizationUrl!, options.areas ? { areas: options.areas } : {});
+  await first.finishAuth(redirect.searchParams.get("code")!);
+  const client = new Client({ name: "test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: oauth, fetch: adminFetch }));
+  return { store, browser, oauth, client };
+}
+
+/** The JSON a tool answered (tools answer compact JSON text). */
+export const toolResult = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;

@@ -1,41 +1,13 @@
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
-import { makeStore, testDb, type TestStore } from "../../test/harness";
-import { addMember } from "../../test/procedures";
-import { api, createToken, rpc, rpcJson, sessionFor, type Browser } from "../../test/admin";
-import { adminFetch, consent, MemoryOAuthClient, SECURE_ADMIN } from "../../test/oauth";
+import { makeStore, testDb } from "../../test/harness";
+import { api, createToken, rpc, rpcJson, sessionFor } from "../../test/admin";
+import { adminFetch, connectMcpClient, mcpUrl, SECURE_ADMIN, toolResult, type ConnectedClient } from "../../test/oauth";
 
 const db = testDb();
-const mcpUrl = (slug: string) => `${SECURE_ADMIN}/api/mcp/${slug}`;
 
-interface Connected {
-  store: TestStore;
-  browser: Browser;
-  oauth: MemoryOAuthClient;
-  client: Client;
-}
-
-/** An MCP client that starts from nothing but the URL: 401 → discovery → registration → consent → tools. */
-async function connectClient(options: { areas?: string[]; role?: "owner" | "admin" | "staff"; store?: TestStore } = {}): Promise<Connected> {
-  const store = options.store ?? (await makeStore(db));
-  const userId = options.role && options.role !== "owner" ? (await addMember(db, store, options.role)).userId : store.ownerUserId;
-  const browser = await sessionFor(db, userId, store.id);
-  const oauth = new MemoryOAuthClient();
-  const first = new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch });
-  await expect(new Client({ name: "test", version: "1" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
-  const { redirect } = await consent(browser, oauth.authorizationUrl!, options.areas ? { areas: options.areas } : {});
-  await first.finishAuth(redirect.searchParams.get("code")!);
-  const client = new Client({ name: "test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch }));
-  return { store, browser, oauth, client };
-}
-
-const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name).sort();
-/** The JSON a tool answered (tools answer compact JSON text). */
-const resultOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const toolNames = async (client: ConnectedClient["client"]) => (await client.listTools()).tools.map((t) => t.name).sort();
+const resultOf = toolResult;
 
 function post(slug: string, body: unknown, token?: string, method = "POST"): Promise<Response> {
   return adminFetch(mcpUrl(slug), {
@@ -47,7 +19,7 @@ function post(slug: string, body: unknown, token?: string, method = "POST"): Pro
 
 describe("MCP endpoint", () => {
   it("connects with nothing but the URL, lists and calls tools", async () => {
-    const { client, store } = await connectClient({ areas: ["products:read", "analytics:read"] });
+    const { client, store } = await connectMcpClient(db, { areas: ["products:read", "analytics:read"] });
     expect(await toolNames(client)).toEqual(["getProduct", "listProducts", "salesSummary"]);
     const listed = await client.listTools();
     const schema = listed.tools.find((t) => t.name === "listProducts")!.inputSchema as { properties: Record<string, unknown> };
@@ -81,7 +53,7 @@ describe("MCP endpoint", () => {
   });
 
   it("refuses a token of another store, and revoked grants (Postgres is the authority)", async () => {
-    const { oauth, store, browser } = await connectClient();
+    const { oauth, store, browser } = await connectMcpClient(db);
     const other = await makeStore(db);
     const access = oauth.saved!.access_token;
     const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
@@ -105,7 +77,7 @@ describe("MCP endpoint", () => {
   });
 
   it("RFC 7009 revocation of the access token ends it", async () => {
-    const { oauth, store } = await connectClient();
+    const { oauth, store } = await connectMcpClient(db);
     const access = oauth.saved!.access_token;
     const res = await adminFetch(`${SECURE_ADMIN}/api/oauth/revoke`, {
       method: "POST",
@@ -117,7 +89,7 @@ describe("MCP endpoint", () => {
   });
 
   it("lists tools by role × areas × the three settings; customerDetails blocked while reading details is off", async () => {
-    const owner = await connectClient({ areas: ["products:write", "customers:read"] });
+    const owner = await connectMcpClient(db, { areas: ["products:write", "customers:read"] });
     expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProducts"]);
     const customers = resultOf(await owner.client.callTool({ name: "listCustomers", arguments: {} })) as { items: { id: string }[] };
     const blocked = await owner.client.callTool({ name: "customerDetails", arguments: { id: customers.items[0]!.id } });
@@ -128,12 +100,12 @@ describe("MCP endpoint", () => {
     const details = await owner.client.callTool({ name: "customerDetails", arguments: { id: customers.items[0]!.id } });
     expect(resultOf(details)["email"]).toMatch(/@example\.test$/);
     // Staff cannot grant analytics; their connection never lists it whatever the client asks.
-    const staff = await connectClient({ role: "staff", store: owner.store });
+    const staff = await connectMcpClient(db, { role: "staff", store: owner.store });
     expect(await toolNames(staff.client)).not.toContain("salesSummary");
   });
 
   it("proposes changes for approval; approved once, rejected, expired; auto-approved when approval is off", async () => {
-    const { client, browser, store } = await connectClient({ areas: ["products:write", "content:write"] });
+    const { client, browser, store } = await connectMcpClient(db, { areas: ["products:write", "content:write"] });
     await rpc(browser, "store/update", { mcpAllowChanges: true });
     const product = (resultOf(await client.callTool({ name: "listProducts", arguments: {} })) as { items: { id: string }[] }).items[0]!;
     const proposed = resultOf(await client.callTool({ name: "updateProduct", arguments: { id: product.id, title: "Renamed by AI" } }));
@@ -165,7 +137,7 @@ describe("MCP endpoint", () => {
 
   it("approving re-checks the connection: a member demoted since cannot have it run", async () => {
     const store = await makeStore(db);
-    const { client, browser } = await connectClient({ role: "admin", areas: ["content:write"], store });
+    const { client, browser } = await connectMcpClient(db, { role: "admin", areas: ["content:write"], store });
     const owner = await sessionFor(db, store.ownerUserId, store.id);
     await rpc(owner, "store/update", { mcpAllowChanges: true });
     const page = (resultOf(await client.callTool({ name: "listPages", arguments: {} })) as { items: { id: string }[] }).items[0]!;

@@ -1,38 +1,12 @@
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
-import { makeStore, testDb, type TestStore } from "../../../test/harness";
+import { makeStore, testDb } from "../../../test/harness";
 import { addMember } from "../../../test/procedures";
 import { page, postForm, rpc, rpcJson, sessionFor, type Browser } from "../../../test/admin";
-import { adminFetch, consent, MemoryOAuthClient, SECURE_ADMIN } from "../../../test/oauth";
+import { connectMcpClient, toolResult } from "../../../test/oauth";
 
 const db = testDb();
-const mcpUrl = (slug: string) => `${SECURE_ADMIN}/api/mcp/${slug}`;
 
-interface Connected {
-  store: TestStore;
-  browser: Browser;
-  client: Client;
-}
-
-/** An MCP client that starts from nothing but the URL (as workers/admin/mcp.test.ts does it). */
-async function connectClient(options: { areas?: string[]; role?: "owner" | "admin" | "staff"; store?: TestStore } = {}): Promise<Connected> {
-  const store = options.store ?? (await makeStore(db));
-  const userId = options.role && options.role !== "owner" ? (await addMember(db, store, options.role)).userId : store.ownerUserId;
-  const browser = await sessionFor(db, userId, store.id);
-  const oauth = new MemoryOAuthClient();
-  const first = new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch });
-  await expect(new Client({ name: "test", version: "1" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
-  const { redirect } = await consent(browser, oauth.authorizationUrl!, options.areas ? { areas: options.areas } : {});
-  await first.finishAuth(redirect.searchParams.get("code")!);
-  const client = new Client({ name: "test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(store.slug)), { authProvider: oauth, fetch: adminFetch }));
-  return { store, browser, client };
-}
-
-/** The JSON a tool answered (tools answer compact JSON text). */
-const resultOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;
+const resultOf = toolResult;
 
 const section = (html: string, id: string) => {
   const start = html.indexOf(`<section id="${id}"`);
@@ -61,7 +35,7 @@ async function setUp(options: { role?: "owner" | "admin" | "staff" } = {}) {
   const store = await makeStore(db);
   const owner = await sessionFor(db, store.ownerUserId, store.id);
   expect((await rpc(owner, "store/update", { mcpAllowChanges: true })).status).toBe(200);
-  const connected = await connectClient({ areas: ["products:write"], store, ...(options.role ? { role: options.role } : {}) });
+  const connected = await connectMcpClient(db, { areas: ["products:write"], store, ...(options.role ? { role: options.role } : {}) });
   const product = (resultOf(await connected.client.callTool({ name: "listProducts", arguments: {} })) as { items: Product[] }).items[0]!;
   const propose = async (args: Record<string, unknown>) => {
     const res = await connected.client.callTool({ name: "updateProduct", arguments: { id: product.id, ...args } });
