@@ -5,7 +5,7 @@ import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure, type StoreContext } from "./define";
-import { offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 
 /**
  * Settings → MCP & API (SPEC rule 4). Who may do what (docs/decisions/0003-token-api.md):
@@ -163,7 +163,7 @@ export const listActivity = storeProcedure({
         bucketStart: apiActivity.bucketStart,
         count: apiActivity.count,
         lastAt: apiActivity.lastAt,
-        total: sql<number>`(count(*) over ())::int`,
+        ...totalColumn(),
       })
       .from(apiActivity)
       .innerJoin(apiGrant, and(eq(apiGrant.storeId, apiActivity.storeId), eq(apiGrant.id, apiActivity.grantId)))
@@ -171,18 +171,12 @@ export const listActivity = storeProcedure({
       .orderBy(desc(apiActivity.lastAt), desc(apiActivity.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      ({ total: _t, ...item }) => item,
-      async () =>
-        (
-          await ctx.tx
-            .select({ n: sql<number>`count(*)::int` })
+    return pageFrom(rows, input, () =>
+      ctx.tx
+        .select(countColumn())
             .from(apiActivity)
             .innerJoin(apiGrant, and(eq(apiGrant.storeId, apiActivity.storeId), eq(apiGrant.id, apiActivity.grantId)))
-            .where(where)
-        )[0]?.n ?? 0,
+        .where(where),
     );
   },
 });

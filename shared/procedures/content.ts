@@ -5,7 +5,7 @@ import { page, PAGE_STATUSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
 
 const pageFields = {
@@ -65,18 +65,13 @@ export const listPages = storeProcedure({
     }
     const where = and(...conditions);
     const rows = await tx
-      .select({ ...summaryColumns, total: sql<number>`(count(*) over ())::int` })
+      .select({ ...summaryColumns, ...totalColumn() })
       .from(page)
       .where(where)
       .orderBy(desc(page.updatedAt), desc(page.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      ({ total: _total, ...item }) => item,
-      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(page).where(where))[0]?.n ?? 0,
-    );
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(page).where(where));
   },
 });
 

@@ -4,7 +4,7 @@ import { emit } from "../db/outbox";
 import { customer } from "../db/schema";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 
 const PHONE = /^\+[1-9][0-9]{6,14}$/;
 const NEED_CONTACT = "A customer needs an email or a phone number (or both).";
@@ -66,18 +66,13 @@ export const listCustomers = storeProcedure({
     }
     const where = and(...conditions);
     const rows = await tx
-      .select({ ...summaryColumns, total: sql<number>`(count(*) over ())::int` })
+      .select({ ...summaryColumns, ...totalColumn() })
       .from(customer)
       .where(where)
       .orderBy(desc(customer.createdAt), desc(customer.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      ({ total: _total, ...item }) => item,
-      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(customer).where(where))[0]?.n ?? 0,
-    );
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(customer).where(where));
   },
 });
 

@@ -5,7 +5,7 @@ import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 
 export const DISCOUNT_STATES = ["disabled", "scheduled", "expired", "used_up", "live"] as const;
 export type DiscountState = (typeof DISCOUNT_STATES)[number];
@@ -81,18 +81,13 @@ export const listDiscounts = storeProcedure({
     if (input.query) conditions.push(ilike(discount.code, likePattern(input.query)));
     const where = and(...conditions);
     const rows = await tx
-      .select({ ...discountColumns, total: sql<number>`(count(*) over ())::int` })
+      .select({ ...discountColumns, ...totalColumn() })
       .from(discount)
       .where(where)
       .orderBy(desc(discount.createdAt), desc(discount.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      ({ total: _total, ...item }) => item,
-      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(discount).where(where))[0]?.n ?? 0,
-    );
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(discount).where(where));
   },
 });
 

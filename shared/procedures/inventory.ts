@@ -5,7 +5,7 @@ import { ADJUSTMENT_REASONS, inventoryAdjustment, inventoryLevel, location, prod
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 
 const LOCATIONS_MAX = 200;
 const DELTA_MAX = 1_000_000;
@@ -102,7 +102,7 @@ export const listLevels = storeProcedure({
         sellsOnline: location.sellsOnline,
         onHand: inventoryLevel.onHand,
         reserved: inventoryLevel.reserved,
-        total: sql<number>`(count(*) over ())::int`,
+        ...totalColumn(),
       })
       .from(inventoryLevel)
       .innerJoin(productVariant, levelVariantJoin)
@@ -115,17 +115,15 @@ export const listLevels = storeProcedure({
     return pageFrom(
       rows,
       input,
-      ({ total: _total, ...item }) => ({ ...item, available: item.onHand - item.reserved }),
-      async () =>
-        (
-          await tx
-            .select({ n: sql<number>`count(*)::int` })
+      () =>
+        tx
+          .select(countColumn())
             .from(inventoryLevel)
             .innerJoin(productVariant, levelVariantJoin)
             .innerJoin(product, variantProductJoin)
             .innerJoin(location, levelLocationJoin)
-            .where(where)
-        )[0]?.n ?? 0,
+          .where(where),
+      (item) => ({ ...item, available: item.onHand - item.reserved }),
     );
   },
 });

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { z } from "zod";
 
 /** Paging input shared by every list procedure: `page` is 1-based, `pageSize` at most 100 (default 20). */
@@ -16,18 +17,23 @@ export interface Paged<T> {
 
 export const offsetOf = (p: { page: number; pageSize: number }) => (p.page - 1) * p.pageSize;
 
+/** The column that gives every row of a page query the number of all matching rows (`total`). */
+export const totalColumn = () => ({ total: sql<number>`(count(*) over ())::int` });
+/** The column of a plain count query. */
+export const countColumn = () => ({ n: sql<number>`count(*)::int` });
+
 /**
- * Builds a page from rows that carry `total` (a `count(*) over ()` column), so a page costs one query.
- * Past the last page there are no rows to carry it; `countAll` is then asked (rarely needed).
+ * Builds a page from rows that carry `total` (see totalColumn), so a page costs one query. Past the
+ * last page there are no rows to carry it; `countRows` (a count query) is then asked, rarely.
  */
-export async function pageFrom<R extends { total: number }, T>(
+export async function pageFrom<R extends { total: number }, T = Omit<R, "total">>(
   rows: R[],
   p: { page: number; pageSize: number },
-  toItem: (row: R) => T,
-  countAll: () => Promise<number>,
+  countRows: () => PromiseLike<{ n: number }[]>,
+  toItem: (row: Omit<R, "total">) => T = (row) => row as unknown as T,
 ): Promise<Paged<T>> {
-  const total = rows[0]?.total ?? (p.page > 1 ? await countAll() : 0);
-  return { items: rows.map(toItem), page: p.page, pageSize: p.pageSize, total };
+  const total = rows[0]?.total ?? (p.page > 1 ? ((await countRows())[0]?.n ?? 0) : 0);
+  return { items: rows.map(({ total: _total, ...item }) => toItem(item)), page: p.page, pageSize: p.pageSize, total };
 }
 
 /** `%text%` for ILIKE with the user's own % and _ taken literally. */

@@ -5,7 +5,7 @@ import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TA
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { likePattern, offsetOf, pageFrom, pagingInput } from "./paging";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
 
 const MONEY_MAX = 100_000_000_000;
@@ -148,19 +148,14 @@ export const listProducts = storeProcedure({
         priceMinMinor: sql<number | null>`(select min(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
         priceMaxMinor: sql<number | null>`(select max(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
         onHand: sql<number>`(select coalesce(sum(l.on_hand), 0)::int from ${inventoryLevel} l join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id where l.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
-        total: sql<number>`(count(*) over ())::int`,
+        ...totalColumn(),
       })
       .from(product)
       .where(where)
       .orderBy(desc(product.updatedAt), desc(product.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      ({ total: _total, ...item }) => item,
-      async () => (await tx.select({ n: sql<number>`count(*)::int` }).from(product).where(where))[0]?.n ?? 0,
-    );
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(product).where(where));
   },
 });
 
