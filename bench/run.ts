@@ -155,6 +155,11 @@ async function hit(t: Target): Promise<number> {
   return ms;
 }
 
+/** A target's latency percentile as a multiple of /health's, to two decimals. */
+function vsHealth(latency: Record<string, { p50: number; p95: number }>, name: string, q: "p50" | "p95"): number {
+  return Math.round((latency[name]![q] / latency["health"]![q]) * 100) / 100;
+}
+
 function summarize(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
@@ -208,8 +213,8 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       latencyMs: latency,
       ratios: {
-        storefrontHomeVsHealthP50: Math.round((latency.storefrontHome!.p50 / latency.health!.p50) * 100) / 100,
-        storefrontHomeVsHealthP95: Math.round((latency.storefrontHome!.p95 / latency.health!.p95) * 100) / 100,
+        storefrontHomeVsHealthP50: vsHealth(latency, "storefrontHome", "p50"),
+        storefrontHomeVsHealthP95: vsHealth(latency, "storefrontHome", "p95"),
       },
       databaseRoundTrips: {
         perRequest: roundTrips,
@@ -226,8 +231,8 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       latencyMs: { health: latency.health, adminProductsList: latency.adminProductsList },
       ratios: {
-        productsListVsHealthP50: Math.round((latency.adminProductsList!.p50 / latency.health!.p50) * 100) / 100,
-        productsListVsHealthP95: Math.round((latency.adminProductsList!.p95 / latency.health!.p95) * 100) / 100,
+        productsListVsHealthP50: vsHealth(latency, "adminProductsList", "p50"),
+        productsListVsHealthP95: vsHealth(latency, "adminProductsList", "p95"),
       },
       databaseRoundTrips: {
         productsList: rpcTurns,
@@ -243,8 +248,8 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       latencyMs: { health: latency.health, tokenProductsList: latency.tokenProductsList, limiterDecision: summarize(limiterMs) },
       ratios: {
-        tokenProductsListVsHealthP50: Math.round((latency.tokenProductsList!.p50 / latency.health!.p50) * 100) / 100,
-        tokenProductsListVsHealthP95: Math.round((latency.tokenProductsList!.p95 / latency.health!.p95) * 100) / 100,
+        tokenProductsListVsHealthP50: vsHealth(latency, "tokenProductsList", "p50"),
+        tokenProductsListVsHealthP95: vsHealth(latency, "tokenProductsList", "p95"),
       },
       databaseRoundTrips: {
         perRequestTotal: tokenTurns,
@@ -262,8 +267,8 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       latencyMs: { health: latency.health, toolsList: latency.mcpToolsList, toolsCallRead: latency.mcpToolsCallRead },
       ratios: {
-        toolsListVsHealthP50: Math.round((latency.mcpToolsList!.p50 / latency.health!.p50) * 100) / 100,
-        toolsCallReadVsHealthP50: Math.round((latency.mcpToolsCallRead!.p50 / latency.health!.p50) * 100) / 100,
+        toolsListVsHealthP50: vsHealth(latency, "mcpToolsList", "p50"),
+        toolsCallReadVsHealthP50: vsHealth(latency, "mcpToolsCallRead", "p50"),
       },
       databaseRoundTrips: {
         toolsList: { total: roundTrips.mcpToolsList!.turnsPerRequest, afterConnect: roundTrips.mcpToolsList!.turnsPerRequest - setup },

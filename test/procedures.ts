@@ -2,6 +2,7 @@ import type { RoleName } from "#shared/db/schema";
 import { member, userAccount } from "#shared/db/schema";
 import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
+import { isAppError } from "#shared/http/errors";
 import { createLogger } from "#shared/log";
 import { isSessionProcedure } from "#shared/procedures/define";
 import { runStoreProcedure } from "#shared/procedures/execute";
@@ -43,3 +44,20 @@ export async function storeWithCaller(db: Database, role: RoleName = "owner"): P
   const m = await addMember(db, store, role);
   return { store, call: callerFor(db, m.userId, store.id), userId: m.userId };
 }
+
+/** "ok", or the error's code and its first issue's path ("BAD_REQUEST endsAt"), for compact assertions. */
+export const failureText = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => "ok",
+    (e: unknown) => {
+      if (!isAppError(e)) return String(e);
+      const issues = e.data?.issues as { path: string }[] | undefined;
+      return issues?.[0] ? `${e.code} ${issues[0].path}` : e.code;
+    },
+  );
+
+/** The payloads of a store's outbox events of one kind, oldest first. */
+export const outboxPayloads = (db: Database, storeId: string, kind: string): Promise<Record<string, unknown>[]> =>
+  withStore(db, storeId, (tx) =>
+    tx.$client.query<{ payload: Record<string, unknown> }>("select payload from outbox_event where kind = $1 order by created_at, id", [kind]),
+  ).then((r) => r.rows.map((row) => row.payload));

@@ -58,13 +58,28 @@ export function invalidToken(message = "The access token is unknown, expired or 
   return new AppError("UNAUTHORIZED", message, { reason: "invalid_token" });
 }
 
-function grantPrelude(credential: ApiCredential): { storeSql: string; where: string } {
+/**
+ * The store expression and the grant ⋈ member ⋈ store read for a credential, both for the unit's
+ * opening message. Every inlined value is validated first (64 hex characters, or UUIDs).
+ */
+function grantPrelude(credential: ApiCredential): { storeSql: string; prelude: string } {
+  let storeSql: string;
+  let where: string;
   if (credential.kind === "token") {
     if (!HEX64.test(credential.tokenHash)) throw invalidToken();
-    return { storeSql: `select privileged.store_id_by_token_hash('${credential.tokenHash}')`, where: `g.secret_hash = '${credential.tokenHash}'` };
+    storeSql = `select privileged.store_id_by_token_hash('${credential.tokenHash}')`;
+    where = `g.secret_hash = '${credential.tokenHash}'`;
+  } else {
+    if (!isUuid(credential.grantId) || !isUuid(credential.storeId)) throw invalidToken();
+    storeSql = `'${credential.storeId.toLowerCase()}'`;
+    where = `g.id = '${credential.grantId.toLowerCase()}'`;
   }
-  if (!isUuid(credential.grantId) || !isUuid(credential.storeId)) throw invalidToken();
-  return { storeSql: `'${credential.storeId.toLowerCase()}'`, where: `g.id = '${credential.grantId.toLowerCase()}'` };
+  return {
+    storeSql,
+    prelude: `select ${PRELUDE_COLUMNS} from api_grant g
+      join member m on m.store_id = g.store_id and m.id = g.member_id
+      join store s on s.id = g.store_id where ${where}`,
+  };
 }
 
 const PRELUDE_COLUMNS = `g.id as grant_id, g.areas, g.revoked_at, (g.expires_at is not null and g.expires_at <= now()) as expired,
@@ -143,7 +158,7 @@ async function recordWrite(tx: StoreTx, grantId: string, procedure: string, via:
 }
 
 export async function runApiProcedure(db: Database, credential: ApiCredential, proc: Procedure, rawInput: unknown, options: ApiCallOptions): Promise<ApiCallResult> {
-  const { storeSql, where } = grantPrelude(credential);
+  const { storeSql, prelude } = grantPrelude(credential);
   let limiter: Promise<LimitDecision> | undefined;
   let decision: LimitDecision | undefined;
   try {
@@ -174,9 +189,7 @@ export async function runApiProcedure(db: Database, credential: ApiCredential, p
         if (!decision.allowed) throw tooManyRequests(decision);
         return { output, principal, decision };
       },
-      { readOnly: !proc.mutates, prelude: `select ${PRELUDE_COLUMNS} from api_grant g
-        join member m on m.store_id = g.store_id and m.id = g.member_id
-        join store s on s.id = g.store_id where ${where}` },
+      { readOnly: !proc.mutates, prelude },
     );
   } catch (e) {
     if (e instanceof StoreUnresolved) throw invalidToken();
@@ -212,13 +225,11 @@ export async function recordRead(db: Database, entry: { storeId: string; grantId
  * several messages). One read-only unit: the opening message and COMMIT.
  */
 export async function resolvePrincipal(db: Database, credential: ApiCredential): Promise<ApiPrincipal> {
-  const { storeSql, where } = grantPrelude(credential);
+  const { storeSql, prelude } = grantPrelude(credential);
   try {
     return await withStoreResolved(db, storeSql, async (_tx, rows) => principalFrom(rows), {
       readOnly: true,
-      prelude: `select ${PRELUDE_COLUMNS} from api_grant g
-        join member m on m.store_id = g.store_id and m.id = g.member_id
-        join store s on s.id = g.store_id where ${where}`,
+      prelude,
     });
   } catch (e) {
     if (e instanceof StoreUnresolved) throw invalidToken();

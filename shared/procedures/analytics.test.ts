@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { customer, discount, inventoryAdjustment, inventoryLevel, location, page, product, productVariant } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { isAppError } from "#shared/http/errors";
 import { testDb } from "../../test/harness";
-import { storeWithCaller } from "../../test/procedures";
+import { failureText, storeWithCaller } from "../../test/procedures";
 
 const db = testDb();
 
@@ -13,15 +12,7 @@ const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const aroundToday = { from: dateOf(Date.now() - DAY), to: dateOf(Date.now() + DAY) };
 const at = (iso: string) => new Date(iso);
 
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => "ok",
-    (e: unknown) => {
-      if (!isAppError(e)) return String(e);
-      const issues = e.data?.issues as { path: string }[] | undefined;
-      return issues?.[0] ? `${e.code} ${issues[0].path}` : e.code;
-    },
-  );
+const failure = failureText;
 
 /** What a fresh test store's fixture rows (all made just now) add up to. */
 const fixtureOnly = {

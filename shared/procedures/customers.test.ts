@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { withStore } from "#shared/db/with-store";
 import { isAppError } from "#shared/http/errors";
 import { testDb } from "../../test/harness";
-import { storeWithCaller } from "../../test/procedures";
+import { outboxPayloads, storeWithCaller } from "../../test/procedures";
 
 const db = testDb();
 
@@ -37,10 +36,7 @@ const failure = (p: Promise<unknown>) =>
     },
   );
 
-const eventsOf = (storeId: string, kind: string) =>
-  withStore(db, storeId, (tx) =>
-    tx.$client.query<{ payload: Record<string, unknown> }>("select payload from outbox_event where kind = $1 order by created_at, id", [kind]),
-  ).then((r) => r.rows.map((row) => row.payload));
+const eventsOf = (storeId: string, kind: string) => outboxPayloads(db, storeId, kind);
 
 describe("customers procedures", () => {
   it("creates a customer, reads it with contact details and emits customer.created", async () => {

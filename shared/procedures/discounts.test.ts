@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
-import { isAppError } from "#shared/http/errors";
 import { testDb } from "../../test/harness";
-import { storeWithCaller } from "../../test/procedures";
+import { failureText, outboxPayloads, storeWithCaller } from "../../test/procedures";
 
 const db = testDb();
 
@@ -28,21 +27,9 @@ interface Page {
 const HOUR = 3_600_000;
 const iso = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
 
-/** The error code and the first issue's path, or "ok". */
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => "ok",
-    (e: unknown) => {
-      if (!isAppError(e)) return String(e);
-      const issues = e.data?.issues as { path: string }[] | undefined;
-      return issues?.[0] ? `${e.code} ${issues[0].path}` : e.code;
-    },
-  );
+const failure = failureText;
 
-const outbox = (storeId: string, kind: string) =>
-  withStore(db, storeId, (tx) =>
-    tx.$client.query<{ payload: Record<string, unknown> }>("select payload from outbox_event where kind = $1 order by created_at", [kind]),
-  ).then((r) => r.rows.map((row) => row.payload));
+const outbox = (storeId: string, kind: string) => outboxPayloads(db, storeId, kind);
 
 describe("discounts procedures", () => {
   it("creates a code upper-cased and live, emits discount.created, and refuses a duplicate with CONFLICT naming code", async () => {

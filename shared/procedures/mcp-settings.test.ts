@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { isAppError } from "#shared/http/errors";
 import { testDb } from "../../test/harness";
-import { addMember, callerFor, storeWithCaller } from "../../test/procedures";
+import { addMember, callerFor, outboxPayloads, storeWithCaller } from "../../test/procedures";
 
 const db = testDb();
 
@@ -16,10 +16,7 @@ const failure = (p: Promise<unknown>) =>
     },
   );
 
-const eventsOf = (storeId: string, kind: string) =>
-  withStore(db, storeId, (tx) =>
-    tx.$client.query<{ payload: Record<string, unknown> }>("select payload from outbox_event where kind = $1 order by created_at, id", [kind]),
-  ).then((r) => r.rows.map((row) => row.payload));
+const eventsOf = (storeId: string, kind: string) => outboxPayloads(db, storeId, kind);
 
 const columnsOf = (storeId: string) =>
   withStore(db, storeId, (tx) =>
