@@ -16,11 +16,18 @@ export class RateLimiter extends DurableObject {
     });
   }
 
-  async check(policy: LimitPolicy): Promise<LimitDecision> {
+  /** Counts `cost` requests (a batch is all or nothing) and answers whether they were allowed. */
+  async check(policy: LimitPolicy, cost = 1): Promise<LimitDecision> {
     checkPolicy(policy);
-    const { decision, log } = decide(this.#log, Date.now(), policy);
+    const { decision, log } = decide(this.#log, Date.now(), policy, cost);
     this.#log = log;
     if (decision.allowed) await this.ctx.storage.put("log", log);
     return decision;
+  }
+
+  /** Whether one more request would be allowed now, without counting it (e.g. sign-in failures). */
+  async peek(policy: LimitPolicy): Promise<LimitDecision> {
+    checkPolicy(policy);
+    return decide(this.#log, Date.now(), policy).decision;
   }
 }

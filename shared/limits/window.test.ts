@@ -51,6 +51,24 @@ describe("sliding-log window", () => {
     });
   });
 
+  it("counts a batch as its size, all or nothing, and says when the whole batch fits", () => {
+    let log = decide([], 0, policy, 2).log;
+    expect(log).toEqual([0, 0]);
+    const refused = decide(log, 10_000, policy, 2);
+    expect(refused.decision).toMatchObject({ allowed: false, remaining: 1, retryAfterSeconds: 50 });
+    expect(refused.log).toEqual([0, 0]);
+    log = decide(refused.log, 10_000, policy, 1).log;
+    expect(log).toEqual([0, 0, 10_000]);
+    // Two units must free up: both entries at 0 leave at 60 s.
+    expect(decide(log, 20_000, policy, 2).decision.retryAfterSeconds).toBe(40);
+    expect(decide(log, 60_000, policy, 2).decision.allowed).toBe(true);
+  });
+
+  it("refuses a cost it could never allow", () => {
+    expect(() => decide([], 0, policy, 4)).toThrow(RangeError);
+    expect(() => decide([], 0, policy, 0)).toThrow(RangeError);
+  });
+
   it("refuses nonsense policies", () => {
     expect(() => checkPolicy({ limit: 0, windowMs: 60_000 })).toThrow(RangeError);
     expect(() => checkPolicy({ limit: 1.5, windowMs: 60_000 })).toThrow(RangeError);

@@ -31,32 +31,37 @@ export function checkPolicy(policy: LimitPolicy): void {
   }
 }
 
-export function decide(log: readonly number[], now: number, policy: LimitPolicy): { decision: LimitDecision; log: number[] } {
+/**
+ * Counts `cost` requests at `now` when they all fit in the window, or none of them (a batch is all or
+ * nothing). A refusal says how long until `cost` units are free.
+ */
+export function decide(log: readonly number[], now: number, policy: LimitPolicy, cost = 1): { decision: LimitDecision; log: number[] } {
+  if (!Number.isInteger(cost) || cost < 1 || cost > policy.limit) throw new RangeError("cost must be an integer between 1 and the policy's limit");
   const since = now - policy.windowMs;
   const live = log.filter((t) => t > since && t <= now);
   // A clock that stepped backwards could leave entries "in the future"; keep them counted, not lost.
   const future = log.filter((t) => t > now);
   const kept = [...live, ...future].slice(-policy.limit);
   const windowSeconds = Math.ceil(policy.windowMs / 1000);
-  const secondsUntilFree = (entries: number[]) =>
-    entries.length === 0 ? 0 : Math.max(1, Math.ceil((entries[0]! + policy.windowMs - now) / 1000));
+  const secondsUntil = (t: number | undefined) => (t === undefined ? 0 : Math.max(1, Math.ceil((t + policy.windowMs - now) / 1000)));
 
-  if (kept.length < policy.limit) {
-    const next = [...kept, now];
+  if (kept.length + cost <= policy.limit) {
+    const next = [...kept, ...Array<number>(cost).fill(now)];
     return {
       decision: {
         allowed: true,
         limit: policy.limit,
         windowSeconds,
         remaining: policy.limit - next.length,
-        resetSeconds: secondsUntilFree(next),
+        resetSeconds: secondsUntil(next[0]),
       },
       log: next,
     };
   }
-  const wait = secondsUntilFree(kept);
+  // The oldest entries that must leave the window before `cost` units fit.
+  const wait = secondsUntil(kept[kept.length + cost - policy.limit - 1]);
   return {
-    decision: { allowed: false, limit: policy.limit, windowSeconds, remaining: 0, resetSeconds: wait, retryAfterSeconds: wait },
+    decision: { allowed: false, limit: policy.limit, windowSeconds, remaining: Math.max(0, policy.limit - kept.length), resetSeconds: secondsUntil(kept[0]), retryAfterSeconds: wait },
     log: kept,
   };
 }
