@@ -7,7 +7,7 @@ type WorkerName = "admin" | "storefront" | "worker";
  * One vitest project per Worker: each runs inside workerd with that Worker's bindings from
  * wrangler.toml, against the real Postgres that test/node/global-setup.ts brings up.
  */
-function workerProject(name: WorkerName, include: string[], exclude: string[] = []) {
+function workerProject(name: WorkerName, include: string[], exclude: string[] = [], extra: { project?: string; groupOrder?: number } = {}) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -22,7 +22,14 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
         },
       })),
     ],
-    test: { name, include, exclude: [...configDefaults.exclude, ...exclude], testTimeout: 20_000, hookTimeout: 30_000 },
+    test: {
+      name: extra.project ?? name,
+      include,
+      exclude: [...configDefaults.exclude, ...exclude],
+      testTimeout: 20_000,
+      hookTimeout: 30_000,
+      ...(extra.groupOrder ? { sequence: { groupOrder: extra.groupOrder }, fileParallelism: false } : {}),
+    },
   };
 }
 
@@ -46,7 +53,9 @@ export default defineConfig({
     // The JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: ["default", ["json", { outputFile: ".data/vitest-report.json" }]],
     projects: [
-      workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"]),
+      workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"], ["**/*.load.test.ts"]),
+      // Bursts count connections at the shared WebSocket proxy, so they run alone, after everything else.
+      workerProject("admin", ["workers/admin/**/*.load.test.ts"], [], { project: "load", groupOrder: 1 }),
       workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"]),
       workerProject(
         "worker",

@@ -15,7 +15,12 @@
  *
  *   - POST /api/mcp/demo: tools/list and a read tools/call (listProducts), with created tokens.
  *
- * Writes bench/results/foundation.json, admin.json, token-api.json and mcp.json.
+ *   - the floor: GET on the token API's path, answered 405 by workerd and our app without any I/O;
+ *
+ *   - bursts: 200 concurrent token-API calls for one grant (status counts, and connections opened at
+ *     the proxy by the refused ones), and 400 concurrent calls over 4 grants.
+ *
+ * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json and burst.json.
  */
 import fs from "node:fs";
 import http from "node:http";
@@ -42,6 +47,7 @@ interface Target {
 }
 
 const targets: Target[] = [
+  { name: "floor", url: `http://127.0.0.1:${PORTS.admin}/api/v1/products/list`, expect: (status) => status === 405 },
   { name: "health", url: `http://127.0.0.1:${PORTS.worker}/health`, expect: (status) => status === 200 },
   {
     name: "storefrontHome",
@@ -155,9 +161,39 @@ async function hit(t: Target): Promise<number> {
   return ms;
 }
 
-/** A target's latency percentile as a multiple of /health's, to two decimals. */
-function vsHealth(latency: Record<string, { p50: number; p95: number }>, name: string, q: "p50" | "p95"): number {
-  return Math.round((latency[name]![q] / latency["health"]![q]) * 100) / 100;
+/** A target's latency percentile as a multiple of another's (/health by default), to two decimals. */
+function vsHealth(latency: Record<string, { p50: number; p95: number }>, name: string, q: "p50" | "p95", base = "health"): number {
+  return Math.round((latency[name]![q] / latency[base]![q]) * 100) / 100;
+}
+
+/** `n` concurrent token-API calls spread over `grants` fresh tokens; status counts and proxy connections. */
+async function burst(cookie: string, proxy: { stats(): { connections: number } }, n: number, grants: number) {
+  const fresh = await createTokens(cookie, grants);
+  const crowd = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const before = proxy.stats().connections;
+  const started = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          `http://127.0.0.1:${PORTS.admin}/api/v1/products/list`,
+          { agent: crowd, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${fresh[i % grants]}` } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify({ json: { pageSize: 1 } }));
+      }),
+    ),
+  );
+  const wallMs = Math.round(performance.now() - started);
+  await new Promise((r) => setTimeout(r, 500)); // the activity upserts after the answers reuse their connection
+  const statuses: Record<string, number> = {};
+  for (const s of answers) statuses[s] = (statuses[s] ?? 0) + 1;
+  const connections = proxy.stats().connections - before;
+  return { calls: n, grants, statuses, serverErrors: answers.filter((s) => s >= 500).length, connectionsOpened: connections, connectionsOpenedByRefused: connections - (statuses["200"] ?? 0), wallMs };
 }
 
 function summarize(samples: number[]) {
@@ -250,13 +286,15 @@ async function main(): Promise<void> {
       ratios: {
         tokenProductsListVsHealthP50: vsHealth(latency, "tokenProductsList", "p50"),
         tokenProductsListVsHealthP95: vsHealth(latency, "tokenProductsList", "p95"),
+        tokenProductsListVsFloorP50: vsHealth(latency, "tokenProductsList", "p50", "floor"),
+        healthVsFloorP50: vsHealth(latency, "health", "p50", "floor"),
       },
       databaseRoundTrips: {
         perRequestTotal: tokenTurns,
         connectionSetup: health - 1,
         activityUpsertAfterResponse: 2,
         onResponsePathAfterConnect: tokenTurns - (health - 1) - 2,
-        note: "On the response path: BEGIN + set_config(store from the privileged token-hash lookup) + grant/member/store read in one message, the page query, COMMIT. After the answer (waitUntil): the read-activity upsert with last_used_at, BEGIN+statement in one message and COMMIT. The limiter is a Durable Object call made alongside the query, not a database round trip.",
+        note: "On the response path: the per-grant limiter (a Durable Object call keyed on the token's hash, before any database work), then BEGIN + set_config(store from the privileged token-hash lookup) + grant/member/store read in one message, the page query, COMMIT. After the answer (waitUntil): the read-activity upsert with last_used_at, BEGIN+statement in one message and COMMIT.",
       },
     };
     const setup = health - 1;
@@ -280,12 +318,21 @@ async function main(): Promise<void> {
         note: "Bearer: a created token (the OAuth path adds one KV read at the provider). tools/list: the principal's read-only unit (opening message with grant, role and store; COMMIT). A read tools/call adds the tool's own unit (BEGIN+set_config, the query, COMMIT) and, after the answer, the activity upsert (2).",
       },
     };
-    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult], ["mcp.json", mcpResult]] as const) {
+    log("Bursts: 200 concurrent calls for one grant, then 400 over 4 grants…");
+    const burstResult = {
+      benchmark: "burst",
+      at: result.at,
+      machine: result.machine,
+      oneGrant: await burst(cookie, proxy, 200, 1),
+      fourGrants: await burst(cookie, proxy, 400, 4),
+      note: "POST /api/v1/products/list, all requests in flight at once. The per-grant limiter (120 a rolling minute) decides before any database work, so a refused call opens no connection (each answered call opens exactly one: its activity upsert reuses it). Connections are WebSockets counted at the local proxy, which queues them in front of a bounded number of Postgres connections as Neon's pooler does.",
+    };
+    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult], ["mcp.json", mcpResult], ["burst.json", burstResult]] as const) {
       const out = path.join(ROOT, "bench", "results", file);
       fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
       log(`Written to ${path.relative(ROOT, out)}`);
     }
-    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult }, null, 2));
+    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult, burst: burstResult }, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();

@@ -5,8 +5,8 @@ import { withStore } from "#shared/db/with-store";
 import { isAppError } from "#shared/http/errors";
 import { createLogger } from "#shared/log";
 import { isSessionProcedure } from "#shared/procedures/define";
-import { runStoreProcedure } from "#shared/procedures/execute";
-import { findProcedure } from "#shared/procedures/registry";
+import { runProcedure } from "#shared/pipeline/run";
+import { findProcedure } from "#shared/registry";
 import { makeStore, uniqueSuffix, type TestStore } from "./harness";
 
 const quiet = createLogger({ test: true }, "error");
@@ -33,7 +33,8 @@ export function callerFor(db: Database, userId: string, storeId: string | null):
     const [router, name] = key.split(".") as [string, string];
     const proc = findProcedure(router, name);
     if (!proc || isSessionProcedure(proc)) throw new Error(`No store procedure ${key}`);
-    return runStoreProcedure(db, { kind: "session", userId, storeId }, proc, input, quiet);
+    const outcome = await runProcedure(db, { kind: "member", userId, storeId }, proc, input, { door: "session", log: quiet });
+    return outcome.kind === "done" ? outcome.output : outcome.proposal;
   };
 }
 

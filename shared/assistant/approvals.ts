@@ -1,12 +1,14 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { effectivePermissions, grantStatus } from "../api/grants";
-import { isAppError, AppError } from "../http/errors";
-import { aiApproval, apiGrant, member } from "../db/schema";
+import { aiApproval } from "../db/schema";
+import { grantById } from "../db/statements";
 import type { StoreTx } from "../db/with-store";
+import { isAppError, AppError } from "../http/errors";
+import { grantCaller, type Caller } from "../pipeline/principal";
+import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
 import { storeProcedure, procedureKey, type StoreContext } from "../procedures/define";
-import { parseInput } from "../procedures/execute";
-import { findTool, permissionOf, type ChangeTool, type Proposal } from "./tools";
+import { findBaseProcedure } from "../procedures/registry";
+import { changeToolFor, describeCall, type Proposal } from "./tools";
 
 /**
  * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md). A change tool
@@ -26,19 +28,20 @@ export function approvalState(row: Pick<ApprovalRow, "status" | "expiresAt">, no
 const view = (row: ApprovalRow) => ({ ...row, state: approvalState(row) });
 
 /**
- * Runs a proposal's change inside a savepoint of the caller's transaction, as `actor` (the grant's
- * member with the grant's effective permissions), and records the outcome on the row.
+ * Runs a proposal's change once, inside a savepoint of the caller's transaction, through the one
+ * pipeline as the connection's caller (the grant's member, role read now, capped by the grant's areas),
+ * and records the outcome on the row.
  */
-async function execute(ctx: StoreContext, row: ApprovalRow, decidedBy: string | null): Promise<ApprovalRow> {
-  const tool = findTool(row.tool);
+async function execute(ctx: StoreContext, caller: Caller, row: ApprovalRow, decidedBy: string | null): Promise<ApprovalRow> {
+  const proc = findBaseProcedure(row.procedure);
   let result: unknown = null;
   let error: string | null = null;
-  if (!tool || tool.kind !== "change") error = `The tool ${row.tool} no longer exists.`;
-  else if (!ctx.permissions.has(permissionOf(tool))) error = `The connection no longer has ${permissionOf(tool)} (the grant's areas or the member's role changed).`;
+  if (!proc || !proc.mutates) error = `The change ${row.procedure} no longer exists.`;
   else {
     await ctx.tx.$client.query("savepoint ai_approval_run");
     try {
-      result = await tool.procedure.run(ctx, parseInput(tool.procedure, row.input));
+      const outcome = await runChecked(ctx.tx, caller, proc, row.input, { door: "approval", log: ctx.log, ...(ctx.services ? { services: ctx.services } : {}) });
+      result = outcome.kind === "done" ? outcome.output : null;
       await ctx.tx.$client.query("release savepoint ai_approval_run");
     } catch (e) {
       await ctx.tx.$client.query("rollback to savepoint ai_approval_run");
@@ -55,28 +58,44 @@ async function execute(ctx: StoreContext, row: ApprovalRow, decidedBy: string | 
 }
 
 /**
- * The propose step of an MCP change tool (source `mcp`): validates the input, describes the change,
- * stores the proposal; with 'Changes need approval' off, approves it at once with the grant's permissions.
+ * The propose step (SPEC "MCP tools" 2; the pipeline's step 7): describes the change from what it would
+ * touch, stores the proposal for the member who connected the client; with 'Changes need approval' off,
+ * approves it at once with the connection's permissions. The input is already validated.
  */
-export async function propose(ctx: StoreContext, tool: ChangeTool, rawInput: unknown, grantId: string): Promise<{ approval: ReturnType<typeof view>; proposal: Proposal }> {
-  const input = parseInput(tool.procedure, rawInput) as Record<string, unknown>;
-  const proposal = await tool.describe(ctx.tx, input, ctx.store);
+export const propose: Proposer = async (ctx, caller, proc, input, door) => {
+  if (!caller.grant) throw new TypeError("Only an API grant's changes become proposals");
+  const tool = changeToolFor(proc);
+  const proposal = tool ? await tool.describe(ctx.tx, input as Record<string, unknown>, ctx.store) : describeCall(proc, input as Record<string, unknown>);
   const [row] = await ctx.tx
     .insert(aiApproval)
     .values({
       storeId: ctx.tx.storeId,
-      grantId,
+      grantId: caller.grant.id,
       memberId: ctx.member.id,
-      tool: tool.name,
-      procedure: procedureKey(tool.procedure),
-      input,
+      source: door === "mcp" ? "mcp" : "api",
+      tool: tool?.name ?? null,
+      procedure: procedureKey(proc),
+      input: input as Record<string, unknown>,
       summary: proposal.summary.slice(0, 2000),
       diff: JSON.parse(JSON.stringify(proposal.diff)) as Proposal["diff"],
       expiresAt: sql`now() + make_interval(hours => ${APPROVAL_TTL_HOURS})`,
     })
     .returning();
-  const done = ctx.store.mcpChangesNeedApproval ? row! : await execute(ctx, row!, null);
-  return { approval: view(done), proposal };
+  const done = ctx.store.mcpChangesNeedApproval ? row! : await execute(ctx, caller, row!, null);
+  return view(done);
+};
+
+/** A proposal as a client is told about it (the MCP tool's answer, /api/v1's 202). */
+export function proposalAnswer(p: ProposalView) {
+  const base = { approvalId: p.id, status: p.state, summary: p.summary, diff: p.diff };
+  if (p.state === "pending") {
+    return {
+      ...base,
+      expiresAt: p.expiresAt,
+      next: "Waiting for the member who connected this client to approve it in the admin (AI approvals). Nothing has changed yet.",
+    };
+  }
+  return p.state === "approved" ? { ...base, result: p.result } : { ...base, error: p.error };
 }
 
 async function lockPending(tx: StoreTx, id: string): Promise<ApprovalRow> {
@@ -123,12 +142,12 @@ export const approveApproval = storeProcedure({
   async run(ctx, input) {
     const row = await lockPending(ctx.tx, input.id);
     mayDecide(ctx, row);
-    const [grant] = await ctx.tx
-      .select({ areas: apiGrant.areas, revokedAt: apiGrant.revokedAt, expiresAt: apiGrant.expiresAt, memberId: member.id, userId: member.userId, role: member.role })
-      .from(apiGrant)
-      .innerJoin(member, and(eq(member.storeId, apiGrant.storeId), eq(member.id, apiGrant.memberId)))
-      .where(and(eq(apiGrant.storeId, ctx.tx.storeId), eq(apiGrant.id, row.grantId)));
-    if (!grant || grantStatus(grant) !== "active") {
+    const statement = grantById(row.grantId);
+    const { rows } = await ctx.tx.$client.query(statement.text, [...statement.params]);
+    let caller: Caller;
+    try {
+      caller = grantCaller(rows as Record<string, unknown>[]);
+    } catch {
       const [failed] = await ctx.tx
         .update(aiApproval)
         .set({ status: "failed", decidedAt: sql`now()`, decidedBy: ctx.member.id, error: "The AI client's connection was revoked or has expired." })
@@ -136,13 +155,7 @@ export const approveApproval = storeProcedure({
         .returning();
       return view(failed!);
     }
-    const actor: StoreContext = {
-      ...ctx,
-      member: { id: grant.memberId, userId: grant.userId, role: grant.role },
-      permissions: effectivePermissions(grant.role, grant.areas),
-      via: "mcp",
-    };
-    return view(await execute(actor, row, ctx.member.id));
+    return view(await execute(ctx, caller, row, ctx.member.id));
   },
 });
 

@@ -7,7 +7,7 @@ import { AppError } from "../http/errors";
 import { summary as salesSummary } from "../procedures/analytics";
 import { getPage, listPages, loadPage, updatePage } from "../procedures/content";
 import { getCustomer, listCustomers } from "../procedures/customers";
-import type { StoreInfo, StoreProcedure } from "../procedures/define";
+import { procedureKey, type Procedure, type StoreInfo, type StoreProcedure } from "../procedures/define";
 import { createDiscount, listDiscounts } from "../procedures/discounts";
 import { adjustInventory, listLevels, listLocations } from "../procedures/inventory";
 import { getProduct, listProducts, loadProduct, updateProduct } from "../procedures/products";
@@ -40,8 +40,6 @@ interface ToolBase {
 
 export interface ReadTool extends ToolBase {
   kind: "read";
-  /** Answers only while the store lets clients read customer details (SPEC "Store settings"). */
-  customerDetails?: boolean;
 }
 
 export interface ChangeTool<I extends z.ZodType = z.ZodType> extends ToolBase {
@@ -58,13 +56,7 @@ export const permissionOf = (tool: Tool): Permission => {
   return tool.procedure.access;
 };
 
-const read = (name: string, procedure: StoreProcedure, description: string, extra: Partial<ReadTool> = {}): ReadTool => ({
-  kind: "read",
-  name,
-  procedure,
-  description,
-  ...extra,
-});
+const read = (name: string, procedure: StoreProcedure, description: string): ReadTool => ({ kind: "read", name, procedure, description });
 
 function change<I extends z.ZodType>(name: string, procedure: StoreProcedure<I>, description: string, describe: ChangeTool<I>["describe"]): ChangeTool {
   return { kind: "change", name, procedure, description, describe } as unknown as ChangeTool;
@@ -90,7 +82,6 @@ export const TOOLS: readonly Tool[] = [
     "customerDetails",
     getCustomer,
     "Contact details of one customer by `id`: email, phone, city and note. Answers only while the store lets AI clients read customer details.",
-    { customerDetails: true },
   ),
   read("listDiscounts", listDiscounts, "List discount codes with their kind, value, validity window, usage and state (live, scheduled, expired, used_up, disabled)."),
   read("listPages", listPages, "List the store's content pages (title, handle, status) without their text."),
@@ -162,6 +153,20 @@ if (BY_NAME.size !== TOOLS.length) throw new Error("Two tools share a name");
 
 export function findTool(name: string): Tool | undefined {
   return BY_NAME.get(name);
+}
+
+/** The change tool that describes a procedure's changes, when the assistant has one. */
+export function changeToolFor(proc: Procedure): ChangeTool | undefined {
+  return TOOLS.find((t): t is ChangeTool => t.kind === "change" && t.procedure === proc);
+}
+
+/**
+ * A change without a tool of its own (an OAuth connection calling /api/v1): every field it would set,
+ * in full, so the approver reads exactly what will be sent.
+ */
+export function describeCall(proc: Procedure, input: Record<string, unknown>): Proposal {
+  const diff = Object.entries(input).map(([field, to]) => ({ field, from: null, to }));
+  return { summary: `${proc.description.split(". ")[0]!.replace(/\.$/, "")}: ${procedureKey(proc)} with ${diff.map((d) => d.field).join(", ") || "no fields"}.`, diff };
 }
 
 /** The tools a caller sees: their permission in the caller's effective set; change tools only while the store allows changes. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
 import { emit } from "./outbox";
 import { outboxEvent, store } from "./schema";
+import { membershipOf } from "./statements";
 import { withStore } from "./with-store";
 
 const db = testDb();
@@ -22,10 +23,10 @@ describe("withStore", () => {
     expect(after.event).toMatchObject({ storeId: s.id, kind: "store.updated", payload: { field: "name" }, processedAt: null, attempts: 0 });
   });
 
-  it("runs a prelude inside the store in the opening message, and a read-only unit refuses writes", async () => {
+  it("runs a fixed opening statement inside the store in the opening message, and a read-only unit refuses writes", async () => {
     const s = await makeStore(db);
-    const rows = await withStore(db, s.id, async (_tx, preludeRows) => preludeRows, { prelude: "select id, name from store" });
-    expect(rows).toEqual([{ id: s.id, name: s.name }]);
+    const rows = await withStore(db, s.id, async (_tx, openingRows) => openingRows, { opening: membershipOf(s.ownerUserId) });
+    expect(rows).toEqual([expect.objectContaining({ id: s.id, name: s.name, user_id: s.ownerUserId, role: "owner" })]);
     const refused = await withStore(db, s.id, (tx) => tx.update(store).set({ name: "Nope" }).where(eq(store.id, tx.storeId)), { readOnly: true }).then(
       () => "written",
       (e: { cause?: { code?: string } }) => e.cause?.code,

@@ -2,6 +2,7 @@ import type { PoolClient } from "@neondatabase/serverless";
 import type { Database, Orm } from "./database";
 import { ormFor } from "./database";
 import { isUuid } from "./ids";
+import { inline, storeExpression, type Statement, type StoreKey } from "./statements";
 
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
 export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolClient };
@@ -12,34 +13,24 @@ export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolCl
  * into another request. Commits when `fn` resolves, rolls back everything (outbox rows included) when
  * it throws.
  *
- * The store id must come from the hostname, the session's active store, the grant or a job payload
- * (SPEC rule 1), never from a row read without a store.
+ * The store comes from the hostname, the session's active store, the grant or a job payload (SPEC rule 1),
+ * never from a row read without a store: as an id, or as a created token's hash that a privileged id
+ * lookup resolves in the same opening message.
  *
- * Round trips: BEGIN and set_config go in one message (the id is checked to be a UUID, so inlining
- * it is safe), then one per statement of `fn`, then COMMIT. A one-query unit costs 3.
+ * Round trips: BEGIN, set_config and the optional opening statement go in one message, then one per
+ * statement of `fn`, then COMMIT. A one-query unit costs 3.
  */
 export interface WithStoreOptions {
   /** A READ ONLY transaction: it cannot write even by mistake, at no extra cost. */
   readOnly?: boolean;
   /**
-   * One statement sent in the same message as BEGIN and set_config, so it costs no round trip of its
-   * own; its rows are handed to `fn`. It runs in the simple protocol: any value in it must be inlined
-   * by the caller after validation (UUIDs only), never user text.
+   * One of the fixed statements of ./statements, sent in the same message as BEGIN and set_config (no
+   * round trip of its own); its rows are handed to `fn`.
    */
-  prelude?: string;
+  opening?: Statement;
 }
 
-export async function withStore<T>(
-  db: Database,
-  storeId: string,
-  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
-  options: WithStoreOptions = {},
-): Promise<T> {
-  if (!isUuid(storeId)) throw new TypeError("withStore: storeId must be a UUID");
-  return runUnit(db, `'${storeId.toLowerCase()}'`, fn, options);
-}
-
-/** Thrown by withStoreResolved when its expression names no store. */
+/** Thrown when the store key names no store (e.g. an unknown token hash). */
 export class StoreUnresolved extends Error {
   constructor() {
     super("No store resolved for this unit of work");
@@ -47,40 +38,29 @@ export class StoreUnresolved extends Error {
   }
 }
 
-/**
- * withStore for a store that the database itself resolves, in the same opening message: `storeSql`
- * is an SQL expression (typically a privileged id lookup with an inlined, validated argument). Saves
- * the lookup's round trip on hot paths such as the token API. Throws StoreUnresolved when it is null.
- */
-export function withStoreResolved<T>(
+export async function withStore<T>(
   db: Database,
-  storeSql: string,
-  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
+  store: string | StoreKey,
+  fn: (tx: StoreTx, openingRows: Record<string, unknown>[]) => Promise<T>,
   options: WithStoreOptions = {},
 ): Promise<T> {
-  return runUnit(db, `coalesce((${storeSql})::text, '')`, fn, options);
-}
-
-async function runUnit<T>(
-  db: Database,
-  storeSql: string,
-  fn: (tx: StoreTx, preludeRows: Record<string, unknown>[]) => Promise<T>,
-  options: WithStoreOptions,
-): Promise<T> {
+  const key = typeof store === "string" ? { id: store } : store;
+  if ("id" in key && !isUuid(key.id)) throw new TypeError("withStore: storeId must be a UUID");
+  const storeSql = `coalesce((${inline(storeExpression(key))})::text, '')`;
   const client = await db.connect();
   let broken = false;
   try {
     const begin = options.readOnly ? "begin transaction read only" : "begin";
-    const prelude = options.prelude ? `; ${options.prelude}` : "";
-    const opened = (await client.query(`${begin}; select set_config('app.store_id', ${storeSql}, true) as store_id${prelude}`)) as unknown as {
+    const opening = options.opening ? `; ${inline(options.opening)}` : "";
+    const opened = (await client.query(`${begin}; select set_config('app.store_id', ${storeSql}, true) as store_id${opening}`)) as unknown as {
       rows: Record<string, unknown>[];
     }[];
     const storeId = String(opened[1]?.rows[0]?.["store_id"] ?? "");
-    const preludeRows = options.prelude ? (opened.at(-1)?.rows ?? []) : [];
+    const openingRows = options.opening ? (opened.at(-1)?.rows ?? []) : [];
     const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
       if (!storeId) throw new StoreUnresolved();
-      const result = await fn(tx, preludeRows);
+      const result = await fn(tx, openingRows);
       await client.query("commit");
       return result;
     } catch (e) {

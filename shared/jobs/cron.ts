@@ -2,7 +2,7 @@ import type { JobName } from "./types";
 
 /**
  * Cron expression -> the jobs it starts. Must match `[env.worker.triggers] crons` in wrangler.toml
- * exactly (test/cron.test.ts compares them).
+ * exactly (workers/worker/jobs.test.ts compares them).
  *
  * Cron Triggers fire at most once a minute, so the sub-minute cadences (outbox relay 5 s, marketing
  * tick 30 s) run from the Scheduler Durable Object's alarm loop; the every-minute cron only makes sure

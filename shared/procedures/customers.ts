@@ -50,12 +50,12 @@ export const listCustomers = storeProcedure({
     ...pagingInput,
     query: z.string().trim().max(200).optional(),
   }),
-  async run({ tx, via, store }, input) {
+  async run({ tx, aiClient, store }, input) {
     const conditions: (SQL | undefined)[] = [eq(customer.storeId, tx.storeId)];
     if (input.query) {
       const pattern = likePattern(input.query);
       // An AI client barred from customer details may not probe them by searching either.
-      const contact = via !== "mcp" || store.mcpReadCustomerDetails;
+      const contact = !aiClient || store.mcpReadCustomerDetails;
       conditions.push(
         or(
           ilike(sql`concat_ws(' ', ${customer.firstName}, ${customer.lastName})`, pattern),
@@ -82,6 +82,7 @@ export const getCustomer = storeProcedure({
   description: "One customer by id, with contact details (email, phone, city), marketing consent and the staff note.",
   access: "customers.read",
   mutates: false,
+  customerDetails: true,
   input: z.strictObject({ id: z.uuid() }),
   async run({ tx }, input) {
     const [row] = await tx

@@ -50,6 +50,11 @@ export interface StoreContext {
   /** The caller's effective permissions: the role's, capped by a grant's areas for API callers. */
   permissions: ReadonlySet<Permission>;
   via: Via;
+  /**
+   * True when the store's AI-client settings bind this call (an OAuth connection at any door, anything
+   * over MCP): e.g. searches then leave out contact fields unless the store lets AI clients read them.
+   */
+  aiClient: boolean;
   log: Logger;
   services?: Services;
 }
@@ -66,6 +71,8 @@ export interface SessionContext {
   db: Database;
   session: SessionInfo;
   log: Logger;
+  /** The person's membership in a store, read inside that store; the 'no store' errors when there is none. */
+  membershipIn(storeId: string): Promise<{ store: StoreInfo; member: MemberInfo }>;
 }
 
 interface Common<I extends z.ZodType> {
@@ -80,6 +87,8 @@ export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> ex
   access: Permission | "none";
   /** True when the procedure changes something (it emits an outbox event in the same transaction). */
   mutates: boolean;
+  /** Reads customers' contact details: AI clients get it only while the store allows it (SPEC "Store settings"). */
+  customerDetails?: true;
   run(ctx: StoreContext, input: z.output<I>): Promise<O>;
 }
 

@@ -1,4 +1,3 @@
-import { approvalProcedures } from "../assistant/approvals";
 import { analyticsProcedures } from "./analytics";
 import { apiGrantProcedures } from "./api-grants";
 import { contentProcedures } from "./content";
@@ -12,11 +11,10 @@ import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
 
 /**
- * The one procedure registry (ARCHITECTURE §5). /api/rpc, /api/v1 and the AI assistant's tools all
- * look procedures up here; the permission-matrix test walks this list, so a procedure added here is
- * covered by it without further work.
+ * The store's own procedures. The doors serve these plus the assistant's (AI approvals) through
+ * shared/registry.ts; this list knows nothing of the assistant, which builds on it.
  */
-export const PROCEDURES: readonly Procedure[] = [
+export const BASE_PROCEDURES: readonly Procedure[] = [
   ...storeProcedures,
   ...staffProcedures,
   ...productProcedures,
@@ -26,18 +24,12 @@ export const PROCEDURES: readonly Procedure[] = [
   ...contentProcedures,
   ...analyticsProcedures,
   ...apiGrantProcedures,
-  ...approvalProcedures,
   ...mcpSettingsProcedures,
 ] as readonly Procedure[];
 
-const BY_KEY = new Map<string, Procedure>();
-for (const p of PROCEDURES) {
-  const key = procedureKey(p);
-  if (BY_KEY.has(key)) throw new Error(`Procedure ${key} is declared twice`);
-  BY_KEY.set(key, p);
-}
+const BY_KEY = new Map(BASE_PROCEDURES.map((p) => [procedureKey(p), p]));
 
-/** The procedure at `<router>/<name>`, or undefined. */
-export function findProcedure(router: string, name: string): Procedure | undefined {
-  return BY_KEY.get(`${router}.${name}`);
+/** A base procedure by key (`products.update`), e.g. the one an AI approval names. */
+export function findBaseProcedure(key: string): Procedure | undefined {
+  return BY_KEY.get(key);
 }

@@ -5,7 +5,6 @@ import { hashPassword } from "../auth/password";
 import { emit } from "../db/outbox";
 import { storeIdsForUser } from "../db/privileged";
 import { session, store, storeDomain } from "../db/schema";
-import { membershipIn } from "./execute";
 import { sessionProcedure, storeProcedure } from "./define";
 
 export const currentStore = storeProcedure({
@@ -80,11 +79,11 @@ export const listMyStores = sessionProcedure({
   description: "The stores you are a member of, with your role in each.",
   mutates: false,
   input: z.strictObject({}),
-  async run({ db, session: s }) {
+  async run({ db, session: s, membershipIn }) {
     const ids = await storeIdsForUser(db, s.userId);
     const stores = await Promise.all(
       ids.map((id) =>
-        membershipIn(db, id, s.userId).then(
+        membershipIn(id).then(
           ({ store: st, member }) => ({ id: st.id, slug: st.slug, name: st.name, role: member.role, roleLabel: ROLE_LABELS[member.role] }),
           () => null, // removed between the two reads: not listed
         ),
@@ -103,8 +102,8 @@ export const switchStore = sessionProcedure({
   description: "Make one of your stores the active store of this session.",
   mutates: true,
   input: z.strictObject({ storeId: z.uuid() }),
-  async run({ db, session: s }, input) {
-    const { store: st, member } = await membershipIn(db, input.storeId, s.userId);
+  async run({ db, session: s, membershipIn }, input) {
+    const { store: st, member } = await membershipIn(input.storeId);
     await db.orm
       .update(session)
       .set({ activeStoreId: st.id })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recordRead } from "#shared/api/execute";
+import { recordRead } from "#shared/pipeline/activity";
 import { pruneActivity } from "#shared/jobs/activity-prune";
 import { withStore } from "#shared/db/with-store";
 import { createLogger } from "#shared/log";

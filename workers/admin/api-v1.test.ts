@@ -3,7 +3,7 @@ import { AREA_SCOPES, permissionsOfAreas } from "#shared/api/grants";
 import { sha256Hex } from "#shared/auth/tokens";
 import { withStore } from "#shared/db/with-store";
 import { procedureKey } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/procedures/registry";
+import { PROCEDURES } from "#shared/registry";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { api, createToken, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";

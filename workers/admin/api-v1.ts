@@ -1,19 +1,21 @@
 import { Hono, type Context } from "hono";
-import { AREA_SCOPES, TOKEN_PATTERN } from "#shared/api/grants";
-import { invalidToken, recordRead, runApiProcedure } from "#shared/api/execute";
-import { sha256Hex } from "#shared/auth/tokens";
+import { AREA_SCOPES } from "#shared/api/grants";
+import { propose, proposalAnswer } from "#shared/assistant/approvals";
 import { AppError, isAppError } from "#shared/http/errors";
-import { API_POLICY, hit } from "#shared/limits/limit";
 import { rateLimitHeaders } from "#shared/limits/window";
+import { recordRead } from "#shared/pipeline/activity";
+import { runProcedure } from "#shared/pipeline/run";
 import { procedureKey } from "#shared/procedures/define";
-import { findProcedure } from "#shared/procedures/registry";
+import { findProcedure } from "#shared/registry";
+import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
 import type { AdminEnv } from "./context";
 import { readRpcBody, requireJsonContentType } from "./rpc";
 
 /**
- * The token API: `POST /api/v1/<router>/<procedure>` with `Authorization: Bearer <token>` runs the
- * admin's procedure registry for the token's grant (SPEC "Token API"). Cookies never reach it (the
- * Worker's entry strips them), so a browser session can never be borrowed here.
+ * The token API: `POST /api/v1/<router>/<procedure>` with `Authorization: Bearer <token>` (a created
+ * token or an OAuth access token) runs the admin's procedure registry for the token's grant through the
+ * one pipeline (SPEC "Token API"). Cookies never reach it (the Worker's entry strips them), so a browser
+ * session can never be borrowed here.
  */
 export const apiV1 = new Hono<AdminEnv>();
 
@@ -36,38 +38,31 @@ function challenge(c: Context, error?: string): string {
 }
 
 apiV1.post("/api/v1/:router/:procedure", async (c) => {
-  const bearer = /^Bearer +([^\s]+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  if (!bearer) {
-    throw new AppError("UNAUTHORIZED", "Send your token as Authorization: Bearer <token> (create one in Settings → MCP & API).", { reason: "no_token" }, {
-      "WWW-Authenticate": challenge(c),
-    });
-  }
+  const bearer = bearerOf(c);
+  if (!bearer) throw noBearer("Send your token as Authorization: Bearer <token> (create one in Settings → MCP & API).", challenge(c));
   requireJsonContentType(c.req.raw);
   const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
   if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);
   try {
-    if (!TOKEN_PATTERN.test(bearer)) throw invalidToken();
+    const principal = await principalOfBearer(c, bearer);
     const input = await readRpcBody(c.req.raw);
-    let limiterMs = 0;
-    const result = await runApiProcedure(c.var.db, { kind: "token", tokenHash: await sha256Hex(bearer) }, proc, input, {
-      via: "token",
+    const outcome = await runProcedure(c.var.db, principal, proc, input, {
+      door: "token",
       log: c.var.log,
-      limit: async (grantId) => {
-        const started = performance.now();
-        const decision = await hit(c.env.RATE_LIMITER, `grant:${grantId}`, API_POLICY);
-        limiterMs = performance.now() - started;
-        return decision;
-      },
+      limit: () => countCalls(c, principal),
+      propose,
     });
-    // How long the limiter's decision took (it runs alongside the query); the bench reads it.
-    c.header("server-timing", `limiter;dur=${limiterMs.toFixed(2)}`);
-    if (!proc.mutates) {
-      const { principal } = result;
-      c.var.defer(recordRead(c.var.db, { storeId: principal.store.id, grantId: principal.grantId, procedure: procedureKey(proc), via: "token" }));
-    }
-    for (const [name, value] of Object.entries(rateLimitHeaders(result.decision))) c.header(name, value);
+    for (const [name, value] of Object.entries(outcome.decision ? rateLimitHeaders(outcome.decision) : {})) c.header(name, value);
     c.header("cache-control", "no-store");
-    return c.json({ json: result.output ?? null });
+    if (outcome.kind === "proposed") {
+      // An OAuth connection's change while 'Changes need approval' is on: nothing changed yet.
+      return c.json({ json: { proposal: proposalAnswer(outcome.proposal) } }, 202);
+    }
+    if (!proc.mutates && outcome.caller.grant) {
+      const { store, grant } = outcome.caller;
+      c.var.defer(recordRead(c.var.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(proc), via: "token" }));
+    }
+    return c.json({ json: outcome.output ?? null });
   } catch (e) {
     if (isAppError(e) && e.code === "UNAUTHORIZED") {
       throw new AppError(e.code, e.message, e.data, { ...e.headers, "WWW-Authenticate": challenge(c, "invalid_token") });

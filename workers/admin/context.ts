@@ -3,8 +3,8 @@ import { HTTPException } from "hono/http-exception";
 import type { HonoEnv } from "#shared/http/app";
 import { AppError, isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
 import { logReporter } from "#shared/http/report";
+import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";
-import { runSessionProcedure, runStoreProcedure } from "#shared/procedures/execute";
 import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
 import type { AdminBindings } from "./env";
 import { revokeProviderGrant } from "./oauth/server";
@@ -52,10 +52,13 @@ type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> }
 
 /** Runs a registered procedure for a signed-in member (the /api/rpc door and the pages). */
 export async function runForSession(c: AdminContext, session: SessionInfo, proc: Procedure, input: unknown): Promise<unknown> {
-  if (isSessionProcedure(proc)) return runSessionProcedure({ db: c.var.db, session, log: c.var.log }, proc, input);
-  return runStoreProcedure(c.var.db, { kind: "session", userId: session.userId, storeId: session.activeStoreId }, proc, input, c.var.log, "session", {
-    revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
+  if (isSessionProcedure(proc)) return runSessionProcedure(c.var.db, session, proc, input, { log: c.var.log });
+  const outcome = await runProcedure(c.var.db, { kind: "member", userId: session.userId, storeId: session.activeStoreId }, proc, input, {
+    door: "session",
+    log: c.var.log,
+    services: { revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant) },
   });
+  return outcome.kind === "done" ? outcome.output : outcome.proposal;
 }
 
 function redirect(location: string): HTTPException {

@@ -1,24 +1,28 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono, type Context } from "hono";
-import { invalidToken, resolvePrincipal, type ApiCredential, type ApiPrincipal } from "#shared/api/execute";
-import { TOKEN_PATTERN } from "#shared/api/grants";
-import { isSlug, mcpMetadataUrl, mcpResourceUrl } from "#shared/api/mcp-urls";
+import { isSlug, mcpMetadataUrl } from "#shared/api/mcp-urls";
 import { mcpServer } from "#shared/assistant/mcp";
-import { sha256Hex } from "#shared/auth/tokens";
-import { isUuid } from "#shared/db/ids";
 import { AppError, isAppError } from "#shared/http/errors";
-import { API_POLICY, hit } from "#shared/limits/limit";
 import { rateLimitHeaders } from "#shared/limits/window";
+import { invalidToken, type Caller, type Principal } from "#shared/pipeline/principal";
+import { resolveCaller, tooManyRequests } from "#shared/pipeline/run";
+import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
 import type { AdminEnv } from "./context";
-import { ACCESS_PREFIX, authServer } from "./oauth/server";
+import { readBoundedText } from "./rpc";
 
 /**
- * POST /api/mcp/<store_slug>: the store's remote MCP endpoint (Streamable HTTP, stateless, JSON
- * answers; one message or a batch per POST). Bearer: an OAuth access token issued for this store's
- * MCP URL, or a created token of this store. The grant is re-checked in Postgres on every POST and
- * counts against the same per-grant limiter as /api/v1.
+ * POST /api/mcp/<store_slug>: the store's remote MCP endpoint (Streamable HTTP, stateless, JSON answers;
+ * one message or a batch per POST), on the SDK's McpServer (docs/decisions/0005-doors-and-limits.md says
+ * why not `agents`' handler). Bearer: an OAuth access token issued for this store's MCP URL, or a created
+ * token of this store. Order, before any database work: Origin, bearer, body and batch size, token (KV
+ * for OAuth), then the per-grant limiter counts every JSON-RPC request in the POST. Then the grant is
+ * re-checked in Postgres, and every tool call runs through the one pipeline.
  */
 export const mcp = new Hono<AdminEnv>();
+
+/** The most messages one POST may carry, and the largest body (a batch of tool calls stays far below it). */
+export const MCP_MAX_BATCH = 20;
+export const MCP_BODY_LIMIT = 256 * 1024;
 
 const originOf = (c: Context) => new URL(c.req.url).origin;
 
@@ -26,45 +30,82 @@ function challenge(c: Context, slug: string, error?: string): Record<string, str
   return { "WWW-Authenticate": `Bearer resource_metadata="${mcpMetadataUrl(originOf(c), slug)}"${error ? `, error="${error}"` : ""}` };
 }
 
-async function credentialOf(c: Context<AdminEnv>, slug: string, bearer: string): Promise<ApiCredential> {
-  if (TOKEN_PATTERN.test(bearer)) return { kind: "token", tokenHash: await sha256Hex(bearer) };
-  if (!bearer.startsWith(ACCESS_PREFIX)) throw invalidToken();
-  const origin = originOf(c);
-  // The provider checks the token, its expiry and its audience (this store's MCP URL exactly).
-  const validated = await authServer(origin, slug).validateToken<{ apiGrantId?: unknown; storeId?: unknown }>(
-    mcpResourceUrl(origin, slug),
-    bearer.slice(ACCESS_PREFIX.length),
-    c.env,
-  );
-  const { apiGrantId, storeId } = validated?.props ?? {};
-  if (!isUuid(apiGrantId) || !isUuid(storeId)) throw invalidToken();
-  return { kind: "oauth", grantId: apiGrantId, storeId };
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers: { "cache-control": "no-store", ...headers } });
+}
+
+/**
+ * The MCP transport spec asks servers to validate Origin against DNS rebinding. Clients that are not
+ * browsers send none; a browser page may call only from the admin's own origin.
+ */
+function foreignOrigin(c: Context): boolean {
+  const origin = c.req.header("origin");
+  return origin !== undefined && origin !== originOf(c);
+}
+
+type Message = { id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+
+const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === "object" && m !== null);
+
+/** JSON-RPC requests in a message or batch: each one counts as a call; notifications and responses do not. */
+function requestCount(body: unknown): number {
+  return messagesOf(body).filter((m) => typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number")).length;
+}
+
+/** Each tools/call request's arguments as sent, by request id. */
+function toolArguments(body: unknown): (id: string | number) => unknown {
+  const byId = new Map<string | number, unknown>();
+  for (const m of messagesOf(body)) {
+    if (m.method === "tools/call" && (typeof m.id === "string" || typeof m.id === "number")) byId.set(m.id, m.params?.arguments ?? {});
+  }
+  return (id) => byId.get(id) ?? {};
 }
 
 mcp.post("/api/mcp/:slug", async (c) => {
   const slug = c.req.param("slug");
   if (!isSlug(slug)) throw new AppError("NOT_FOUND", "No store has this MCP address.");
-  const bearer = /^Bearer +([^\s]+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  if (!bearer) throw new AppError("UNAUTHORIZED", "Connect with OAuth: this endpoint needs a bearer token.", { reason: "no_token" }, challenge(c, slug));
-  let principal: ApiPrincipal;
+  if (foreignOrigin(c)) return jsonRpcError(403, -32000, "Requests from another origin are refused (MCP transport: Origin validation).");
+  const bearer = bearerOf(c);
+  if (!bearer) throw noBearer("Connect with OAuth: this endpoint needs a bearer token.", challenge(c, slug)["WWW-Authenticate"]!);
+
+  let principal: Principal;
   try {
-    const credential = await credentialOf(c, slug, bearer);
-    principal = await resolvePrincipal(c.var.db, credential);
-    // A grant of one store is refused in any other (SPEC Authentication 6).
-    if (principal.store.slug !== slug) throw invalidToken("This token belongs to another store.");
+    principal = await principalOfBearer(c, bearer);
   } catch (e) {
     if (isAppError(e) && e.code === "UNAUTHORIZED") throw new AppError(e.code, e.message, e.data, challenge(c, slug, "invalid_token"));
     throw e;
   }
-  const decision = await hit(c.env.RATE_LIMITER, `grant:${principal.grantId}`, API_POLICY);
-  const limitHeaders = rateLimitHeaders(decision);
-  if (!decision.allowed) {
-    throw new AppError("TOO_MANY_REQUESTS", `Rate limit reached: ${decision.limit} requests per minute for this connection (MCP and /api/v1 together).`, undefined, limitHeaders);
+  const text = await readBoundedText(c.req.raw, MCP_BODY_LIMIT);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return jsonRpcError(400, -32700, "Parse error: the body is not valid JSON.");
   }
-  const server = mcpServer({ db: c.var.db, principal, log: c.var.log, defer: c.var.defer });
+  if (Array.isArray(body) && (body.length === 0 || body.length > MCP_MAX_BATCH)) {
+    return jsonRpcError(400, -32600, `Invalid Request: a batch carries 1 to ${MCP_MAX_BATCH} messages; split it into several POSTs.`);
+  }
+  const ids = messagesOf(body).flatMap((m) => (m.method !== undefined && m.id !== undefined ? [m.id] : []));
+  if (new Set(ids).size !== ids.length) return jsonRpcError(400, -32600, "Invalid Request: two requests in one batch share an id.");
+  // Every JSON-RPC request counts as one call; a batch is counted whole and refused whole (429) when
+  // it does not fit, so nothing of it runs.
+  const decision = await countCalls(c, principal, Math.max(1, requestCount(body)));
+  const limitHeaders = rateLimitHeaders(decision);
+  if (!decision.allowed) throw tooManyRequests(decision, "this connection");
+
+  let caller: Caller;
+  try {
+    caller = await resolveCaller(c.var.db, principal);
+    // A grant of one store is refused in any other (SPEC Authentication 6).
+    if (caller.store.slug !== slug) throw invalidToken("This token belongs to another store.");
+  } catch (e) {
+    if (isAppError(e) && e.code === "UNAUTHORIZED") throw new AppError(e.code, e.message, e.data, { ...limitHeaders, ...challenge(c, slug, "invalid_token") });
+    throw e;
+  }
+  const server = mcpServer({ db: c.var.db, principal, caller, log: c.var.log, argumentsOf: toolArguments(body), defer: c.var.defer });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  const res = await transport.handleRequest(c.req.raw);
+  const res = await transport.handleRequest(c.req.raw, { parsedBody: body });
   const headers = new Headers(res.headers);
   for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
   headers.set("cache-control", "no-store");

@@ -11,7 +11,7 @@ import { apiGrant } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { AppError, isNoStoreError } from "#shared/http/errors";
 import type { MemberInfo, StoreInfo } from "#shared/procedures/define";
-import { membershipIn } from "#shared/procedures/execute";
+import { resolveCaller } from "#shared/pipeline/run";
 import { listMyStores } from "#shared/procedures/store";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, csrfOf, currentSession, isCrossSite, requirePageSession, runForSession, type AdminEnv } from "../context";
@@ -127,7 +127,7 @@ async function storeFor(db: Database, slug: string, userId: string) {
   const storeId = await storeIdBySlug(db, slug);
   if (!storeId) throw new AppError("NOT_FOUND", "No store has this MCP address. Check the URL you gave your AI client.");
   try {
-    return await membershipIn(db, storeId, userId);
+    return await resolveCaller(db, { kind: "member", userId, storeId });
   } catch (e) {
     if (isNoStoreError(e)) throw new AppError("FORBIDDEN", "You are not a member of this store, so you cannot connect an app to it. Sign in with another account.");
     throw e;

@@ -1,11 +1,11 @@
-import { PERMISSIONS, ROLE_LABELS, ROLE_PERMISSIONS } from "../auth/permissions";
-import { ROLES } from "../db/schema";
-import { procedureKey } from "./define";
+import { PERMISSIONS, ROLE_LABELS, ROLE_PERMISSIONS } from "./auth/permissions";
+import { ROLES } from "./db/schema";
+import { procedureKey } from "./procedures/define";
 import { PROCEDURES } from "./registry";
 
 /**
  * The README's generated tables (between `<!-- name:start -->` and `<!-- name:end -->` markers).
- * `npm run docs` writes them; shared/procedures/docs.test.ts fails when the README is stale.
+ * `npm run docs` writes them; shared/docs.test.ts fails when the README is stale.
  */
 export function rolePermissionTable(): string {
   const head = `| Permission | ${ROLES.map((r) => ROLE_LABELS[r]).join(" | ")} |`;

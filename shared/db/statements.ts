@@ -1,0 +1,112 @@
+import { isUuid } from "./ids";
+
+/**
+ * The fixed statements a store unit's opening message may carry (STYLE 14: no helper takes SQL text from
+ * its caller). The opening message travels in Postgres' simple protocol, which has no bind parameters,
+ * so each parameter is typed and checked here before it is written into the statement as a literal;
+ * every kind below can only hold characters that need no quoting. The same statements also run with
+ * ordinary bind parameters inside a transaction (`text` + `params`).
+ */
+type ParamKind = "uuid" | "hex64" | "time" | "procedure" | "via";
+
+const CHECKS: Record<ParamKind, (value: string) => boolean> = {
+  uuid: isUuid,
+  hex64: (v) => /^[0-9a-f]{64}$/.test(v),
+  time: (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(v),
+  procedure: (v) => /^[a-z][A-Za-z]{0,40}\.[a-z][A-Za-z]{0,40}$/.test(v),
+  via: (v) => v === "token" || v === "mcp",
+};
+
+const SEAL: unique symbol = Symbol("statement");
+
+export interface Statement {
+  readonly [SEAL]: true;
+  readonly name: string;
+  /** The text with $1…$n placeholders, for the extended protocol. */
+  readonly text: string;
+  readonly params: readonly string[];
+}
+
+/** Thrown when a value does not have the shape its statement needs (a caller's bug or a forged input). */
+export class StatementParamError extends TypeError {
+  constructor(statement: string, index: number, kind: ParamKind) {
+    super(`${statement}: parameter $${index + 1} is not a valid ${kind}`);
+    this.name = "StatementParamError";
+  }
+}
+
+function statement(name: string, text: string, params: [ParamKind, string][]): Statement {
+  params.forEach(([kind, value], i) => {
+    if (!CHECKS[kind](value)) throw new StatementParamError(name, i, kind);
+  });
+  return { [SEAL]: true, name, text, params: params.map(([kind, value]) => (kind === "uuid" ? value.toLowerCase() : value)) };
+}
+
+/** The statement with its checked values written in as literals, for the simple protocol. */
+export function inline(s: Statement): string {
+  return s.text.replace(/\$(\d+)/g, (_, n: string) => `'${s.params[Number(n) - 1]!}'`);
+}
+
+/** The store a unit works in: known, or resolved by the database in the opening message. */
+export type StoreKey = { id: string } | { tokenHash: string };
+
+/** The expression that set_config receives for a store key (null when it names no store). */
+export function storeExpression(key: StoreKey): Statement {
+  if ("id" in key) return statement("storeId", "$1::uuid", [["uuid", key.id]]);
+  return statement("storeByTokenHash", "privileged.store_id_by_token_hash($1)", [["hex64", key.tokenHash]]);
+}
+
+const CURRENT_STORE = "nullif(current_setting('app.store_id', true), '')::uuid";
+
+/** The unit's store and the person's membership in it (none when they are not a member). */
+export function membershipOf(userId: string): Statement {
+  return statement(
+    "membership",
+    `select s.id, s.slug, s.name, s.currency, s.mcp_read_customer_details, s.mcp_allow_changes, s.mcp_changes_need_approval,
+       m.id as member_id, m.user_id, m.role
+     from store s left join member m on m.store_id = s.id and m.user_id = $1
+     where s.id = ${CURRENT_STORE}`,
+    [["uuid", userId]],
+  );
+}
+
+const GRANT_COLUMNS = `g.id as grant_id, g.kind as grant_kind, g.areas, g.revoked_at,
+  (g.expires_at is not null and g.expires_at <= now()) as expired,
+  m.id as member_id, m.user_id, m.role, s.id, s.slug, s.name, s.currency,
+  s.mcp_read_customer_details, s.mcp_allow_changes, s.mcp_changes_need_approval`;
+
+const GRANT_FROM = `from api_grant g
+  join member m on m.store_id = g.store_id and m.id = g.member_id
+  join store s on s.id = g.store_id`;
+
+/** A created token's grant, its member (role read now) and its store, by the SHA-256 of the secret. */
+export function grantByTokenHash(tokenHash: string): Statement {
+  return statement("grantByTokenHash", `select ${GRANT_COLUMNS} ${GRANT_FROM} where g.secret_hash = $1 and g.kind = 'token'`, [["hex64", tokenHash]]);
+}
+
+/** A grant by id (an OAuth connection, or the grant behind an AI approval), with its member and store. */
+export function grantById(grantId: string): Statement {
+  return statement("grantById", `select ${GRANT_COLUMNS} ${GRANT_FROM} where g.id = $1`, [["uuid", grantId]]);
+}
+
+/**
+ * Folds one successful read call into its grant's 10-minute activity bucket (an upsert) and marks the
+ * grant used, in one statement.
+ */
+export function foldReadActivity(entry: { grantId: string; procedure: string; via: string; at: Date }): Statement {
+  return statement(
+    "foldReadActivity",
+    `with touched as (
+        update api_grant set last_used_at = greatest(coalesce(last_used_at, $4::timestamptz), $4::timestamptz) where id = $1)
+      insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start, count, last_at)
+      values (${CURRENT_STORE}, $1, $2, 'read', $3, date_bin('10 minutes', $4::timestamptz, '2000-01-01'), 1, $4::timestamptz)
+      on conflict (store_id, grant_id, procedure, via, bucket_start) where kind = 'read'
+      do update set count = api_activity.count + 1, last_at = greatest(api_activity.last_at, excluded.last_at)`,
+    [
+      ["uuid", entry.grantId],
+      ["procedure", entry.procedure],
+      ["via", entry.via],
+      ["time", entry.at.toISOString()],
+    ],
+  );
+}

@@ -1,0 +1,24 @@
+import type { Database } from "../db/database";
+import { foldReadActivity } from "../db/statements";
+import { withStore, type StoreTx } from "../db/with-store";
+
+/** The door an API call came through, as the activity log records it. */
+export type ApiVia = "token" | "mcp";
+
+/** One row per successful change call, in the change's own transaction; marks the grant used. */
+export async function recordWrite(tx: StoreTx, grantId: string, procedure: string, via: ApiVia): Promise<void> {
+  await tx.$client.query(
+    `with touched as (update api_grant set last_used_at = now() where store_id = $1 and id = $2)
+     insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start) values ($1, $2, $3, 'write', $4, now())`,
+    [tx.storeId, grantId, procedure, via],
+  );
+}
+
+/**
+ * Folds a successful read call into its grant's 10-minute bucket (an upsert, not a read-then-write) and
+ * marks the grant used. Runs after the answer is sent: two round trips off the response path.
+ */
+export async function recordRead(db: Database, entry: { storeId: string; grantId: string; procedure: string; via: ApiVia; at?: Date }): Promise<void> {
+  const opening = foldReadActivity({ grantId: entry.grantId, procedure: entry.procedure, via: entry.via, at: entry.at ?? new Date() });
+  await withStore(db, entry.storeId, async () => undefined, { opening });
+}

@@ -1,0 +1,23 @@
+import { approvalProcedures } from "./assistant/approvals";
+import { procedureKey, type Procedure } from "./procedures/define";
+import { BASE_PROCEDURES } from "./procedures/registry";
+
+/**
+ * The one procedure registry the doors serve (ARCHITECTURE §5): the store's procedures and the
+ * assistant's. /api/rpc, /api/v1 and the MCP tools look procedures up here; the permission-matrix and
+ * cross-store suites walk this list, so a procedure added here is covered without further work.
+ * Dependencies point one way: the assistant builds on the procedures, this module joins them.
+ */
+export const PROCEDURES: readonly Procedure[] = [...BASE_PROCEDURES, ...(approvalProcedures as readonly Procedure[])];
+
+const BY_KEY = new Map<string, Procedure>();
+for (const p of PROCEDURES) {
+  const key = procedureKey(p);
+  if (BY_KEY.has(key)) throw new Error(`Procedure ${key} is declared twice`);
+  BY_KEY.set(key, p);
+}
+
+/** The procedure at `<router>/<name>`, or undefined. */
+export function findProcedure(router: string, name: string): Procedure | undefined {
+  return BY_KEY.get(`${router}.${name}`);
+}

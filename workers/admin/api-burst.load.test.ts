@@ -1,0 +1,78 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createToken, sessionFor } from "../../test/admin";
+import { makeStore, testDb } from "../../test/harness";
+import { adminFetch, mcpUrl } from "../../test/oauth";
+
+/**
+ * Bursts, as a crowd of clients would send them (concurrency, not timing). This project runs alone,
+ * after every other suite (vitest.config.ts), so the WebSocket proxy's connection count is this file's
+ * own: each database connection a Worker opens is one WebSocket at the proxy.
+ */
+const db = testDb();
+
+const proxyStats = async (): Promise<{ connections: number }> => {
+  const address = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
+  return (await fetch(`http://${address}/stats`)).json();
+};
+
+async function tokenFor(areas: string[]) {
+  const store = await makeStore(db);
+  const owner = await sessionFor(db, store.ownerUserId, store.id);
+  return { store, owner, ...(await createToken(owner, areas)) };
+}
+
+const statusCounts = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+
+describe("a burst for one grant", () => {
+  it("200 concurrent token-API calls: exactly 120 answered 200 and 80 answered 429, none 5xx; the 80 opened no connection", async () => {
+    const { token } = await tokenFor(["products:read"]);
+    const before = await proxyStats();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => api(token, "products/list", { pageSize: 1 })));
+    const after = await proxyStats();
+    expect(statusCounts(answers.map((r) => r.status))).toEqual({ 200: 120, 429: 80 });
+    const refused = answers.find((r) => r.status === 429)!;
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // One connection per answered call (its activity upsert reuses it): the refused calls opened none.
+    expect(after.connections - before.connections).toBe(120);
+  });
+
+  it("a grant already at its limit: 100 more concurrent calls open no connection at all", async () => {
+    const { token } = await tokenFor(["products:read"]);
+    for (let i = 0; i < 4; i++) await Promise.all(Array.from({ length: 30 }, () => api(token, "products/list", { pageSize: 1 })));
+    const before = await proxyStats();
+    const answers = await Promise.all(Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 })));
+    expect(statusCounts(answers.map((r) => r.status))).toEqual({ 429: 100 });
+    expect((await proxyStats()).connections - before.connections).toBe(0);
+  });
+
+  it("MCP batches count each request: a batch that does not fit is refused whole, before the database", async () => {
+    const { token, store } = await tokenFor(["products:read"]);
+    const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "listProducts", arguments: { pageSize: 1 } } });
+    const batch = (from: number, size: number) =>
+      adminFetch(mcpUrl(store.slug), {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+        body: JSON.stringify(Array.from({ length: size }, (_, i) => call(from + i))),
+      });
+    const six = await Promise.all(Array.from({ length: 6 }, (_, b) => batch(b * 20, 20)));
+    expect(six.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const ran = (await Promise.all(six.map((r) => r.json() as Promise<{ result?: { isError?: boolean } }[]>))).flat();
+    expect(ran.filter((a) => a.result && !a.result.isError)).toHaveLength(120);
+    const before = await proxyStats();
+    const over = await batch(200, 20);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect((await proxyStats()).connections - before.connections).toBe(0);
+  });
+});
+
+describe("a crowd over several grants", () => {
+  it("400 concurrent calls over 4 grants: none 5xx, every one within its grant's limit answered 200", async () => {
+    const grants = await Promise.all(Array.from({ length: 4 }, () => tokenFor(["products:read"])));
+    const answers = await Promise.all(grants.flatMap(({ token }) => Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 }))));
+    const counts = statusCounts(answers.map((r) => r.status));
+    expect(Object.keys(counts).filter((s) => Number(s) >= 500)).toEqual([]);
+    expect(counts).toEqual({ 200: 400 });
+  });
+});
