@@ -1,7 +1,7 @@
 /**
  * The last line of defence for log lines: whatever a caller passes, secrets and personal data are
- * replaced with `[redacted:<kind>]` before the line is written. Every quantifier below is bounded, so
- * a scan is linear in the text's length (no catastrophic backtracking on hostile input).
+ * replaced with `[redacted:<kind>]` before the line is written. One scan per string; every quantifier
+ * is bounded or follows a fixed prefix or the start of a run, so the scan stays linear on hostile input.
  */
 
 /** One shape to find: the text before the secret that stays (group `keep`), then the secret. */
@@ -64,8 +64,6 @@ export function redactText(text: string): string {
 const SENSITIVE_KEY =
   /pass(?:word|wd|phrase)|pwd|token|secret|authori[sz]ation|cookie|e-?mail|params|detail|hash|digest|credential|api_?key|session_?id|signature/i;
 
-export const isSensitiveKey = (key: string): boolean => SENSITIVE_KEY.test(key);
-
 const MAX_DEPTH = 8;
 const MAX_ITEMS = 200;
 
@@ -84,7 +82,7 @@ export function redactFields(fields: Record<string, unknown>, describeError: (e:
     if (Array.isArray(value)) return value.slice(0, MAX_ITEMS).map((v) => walk(v, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value).slice(0, MAX_ITEMS)) {
-      out[key] = isSensitiveKey(key) ? "[redacted:field]" : walk(v, depth + 1);
+      out[key] = SENSITIVE_KEY.test(key) ? "[redacted:field]" : walk(v, depth + 1);
     }
     return out;
   };
