@@ -2,7 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Database } from "../db/database";
 import { isAppError } from "../http/errors";
-import type { Logger } from "../log";
+import { errorFields, type Logger } from "../log";
 import { recordRead } from "../pipeline/activity";
 import type { Caller, Principal } from "../pipeline/principal";
 import { runProcedure } from "../pipeline/run";
@@ -51,7 +51,10 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
     return text(outcome.output);
   } catch (e) {
     if (isAppError(e)) return text({ code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) }, true);
-    throw e;
+    // The SDK would hand an unknown error's message to the client, and a failed query's message names
+    // its values: log it (quietly, errorFields) and answer a fixed text.
+    log.error("Tool call failed", { tool: tool.name, ...errorFields(e) });
+    return text({ code: "INTERNAL", message: "Something went wrong on our side; this call changed nothing. Try again in a moment." }, true);
   }
 }
 

@@ -38,7 +38,8 @@ export function clientErrorFromConstraint(e: unknown): AppError | undefined {
       issues: [{ path: field, message: known?.message ?? "already exists" }],
     });
   }
-  if (pg.code === "23514" || pg.code === "23502" || pg.code === "22001" || pg.code === "22003" || pg.code === "22P02") {
+  // 22021/22P05: a text value Postgres cannot store, such as a NUL character in a search or a title.
+  if (["23514", "23502", "22001", "22003", "22P02", "22021", "22P05"].includes(pg.code)) {
     return new AppError("BAD_REQUEST", "A value is out of the allowed range or format.", {
       issues: [{ path: "", message: pg.constraint ? `violates ${pg.constraint}` : "invalid value" }],
     });
