@@ -1,6 +1,7 @@
 import { OAuthAuthorizationServer, type ClientRegistrationCallbackOptions } from "@cloudflare/workers-oauth-provider";
 import { AREA_SCOPES } from "#shared/api/grants";
 import { isSlug, mcpResourceUrl } from "#shared/api/mcp-urls";
+import { createLogger } from "#shared/log";
 import type { AdminBindings } from "../env";
 
 /**
@@ -13,6 +14,9 @@ import type { AdminBindings } from "../env";
  * instance is made per request for the one store the request is about (cheap: no I/O).
  */
 export const ACCESS_TOKEN_TTL = 60 * 60;
+
+// Isolate cache: a logger holds no request state.
+const oauthLog = createLogger({ service: "admin", component: "oauth" });
 export const REFRESH_TOKEN_TTL = 30 * 24 * 60 * 60;
 
 export const OAUTH_PATHS = {
@@ -109,6 +113,9 @@ export function authServer(origin: string, slug: string | null): OAuthAuthorizat
     refreshTokenTTL: REFRESH_TOKEN_TTL,
     allowPrivateUseRedirectUris: true,
     clientRegistrationCallback: checkRegistration,
+    // The provider's refusals are client mistakes: one structured line through our logger (and its
+    // scrubber) instead of the library's own console.warn.
+    onError: ({ status, code, internal }) => oauthLog.info("OAuth error response", { status, code, category: internal.category, reason: internal.reason }),
   });
 }
 
