@@ -6,7 +6,8 @@ import { aiApproval, apiGrant, member } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { storeProcedure, procedureKey, type StoreContext } from "../procedures/define";
 import { parseInput } from "../procedures/execute";
-import { findTool, permissionOf, type ChangeTool, type Proposal } from "./tools";
+import { readChanges, type Proposal } from "./changes";
+import { findTool, permissionOf, type ChangeTool } from "./tools";
 
 /**
  * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md). A change tool
@@ -23,7 +24,7 @@ export function approvalState(row: Pick<ApprovalRow, "status" | "expiresAt">, no
   return row.status === "pending" && row.expiresAt.getTime() <= now.getTime() ? "expired" : row.status;
 }
 
-const view = (row: ApprovalRow) => ({ ...row, state: approvalState(row) });
+const view = (row: ApprovalRow) => ({ ...row, diff: readChanges(row.diff), state: approvalState(row) });
 
 /**
  * Runs a proposal's change inside a savepoint of the caller's transaction, as `actor` (the grant's
@@ -71,7 +72,7 @@ export async function propose(ctx: StoreContext, tool: ChangeTool, rawInput: unk
       procedure: procedureKey(tool.procedure),
       input,
       summary: proposal.summary.slice(0, 2000),
-      diff: JSON.parse(JSON.stringify(proposal.diff)) as Proposal["diff"],
+      diff: JSON.parse(JSON.stringify(proposal.diff)) as unknown[],
       expiresAt: sql`now() + make_interval(hours => ${APPROVAL_TTL_HOURS})`,
     })
     .returning();
