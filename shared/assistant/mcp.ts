@@ -56,7 +56,7 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
     await recordWrite(ctx.tx, principal.grantId, key, "mcp");
     return made;
   });
-  const base = { approvalId: approval.id, status: approval.state, summary: approval.summary };
+  const base = { approvalId: approval.id, status: approval.state, summary: approval.summary, diff: approval.diff };
   if (approval.state === "pending") {
     return text({ ...base, expiresAt: approval.expiresAt, next: "Waiting for the member who connected this client to approve it in the admin (AI approvals). Nothing has changed yet." });
   }
