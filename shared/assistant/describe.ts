@@ -50,7 +50,7 @@ export const describeProductUpdate: Describe<typeof updateProduct> = async (tx, 
     } else {
       added++;
       for (const k of Object.keys(VARIANT_FIELDS) as VariantField[]) {
-        if (v[k] !== undefined) diff.push(valueChange(`newVariants[${added}].${k}`, `New variant ${added} · ${VARIANT_FIELDS[k]}`, null, variantValue(k, v[k], store.currency)));
+        if (v[k] !== undefined && v[k] !== null) diff.push(valueChange(`newVariants[${added}].${k}`, `New variant ${added} · ${VARIANT_FIELDS[k]}`, null, variantValue(k, v[k], store.currency)));
       }
     }
   }

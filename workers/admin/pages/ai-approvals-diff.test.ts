@@ -94,7 +94,7 @@ describe("AI approvals: readable proposals", () => {
       description,
       variants: [
         { id: variant.id, priceMinor: 125_000, compareAtMinor: 150_000, preorder: true },
-        { title: "Large", sku: "FIX-LARGE", priceMinor: 130_000 },
+        { title: "Large", sku: "FIX-LARGE", priceMinor: 130_000, compareAtMinor: null },
       ],
     });
     const html = await proposalHtml(browser, id);
@@ -108,6 +108,7 @@ describe("AI approvals: readable proposals", () => {
     expect(html).toContain(row("New variant 1 · Price", null, "₹1,300.00 (130000 paise)"));
     expect(html).toContain(row("New variant 1 · Tax class", null, "gst_18"));
     expect(html).toContain(row("New variant 1 · Pre-order", null, "no"));
+    expect(html).not.toContain("New variant 1 · Compare-at price");
     for (const line of description.split("\n")) expect(html).toContain(addedLine(line));
   });
 
