@@ -8,7 +8,8 @@ import { grantCaller, type Caller } from "../pipeline/principal";
 import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
 import { storeProcedure, procedureKey, type StoreContext } from "../procedures/define";
 import { findBaseProcedure } from "../procedures/registry";
-import { changeToolFor, describeCall, type Proposal } from "./tools";
+import { readChanges } from "./changes";
+import { changeToolFor, describeCall } from "./tools";
 
 /**
  * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md). A change tool
@@ -25,7 +26,7 @@ export function approvalState(row: Pick<ApprovalRow, "status" | "expiresAt">, no
   return row.status === "pending" && row.expiresAt.getTime() <= now.getTime() ? "expired" : row.status;
 }
 
-const view = (row: ApprovalRow) => ({ ...row, state: approvalState(row) });
+const view = (row: ApprovalRow) => ({ ...row, diff: readChanges(row.diff), state: approvalState(row) });
 
 /**
  * Runs a proposal's change once, inside a savepoint of the caller's transaction, through the one
@@ -77,7 +78,7 @@ export const propose: Proposer = async (ctx, caller, proc, input, door) => {
       procedure: procedureKey(proc),
       input: input as Record<string, unknown>,
       summary: proposal.summary.slice(0, 2000),
-      diff: JSON.parse(JSON.stringify(proposal.diff)) as Proposal["diff"],
+      diff: JSON.parse(JSON.stringify(proposal.diff)) as unknown[],
       expiresAt: sql`now() + make_interval(hours => ${APPROVAL_TTL_HOURS})`,
     })
     .returning();

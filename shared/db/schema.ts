@@ -277,7 +277,8 @@ export const aiApproval = pgTable("ai_approval", {
   procedure: text("procedure").notNull(),
   input: jsonb("input").$type<Record<string, unknown>>().notNull(),
   summary: text("summary").notNull(),
-  diff: jsonb("diff").$type<{ field: string; from: unknown; to: unknown }[]>().notNull().default(sql`'[]'::jsonb`),
+  /** As stored in its day (older rows are plain `{field, from, to}`): read it with readChanges (shared/assistant/changes.ts). */
+  diff: jsonb("diff").$type<unknown[]>().notNull().default(sql`'[]'::jsonb`),
   status: text("status", { enum: APPROVAL_STATUSES }).notNull().default("pending"),
   createdAt: createdAt(),
   expiresAt: ts("expires_at").notNull(),

@@ -95,8 +95,8 @@ describe("/api/v1 with an OAuth access token", () => {
     const { proposal } = await rpcJson<{ proposal: { approvalId: string; diff: { field: string; to: unknown }[] } }>(res);
     expect(proposal.diff).toEqual(
       expect.arrayContaining([
-        { field: "title", from: null, to: "From an AI client" },
-        expect.objectContaining({ field: "variants", to: [expect.objectContaining({ priceMinor: 4200, sku: "AI-1" })] }),
+        expect.objectContaining({ field: "title", from: null, to: "From an AI client" }),
+        expect.objectContaining({ field: "variants", to: expect.stringMatching(/"priceMinor": 4200[\s\S]*"sku": "AI-1"/) }),
       ]),
     );
   });

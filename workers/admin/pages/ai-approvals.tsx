@@ -3,6 +3,7 @@ import { approveApproval, listApprovals, rejectApproval } from "#shared/assistan
 import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
+import { Changes } from "./ai-approvals-diff";
 import { storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
@@ -33,14 +34,6 @@ function When({ at, empty = "—" }: { at: Date | string | null; empty?: string 
   if (!at) return <span class="muted">{empty}</span>;
   const d = at instanceof Date ? at : new Date(at);
   return <time datetime={d.toISOString()}>{`${d.toISOString().slice(0, 16).replace("T", " ")} UTC`}</time>;
-}
-
-/** A diff value as text: strings as they are, nothing as a dash, anything else as compact JSON. */
-function Value({ v }: { v: unknown }) {
-  if (v === null || v === undefined) return <span class="muted">—</span>;
-  if (typeof v === "string") return <>{v}</>;
-  if (typeof v === "number" || typeof v === "boolean") return <>{String(v)}</>;
-  return <code class="mono">{JSON.stringify(v)}</code>;
 }
 
 const decidedAt = (a: Approval) => a.decidedAt ?? (a.state === "expired" ? a.expiresAt : null);
@@ -104,36 +97,9 @@ async function render(c: AdminContext, base: Base, view: View = {}, status: Stat
                   Tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} />
                   {everyone && a.memberId !== me.member.id ? " · through another member's connection" : ""}
                 </p>
-                {a.diff.length > 0 ? (
-                  <div class="scroll">
-                    <table class="diff">
-                      <thead>
-                        <tr>
-                          <th scope="col">Field</th>
-                          <th scope="col">Now</th>
-                          <th scope="col">Proposed</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {a.diff.map((d) => (
-                          <tr>
-                            <th scope="row" class="mono">
-                              {d.field}
-                            </th>
-                            <td>
-                              <Value v={d.from} />
-                            </td>
-                            <td>
-                              <Value v={d.to} />
-                            </td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </div>
-                ) : (
-                  <p class="muted">No field-by-field changes listed.</p>
-                )}
+                <div class="scroll">
+                  <Changes changes={a.diff} />
+                </div>
                 <div class="decide">
                   <form method="post" action="/ai/approvals/approve" class="inline">
                     <input type="hidden" name="csrf" value={chrome.csrf} />

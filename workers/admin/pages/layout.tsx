@@ -34,6 +34,11 @@ form.inline{display:inline;margin:0}button.small{margin:0;padding:.3rem .7rem;fo
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .badge.approved{border-color:#2e9d5b;color:#2e9d5b}.badge.rejected,.badge.failed{border-color:#c8453b;color:#c8453b}
 article.proposal{padding:1.25rem;margin:1rem 0}article.proposal h3{font-size:1rem;margin:0 0 .25rem}table.diff{margin:.75rem 0}
+table.diff th[scope=row]{color:var(--fg);vertical-align:top}table.diff td{white-space:pre-wrap;overflow-wrap:anywhere;vertical-align:top}
+@media (max-width:40rem){table.diff thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}table.diff tr,table.diff th,table.diff td{display:block}table.diff tr{border-bottom:1px solid var(--line);padding:.4rem 0}table.diff th,table.diff td{border-bottom:0;padding:.2rem .8rem}table.diff td[data-label]::before{content:attr(data-label) ": ";color:var(--muted);font-size:.8125rem}}
+.linediff pre{white-space:pre-wrap;overflow-wrap:anywhere;padding:.4rem 0;margin:.25rem 0}.linediff .ln{display:block;padding:0 .75rem 0 2rem;text-indent:-1.5rem;text-decoration:none;color:inherit;min-height:1.5em}
+.linediff .sign{display:inline-block;width:1.5rem;text-indent:0;font-weight:700;user-select:none}.linediff del.ln{background:rgba(200,69,59,.15)}.linediff ins.ln{background:rgba(46,157,91,.17)}
+.linediff .gap,.linediff .where{color:var(--muted);font-size:.8125rem;margin:.5rem 0 0}.linediff details{margin:.5rem 0}.linediff summary{cursor:pointer;font-size:.875rem}
 .decide{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.decide form.reject{display:flex;gap:.5rem;align-items:center}.decide input{width:auto;margin:0}
 `;
 
