@@ -1,34 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { hashPassword } from "#shared/auth/password";
 import { sha256Hex } from "#shared/auth/tokens";
-import { userAccount } from "#shared/db/schema";
 import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";
-import { page, postForm, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
+import { page, PASSWORD, person as personIn, postForm, randomIp, rpc, rpcJson, sessionFor, signIn, type RpcError } from "../../test/admin";
 import { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS } from "./auth/session";
 import { LOGIN_EMAIL_POLICY, LOGIN_IP_POLICY } from "./login";
 
 const db = testDb();
-const PASSWORD = "correct horse battery";
-const randomIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-
-/** A person with a real password, a member of a fresh store. */
-async function person(stores = 1) {
-  const email = `signin-${uniqueSuffix()}@example.test`;
-  const [user] = await db.orm.insert(userAccount).values({ email, passwordHash: await hashPassword(PASSWORD) }).returning({ id: userAccount.id });
-  const owned = [];
-  for (let i = 0; i < stores; i++) {
-    const s = await makeStore(db);
-    const { withStore } = await import("#shared/db/with-store");
-    const { member } = await import("#shared/db/schema");
-    await withStore(db, s.id, (tx) => tx.insert(member).values({ storeId: s.id, userId: user!.id, role: "admin" }));
-    owned.push(s);
-  }
-  return { email, userId: user!.id, stores: owned };
-}
-
-const signIn = (email: string, password: string, extra: Record<string, string> = {}, ip = randomIp(), url = "") =>
-  postForm(null, `/login${url}`, { email, password, ...extra }, { "cf-connecting-ip": ip });
+const person = (stores = 1) => personIn(db, stores);
 
 const cookieOf = (res: Response) => res.headers.get("set-cookie") ?? "";
 const browserFrom = (res: Response) => ({ cookie: cookieOf(res).split(";")[0]!, csrf: "", sessionId: "" });
