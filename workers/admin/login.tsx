@@ -7,7 +7,7 @@ import { sha256Hex } from "#shared/auth/tokens";
 import { storeIdsForUser } from "#shared/db/privileged";
 import { userAccount } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
-import { hit } from "#shared/limits/limit";
+import { hit, peek } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { nextQuery, safeRedirectPath } from "./auth/redirect";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
@@ -16,7 +16,7 @@ import { PlainPage } from "./pages/layout";
 
 export const login = new Hono<AdminEnv>();
 
-/** Sign-in attempts allowed per client IP and per email address (decision record 0002). */
+/** Sign-in attempts allowed per client IP (all of them) and failed ones per email address (decision record 0002). */
 export const LOGIN_IP_POLICY: LimitPolicy = { limit: 30, windowMs: 10 * 60_000 };
 export const LOGIN_EMAIL_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
 
@@ -74,10 +74,13 @@ login.post("/login", async (c) => {
     return c.html(<LoginForm next={next} email={email} message="Enter your email and password." />, 400);
   }
 
+  // Every attempt counts per IP; per email only failures count (counted below), so a member who signs
+  // in on many devices is never locked out, while guessing one account's password still is.
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const emailKey = `login:email:${await sha256Hex(email.toLowerCase())}`;
   const [byIp, byEmail] = await Promise.all([
     hit(c.env.RATE_LIMITER, `login:ip:${ip}`, LOGIN_IP_POLICY),
-    hit(c.env.RATE_LIMITER, `login:email:${await sha256Hex(email.toLowerCase())}`, LOGIN_EMAIL_POLICY),
+    peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY),
   ]);
   if (!byIp.allowed || !byEmail.allowed) {
     const wait = Math.max(byIp.retryAfterSeconds ?? 0, byEmail.retryAfterSeconds ?? 0, 1);
@@ -97,6 +100,8 @@ login.post("/login", async (c) => {
   dummyHash ??= hashPassword(crypto.randomUUID());
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
   if (!user || !ok) {
+    // An unknown email counts too, and costs the same as a wrong password.
+    await hit(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY);
     c.var.log.info("Sign-in refused", { ip });
     return c.html(<LoginForm next={next} email={email} message={WRONG_CREDENTIALS} />, 401);
   }

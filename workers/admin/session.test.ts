@@ -87,6 +87,31 @@ describe("POST /login", () => {
     expect(cookieOf(limited)).toBe("");
   });
 
+  it("never counts a successful sign-in against the email: a merchant on many devices is not locked out", async () => {
+    const p = await person();
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.limit + 2; i++) {
+      const res = await signIn(p.email, PASSWORD);
+      expect({ attempt: i + 1, status: res.status }).toEqual({ attempt: i + 1, status: 303 });
+    }
+  });
+
+  it("a success neither counts nor forgives the failures before it", async () => {
+    const p = await person();
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.limit - 1; i++) expect((await signIn(p.email, "wrong")).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD)).status).toBe(303);
+    expect((await signIn(p.email, "wrong")).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD)).status).toBe(429);
+  });
+
+  it(`counts every attempt per IP, successes too (${LOGIN_IP_POLICY.limit} per window)`, async () => {
+    const p = await person();
+    const ip = randomIp();
+    for (let i = 0; i < LOGIN_IP_POLICY.limit; i++) expect((await signIn(p.email, PASSWORD, {}, ip)).status).toBe(303);
+    const limited = await signIn(p.email, PASSWORD, {}, ip);
+    expect(limited.status).toBe(429);
+    expect(cookieOf(limited)).toBe("");
+  });
+
   it(`limits attempts per IP (${LOGIN_IP_POLICY.limit} per window) across emails`, async () => {
     const ip = randomIp();
     for (let i = 0; i < LOGIN_IP_POLICY.limit; i++) expect((await signIn(`x${i}-${uniqueSuffix()}@example.test`, "wrong", {}, ip)).status).toBe(401);
