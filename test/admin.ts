@@ -1,7 +1,11 @@
 import { createSession, csrfTokenFor } from "../workers/admin/auth/session";
 import worker from "../workers/admin/index";
+import { hashPassword } from "#shared/auth/password";
 import type { Database } from "#shared/db/database";
+import { member, userAccount } from "#shared/db/schema";
+import { withStore } from "#shared/db/with-store";
 import { call } from "./call";
+import { makeStore, uniqueSuffix, type TestStore } from "./harness";
 
 export const ADMIN = "http://admin.test";
 
@@ -75,3 +79,25 @@ export async function createToken(browser: Browser, areas: string[], options: { 
   if (res.status !== 200) throw new Error(`createToken: ${res.status} ${await res.text()}`);
   return rpcJson<CreatedToken>(res);
 }
+
+export const PASSWORD = "correct horse battery";
+
+/** A client address of its own, so the per-IP sign-in limit of one test never meets another's. */
+export const randomIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
+/** A person with a real password (PASSWORD), an Admin of `stores` fresh stores. */
+export async function person(db: Database, stores = 1): Promise<{ email: string; userId: string; stores: TestStore[] }> {
+  const email = `signin-${uniqueSuffix()}@example.test`;
+  const [user] = await db.orm.insert(userAccount).values({ email, passwordHash: await hashPassword(PASSWORD) }).returning({ id: userAccount.id });
+  const owned: TestStore[] = [];
+  for (let i = 0; i < stores; i++) {
+    const s = await makeStore(db);
+    await withStore(db, s.id, (tx) => tx.insert(member).values({ storeId: s.id, userId: user!.id, role: "admin" }));
+    owned.push(s);
+  }
+  return { email, userId: user!.id, stores: owned };
+}
+
+/** POST /login as a browser does it, from `ip`. */
+export const signIn = (email: string, password: string, extra: Record<string, string> = {}, ip = randomIp()) =>
+  postForm(null, "/login", { email, password, ...extra }, { "cf-connecting-ip": ip });

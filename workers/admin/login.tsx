@@ -7,25 +7,20 @@ import { sha256Hex } from "#shared/auth/tokens";
 import { storeIdsForUser } from "#shared/db/privileged";
 import { userAccount } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
-import { hit } from "#shared/limits/limit";
+import { hit, peek } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
+import { nextQuery, safeRedirectPath } from "./auth/redirect";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, type AdminEnv } from "./context";
 import { PlainPage } from "./pages/layout";
 
 export const login = new Hono<AdminEnv>();
 
-/** Sign-in attempts allowed per client IP and per email address (decision record 0002). */
+/** Sign-in attempts allowed per client IP (all of them) and failed ones per email address (decision record 0002). */
 export const LOGIN_IP_POLICY: LimitPolicy = { limit: 30, windowMs: 10 * 60_000 };
 export const LOGIN_EMAIL_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
 
 const WRONG_CREDENTIALS = "The email or password is not right. Check both and try again.";
-
-/** `next` must be a same-origin path: no scheme, no host, no protocol-relative `//`, no backslashes. */
-export function safeNextPath(next: string | undefined): string {
-  if (!next || !next.startsWith("/") || next.startsWith("//") || next.includes("\\")) return "/";
-  return next;
-}
 
 const LoginForm: FC<{ next: string; email?: string | undefined; message?: string | undefined }> = ({ next, email, message }) => (
   <PlainPage title="Sign in · Commerce admin">
@@ -50,8 +45,8 @@ const LoginForm: FC<{ next: string; email?: string | undefined; message?: string
 );
 
 // GET /login: the sign-in form (a signed-in member goes straight on to `next`).
-login.get("/login", validate("query", z.object({ next: z.string().max(2048).optional() })), async (c) => {
-  const next = safeNextPath(c.req.valid("query").next);
+login.get("/login", validate("query", nextQuery), async (c) => {
+  const next = safeRedirectPath(c.req.valid("query").next, new URL(c.req.url).origin);
   c.header("cache-control", "no-store");
   if (await currentSession(c)) return c.redirect(next, 303);
   return c.html(<LoginForm next={next} />);
@@ -60,7 +55,8 @@ login.get("/login", validate("query", z.object({ next: z.string().max(2048).opti
 const loginForm = z.object({
   email: z.string().trim().max(320).default(""),
   password: z.string().max(1024).default(""),
-  next: z.string().max(2048).optional(),
+  // Not capped here: a next too long to follow sends the member home rather than failing the sign-in.
+  next: z.string().optional(),
 });
 
 // Verifying against this when the email is unknown keeps both failures equally slow.
@@ -73,15 +69,18 @@ login.post("/login", async (c) => {
   c.header("cache-control", "no-store");
   const form = loginForm.safeParse(await c.req.parseBody().catch(() => ({})));
   const { email, password, next: rawNext } = form.success ? form.data : { email: "", password: "", next: undefined };
-  const next = safeNextPath(rawNext);
+  const next = safeRedirectPath(rawNext, new URL(c.req.url).origin);
   if (!email || !password) {
     return c.html(<LoginForm next={next} email={email} message="Enter your email and password." />, 400);
   }
 
+  // Every attempt counts per IP; per email only failures count (counted below), so a member who signs
+  // in on many devices is never locked out, while guessing one account's password still is.
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const emailKey = `login:email:${await sha256Hex(email.toLowerCase())}`;
   const [byIp, byEmail] = await Promise.all([
     hit(c.env.RATE_LIMITER, `login:ip:${ip}`, LOGIN_IP_POLICY),
-    hit(c.env.RATE_LIMITER, `login:email:${await sha256Hex(email.toLowerCase())}`, LOGIN_EMAIL_POLICY),
+    peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY),
   ]);
   if (!byIp.allowed || !byEmail.allowed) {
     const wait = Math.max(byIp.retryAfterSeconds ?? 0, byEmail.retryAfterSeconds ?? 0, 1);
@@ -101,6 +100,8 @@ login.post("/login", async (c) => {
   dummyHash ??= hashPassword(crypto.randomUUID());
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
   if (!user || !ok) {
+    // An unknown email counts too, and costs the same as a wrong password.
+    await hit(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY);
     c.var.log.info("Sign-in refused", { ip });
     return c.html(<LoginForm next={next} email={email} message={WRONG_CREDENTIALS} />, 401);
   }

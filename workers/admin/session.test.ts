@@ -1,34 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { hashPassword } from "#shared/auth/password";
 import { sha256Hex } from "#shared/auth/tokens";
-import { userAccount } from "#shared/db/schema";
 import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";
-import { page, postForm, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
+import { page, PASSWORD, person as personIn, postForm, randomIp, rpc, rpcJson, sessionFor, signIn, type RpcError } from "../../test/admin";
 import { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS } from "./auth/session";
 import { LOGIN_EMAIL_POLICY, LOGIN_IP_POLICY } from "./login";
 
 const db = testDb();
-const PASSWORD = "correct horse battery";
-const randomIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-
-/** A person with a real password, a member of a fresh store. */
-async function person(stores = 1) {
-  const email = `signin-${uniqueSuffix()}@example.test`;
-  const [user] = await db.orm.insert(userAccount).values({ email, passwordHash: await hashPassword(PASSWORD) }).returning({ id: userAccount.id });
-  const owned = [];
-  for (let i = 0; i < stores; i++) {
-    const s = await makeStore(db);
-    const { withStore } = await import("#shared/db/with-store");
-    const { member } = await import("#shared/db/schema");
-    await withStore(db, s.id, (tx) => tx.insert(member).values({ storeId: s.id, userId: user!.id, role: "admin" }));
-    owned.push(s);
-  }
-  return { email, userId: user!.id, stores: owned };
-}
-
-const signIn = (email: string, password: string, extra: Record<string, string> = {}, ip = randomIp(), url = "") =>
-  postForm(null, `/login${url}`, { email, password, ...extra }, { "cf-connecting-ip": ip });
+const person = (stores = 1) => personIn(db, stores);
 
 const cookieOf = (res: Response) => res.headers.get("set-cookie") ?? "";
 const browserFrom = (res: Response) => ({ cookie: cookieOf(res).split(";")[0]!, csrf: "", sessionId: "" });
@@ -105,6 +84,31 @@ describe("POST /login", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await limited.text()).toContain("Too many sign-in attempts");
+    expect(cookieOf(limited)).toBe("");
+  });
+
+  it("never counts a successful sign-in against the email: a merchant on many devices is not locked out", async () => {
+    const p = await person();
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.limit + 2; i++) {
+      const res = await signIn(p.email, PASSWORD);
+      expect({ attempt: i + 1, status: res.status }).toEqual({ attempt: i + 1, status: 303 });
+    }
+  });
+
+  it("a success neither counts nor forgives the failures before it", async () => {
+    const p = await person();
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.limit - 1; i++) expect((await signIn(p.email, "wrong")).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD)).status).toBe(303);
+    expect((await signIn(p.email, "wrong")).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD)).status).toBe(429);
+  });
+
+  it(`counts every attempt per IP, successes too (${LOGIN_IP_POLICY.limit} per window)`, async () => {
+    const p = await person();
+    const ip = randomIp();
+    for (let i = 0; i < LOGIN_IP_POLICY.limit; i++) expect((await signIn(p.email, PASSWORD, {}, ip)).status).toBe(303);
+    const limited = await signIn(p.email, PASSWORD, {}, ip);
+    expect(limited.status).toBe(429);
     expect(cookieOf(limited)).toBe("");
   });
 

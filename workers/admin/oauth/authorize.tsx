@@ -1,4 +1,4 @@
-import { AuthorizationError, authorizationErrorRedirect, type AuthRequest, type ConsentDescription } from "@cloudflare/workers-oauth-provider";
+import { AuthorizationError, type ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import type { FC } from "hono/jsx";
@@ -16,13 +16,15 @@ import { listMyStores } from "#shared/procedures/store";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, csrfOf, currentSession, isCrossSite, requirePageSession, runForSession, type AdminEnv } from "../context";
 import { PlainPage } from "../pages/layout";
+import { badRequestPage, checkAuthRequest } from "./authorize-request";
 import { authServer, OAUTH_PATHS, userIdFor } from "./server";
 
 /**
- * GET/POST /oauth/authorize: the consent page (SPEC "MCP and OAuth"). The member signs in first,
- * chooses the store when the client named none, narrows the areas (never beyond their role), and
- * approves or denies. Approval writes the `api_grant` row (kind oauth) and hands its id to the
- * provider in `props`; Postgres stays the authority on what the connection may do.
+ * GET/POST /oauth/authorize: the consent page (SPEC "MCP and OAuth"). The request is checked before
+ * anyone signs in (authorize-request.ts); then the member signs in, chooses the store when the client
+ * named none, narrows the areas (never beyond their role), and approves or denies. Approval writes
+ * the `api_grant` row (kind oauth) and hands its id to the provider in `props`; Postgres stays the
+ * authority on what the connection may do.
  */
 export const authorize = new Hono<AdminEnv>();
 
@@ -37,10 +39,6 @@ const AREA_LABELS: Record<string, string> = {
 };
 
 const originOf = (c: Context) => new URL(c.req.url).origin;
-
-function badRequestPage(message: string): AppError {
-  return new AppError("BAD_REQUEST", message);
-}
 
 /** Which areas to show and pre-tick: those asked for (or the read areas when none), within the role. */
 export function offeredAreas(requested: readonly string[], grantable: readonly AreaScope[]): { offered: AreaScope[]; refused: string[] } {
@@ -134,25 +132,16 @@ async function storeFor(db: Database, slug: string, userId: string) {
   }
 }
 
-async function parse(c: Context<AdminEnv>, slug: string): Promise<AuthRequest | Response> {
-  const api = authServer(originOf(c), slug).getOAuthApi(c.env);
-  try {
-    return await api.parseAuthRequest(c.req.raw);
-  } catch (e) {
-    if (e instanceof AuthorizationError && e.redirectTo) return c.redirect(e.redirectTo, 302);
-    if (e instanceof AuthorizationError) throw badRequestPage(`This connection request is not valid: ${e.description}`);
-    throw e;
-  }
-}
-
-// GET /oauth/authorize
+// GET /oauth/authorize: the request is checked first (authorize-request.ts), then the member signs in.
 authorize.get(OAUTH_PATHS.authorize, async (c) => {
-  const signedIn = await requirePageSession(c);
   c.header("cache-control", "no-store");
+  const checked = await checkAuthRequest(c);
+  if (checked instanceof Response) return checked;
+  const signedIn = await requirePageSession(c);
   const url = new URL(c.req.url);
   const origin = url.origin;
-  const resource = url.searchParams.get("resource");
-  if (!resource) {
+  const { request, slug } = checked;
+  if (!slug) {
     // No resource (RFC 8707): ask which of the member's stores to connect, then come back with one.
     const stores = (await runForSession(c, signedIn.info, listMyStores, {})) as { name: string; slug: string; roleLabel: string }[];
     return c.html(
@@ -177,18 +166,11 @@ authorize.get(OAUTH_PATHS.authorize, async (c) => {
       </PlainPage>,
     );
   }
-  const slug = slugOfResource(origin, resource);
-  if (!slug) throw badRequestPage("The resource is not one of this admin's MCP addresses (expected …/api/mcp/<store>).");
   const { store, member } = await storeFor(c.var.db, slug, signedIn.info.userId);
-  const parsed = await parse(c, slug);
-  if (parsed instanceof Response) return parsed;
-  if (!parsed.codeChallenge || parsed.codeChallengeMethod !== "S256") {
-    return c.redirect(authorizationErrorRedirect(parsed, "invalid_request", "PKCE with code_challenge_method=S256 is required."), 302);
-  }
   const api = authServer(origin, slug).getOAuthApi(c.env);
-  const details = await api.describeConsent(parsed);
-  const consent = await api.beginConsent(parsed);
-  const { offered, refused } = offeredAreas(parsed.scope, grantableScopes(member.role));
+  const details = await api.describeConsent(request);
+  const consent = await api.beginConsent(request);
+  const { offered, refused } = offeredAreas(request.scope, grantableScopes(member.role));
   const html = await c.html(
     <ConsentPage
       details={details}

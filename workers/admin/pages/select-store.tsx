@@ -1,11 +1,10 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { isAppError, isNoStoreError } from "#shared/http/errors";
 import { validate } from "#shared/http/validate";
 import { listMyStores, switchStore } from "#shared/procedures/store";
+import { nextQuery, safeRedirectPath } from "../auth/redirect";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, csrfOf, isCrossSite, pageCall, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
-import { safeNextPath } from "../login";
 import { PlainPage } from "./layout";
 
 export const selectStorePage = new Hono<AdminEnv>();
@@ -52,9 +51,9 @@ async function render(c: AdminContext, signedIn: SignedIn, next: string, alert?:
 }
 
 // GET /select-store: the member's stores. It never redirects on its own, so it cannot loop.
-selectStorePage.get("/select-store", validate("query", z.object({ next: z.string().max(2048).optional() })), async (c) => {
+selectStorePage.get("/select-store", validate("query", nextQuery), async (c) => {
   const signedIn = await requirePageSession(c);
-  return render(c, signedIn, safeNextPath(c.req.valid("query").next));
+  return render(c, signedIn, safeRedirectPath(c.req.valid("query").next, new URL(c.req.url).origin));
 });
 
 // POST /select-store: make the chosen store active (store.switch) and go back to `next`.
@@ -64,7 +63,7 @@ selectStorePage.post("/select-store", async (c) => {
   const form = await c.req.parseBody();
   const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
-  const next = safeNextPath(text("next"));
+  const next = safeRedirectPath(text("next"), new URL(c.req.url).origin);
   try {
     await runForSession(c, signedIn.info, switchStore, { storeId: text("storeId") });
   } catch (e) {

@@ -1,0 +1,56 @@
+import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type AuthRequest } from "@cloudflare/workers-oauth-provider";
+import type { Context } from "hono";
+import { mcpResourceUrl, slugOfResource } from "#shared/api/mcp-urls";
+import { storeIdBySlug } from "#shared/db/privileged";
+import { AppError } from "#shared/http/errors";
+import type { AdminEnv } from "../context";
+import { authServer } from "./server";
+
+export function badRequestPage(message: string): AppError {
+  return new AppError("BAD_REQUEST", message);
+}
+
+export interface CheckedAuthRequest {
+  request: AuthRequest;
+  /** The store the request's `resource` names, or null when it names none (the member picks one). */
+  slug: string | null;
+}
+
+const redirectTo = (location: string) => new Response(null, { status: 302, headers: { location, "cache-control": "no-store" } });
+
+/**
+ * Checks an authorization request before anyone is asked to sign in. The provider's
+ * `parseAuthRequest` checks the client, the exact redirect_uri, response_type, PKCE and the resource;
+ * we add that the resource must be an existing store's MCP URL and that PKCE must be S256.
+ *
+ * RFC 6749 §4.1.2.1: while the client or its redirect_uri is unknown, nothing is sent there (a 400
+ * page, thrown). Once both are trusted, every other fault goes back to that redirect_uri with the
+ * RFC's code (`invalid_request` for PKCE, `unsupported_response_type`, RFC 8707's `invalid_target`
+ * for the resource), `state`, and `iss` (RFC 9207).
+ */
+export async function checkAuthRequest(c: Context<AdminEnv>): Promise<CheckedAuthRequest | Response> {
+  const url = new URL(c.req.url);
+  const resources = url.searchParams.getAll("resource");
+  const named = resources.length === 1 ? slugOfResource(url.origin, resources[0]) : null;
+  const slug = named && (await storeIdBySlug(c.var.db, named)) ? named : null;
+  // A resource that is not a store's MCP URL is judged after the client and redirect_uri: the
+  // request is checked without it first.
+  const badResource = resources.length > 0 && !slug;
+  if (badResource) url.searchParams.delete("resource");
+  let request: AuthRequest;
+  try {
+    request = await authServer(url.origin, slug).getOAuthApi(c.env).parseAuthRequest(new Request(url, { headers: c.req.raw.headers }));
+  } catch (e) {
+    if (e instanceof AuthorizationError && e.redirectTo) return redirectTo(e.redirectTo);
+    if (e instanceof AuthorizationError) throw badRequestPage(`This connection request is not valid: ${e.description}. Start again from your app.`);
+    if (e instanceof CimdFetchError) throw badRequestPage("This app could not be verified. Start again from your app.");
+    throw e;
+  }
+  if (badResource) {
+    return redirectTo(authorizationErrorRedirect(request, "invalid_target", `The resource must be the MCP address of a store here (${mcpResourceUrl(url.origin, "<store>")}).`));
+  }
+  if (!request.codeChallenge || request.codeChallengeMethod !== "S256") {
+    return redirectTo(authorizationErrorRedirect(request, "invalid_request", "PKCE with code_challenge_method=S256 is required."));
+  }
+  return { request, slug };
+}
