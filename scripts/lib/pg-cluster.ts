@@ -4,91 +4,87 @@ import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { LOCAL_ROLES, ROOT, type LocalStack } from "./config";
+import { describeBinaries, findPgBinaries, INSTALL_HINT, type PgBinaries } from "./pg-binaries";
 
 /**
- * The project-local PostgreSQL cluster: created under .data/ from the machine's PostgreSQL binaries on
- * first use, then reused. Listens on 127.0.0.1 only; the superuser is reachable only via a Unix socket
- * that only the cluster's OS user (and root) may open. Durability is relaxed (fsync off): it is a
- * throwaway development cluster, and `npm run db:reset` rebuilds its data.
+ * The project-local PostgreSQL cluster: created under .data/pg<major>/ on first use, from the binaries
+ * pg-binaries.ts picks (PostgreSQL 17 from npm by default), then reused. Listens on 127.0.0.1 only; the
+ * superuser is reachable only via a Unix socket that only the cluster's OS user (and root) may open.
+ * Durability is relaxed (fsync off): it is a throwaway development cluster, and `npm run db:reset`
+ * rebuilds its data.
  */
-
-export const INSTALL_HINT = `PostgreSQL server binaries were not found, and DATABASE_URL is not set.
-Install PostgreSQL, then run the command again:
-  Debian/Ubuntu:  sudo apt-get update && sudo apt-get install -y postgresql
-  Fedora:         sudo dnf install -y postgresql-server
-  macOS:          brew install postgresql@16
-Or point PG_BIN at the folder holding initdb, pg_ctl and postgres,
-or set DATABASE_URL (and DATABASE_OWNER_URL) to a Neon branch instead.`;
-
-export interface PgBinaries {
-  dir: string;
-}
-
-const NEEDED = ["initdb", "pg_ctl", "postgres"];
-
-function hasAll(dir: string): boolean {
-  return NEEDED.every((b) => fs.existsSync(path.join(dir, b)));
-}
-
-function versionDirs(pattern: RegExp, parent: string, suffix: string): string[] {
-  if (!fs.existsSync(parent)) return [];
-  return fs
-    .readdirSync(parent)
-    .filter((d) => pattern.test(d))
-    .sort((a, b) => Number(b.replace(/\D+/g, "")) - Number(a.replace(/\D+/g, "")))
-    .map((d) => path.join(parent, d, suffix));
-}
-
-export function findPgBinaries(): PgBinaries | null {
-  const candidates = [
-    process.env.PG_BIN,
-    ...(process.env.PATH ?? "").split(path.delimiter),
-    ...versionDirs(/^\d+$/, "/usr/lib/postgresql", "bin"),
-    "/usr/local/pgsql/bin",
-    ...versionDirs(/^postgresql@\d+$/, "/opt/homebrew/opt", "bin"),
-    ...versionDirs(/^postgresql@\d+$/, "/usr/local/opt", "bin"),
-  ].filter((d): d is string => Boolean(d));
-  const dir = candidates.find(hasAll);
-  return dir ? { dir } : null;
-}
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
 
-/** initdb and postgres refuse to run as root: as root, run them as the `postgres` OS user. */
+const userExists = (name: string) => spawnSync("id", ["-u", name]).status === 0;
+
+/** initdb and postgres refuse to run as root: as root they run as `postgres` when it exists, else `nobody`. */
+let clusterUserName: string | undefined;
+function clusterUser(): string {
+  clusterUserName ??= userExists("postgres") ? "postgres" : "nobody";
+  return clusterUserName;
+}
+
 function asClusterUser(cmd: string, args: string[]): [string, string[]] {
-  return isRoot() ? ["runuser", ["-u", "postgres", "--", cmd, ...args]] : [cmd, args];
+  return isRoot() ? ["runuser", ["-u", clusterUser(), "--", cmd, ...args]] : [cmd, args];
 }
 
 function clusterUserCanReach(dir: string): boolean {
   if (!isRoot()) return true;
-  return spawnSync("runuser", ["-u", "postgres", "--", "test", "-x", dir]).status === 0;
+  return spawnSync("runuser", ["-u", clusterUser(), "--", "test", "-x", dir]).status === 0;
 }
 
 export interface ClusterPaths {
   base: string;
+  /** One cluster per major version (.data/pg17): a cluster made by another major is left alone. */
   data: string;
   socketDir: string;
   log: string;
 }
 
-export function clusterPaths(): ClusterPaths {
+export function clusterPaths(major: number): ClusterPaths {
   let base = path.join(ROOT, ".data");
   if (isRoot() && !clusterUserCanReach(ROOT)) {
-    // The checkout sits where the postgres user cannot enter (e.g. under /root): keep the cluster in
+    // The checkout sits where the cluster's OS user cannot enter (e.g. under /root): keep the cluster in
     // a per-checkout folder it can reach instead.
     base = path.join("/var/tmp", `commerce-pg-${createHash("sha1").update(ROOT).digest("hex").slice(0, 10)}`);
   }
-  return { base, data: path.join(base, "pg"), socketDir: path.join(base, "run"), log: path.join(base, "postgres.log") };
+  return { base, data: path.join(base, `pg${major}`), socketDir: path.join(base, "run"), log: path.join(base, "postgres.log") };
+}
+
+function clusterIds(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync("id", [flag, clusterUser()]).toString().trim());
+  return { uid: id("-u"), gid: id("-g") };
 }
 
 function ensureOwnedDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (isRoot()) {
-    const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
-    const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
+    const { uid, gid } = clusterIds();
+    // A cluster made earlier as another OS user (e.g. before a `postgres` user existed) changes hands whole.
+    if (fs.statSync(dir).uid !== uid) execFileSync("chown", ["-R", `${uid}:${gid}`, dir]);
     fs.chownSync(dir, uid, gid);
   }
   fs.chmodSync(dir, 0o700);
+}
+
+/**
+ * As root, the cluster's OS user must be able to run the binaries: npm's copy inside a checkout it cannot
+ * enter is copied once next to the cluster.
+ */
+function reachableBinaries(bin: PgBinaries, paths: ClusterPaths): PgBinaries {
+  if (clusterUserCanReach(bin.dir)) return bin;
+  if (bin.source !== "npm") {
+    throw new Error(`The OS user \`${clusterUser()}\`, which runs the cluster as root, cannot reach ${bin.dir}. Use binaries it can reach (PG_BIN), or run as a normal user.`);
+  }
+  const target = path.join(paths.base, `npm-pg-${bin.version}`);
+  if (!fs.existsSync(target)) {
+    const staging = `${target}.partial-${process.pid}`;
+    fs.mkdirSync(paths.base, { recursive: true });
+    fs.cpSync(path.dirname(bin.dir), staging, { recursive: true, verbatimSymlinks: true });
+    fs.renameSync(staging, target);
+  }
+  return { ...bin, dir: path.join(target, "bin") };
 }
 
 function run(bin: PgBinaries, name: string, args: string[]): { status: number; output: string } {
@@ -101,12 +97,25 @@ export function isClusterRunning(bin: PgBinaries, paths: ClusterPaths): boolean 
   return fs.existsSync(path.join(paths.data, "PG_VERSION")) && run(bin, "pg_ctl", ["status", "-D", paths.data]).status === 0;
 }
 
+/** Clusters of other majors in the same folder (the one before per-major folders was .data/pg). */
+function otherClusters(paths: ClusterPaths): string[] {
+  if (!fs.existsSync(paths.base)) return [];
+  return fs
+    .readdirSync(paths.base)
+    .map((d) => path.join(paths.base, d))
+    .filter((d) => d !== paths.data && /^pg\d*$/.test(path.basename(d)) && fs.existsSync(path.join(d, "PG_VERSION")));
+}
+
 export function initCluster(bin: PgBinaries, paths: ClusterPaths, log: (m: string) => void): boolean {
-  if (fs.existsSync(path.join(paths.data, "PG_VERSION"))) return false;
-  if (isRoot() && spawnSync("id", ["-u", "postgres"]).status !== 0) {
-    throw new Error("Running as root, but there is no `postgres` OS user to run the cluster as. Install PostgreSQL from your distribution's packages (it creates that user), or run as a normal user.");
+  if (fs.existsSync(path.join(paths.data, "PG_VERSION"))) {
+    ensureOwnedDir(paths.data);
+    return false;
   }
-  log(`Creating a local PostgreSQL cluster in ${paths.data} (first run only)…`);
+  log(`Creating a local PostgreSQL ${bin.major} cluster in ${paths.data} (first run only)…`);
+  const legacy = path.join(paths.base, "pg");
+  if (otherClusters(paths).includes(legacy)) {
+    log(`(${legacy} holds a cluster from before clusters were kept per major version; it is no longer used: delete it with \`rm -rf ${legacy}\` once it is stopped.)`);
+  }
   fs.mkdirSync(paths.base, { recursive: true });
   ensureOwnedDir(paths.data);
   const r = run(bin, "initdb", [
@@ -128,7 +137,11 @@ export function startCluster(bin: PgBinaries, paths: ClusterPaths, port: number)
   if (r.status !== 0) {
     const serverLog = path.join(paths.data, "server.log");
     const tail = fs.existsSync(serverLog) ? fs.readFileSync(serverLog, "utf8").split("\n").slice(-15).join("\n") : "";
-    throw new Error(`PostgreSQL did not start on port ${port}. If another server uses that port, set COMMERCE_PG_PORT.\n${r.output}\n${tail}`);
+    const stale = otherClusters(paths)
+      .filter((d) => fs.existsSync(path.join(d, "postmaster.pid")))
+      .map((d) => `\nThe older cluster in ${d} may still be running on that port: stop it (pg_ctl -D ${d} stop, with its own binaries).`)
+      .join("");
+    throw new Error(`PostgreSQL did not start on port ${port}. If another server uses that port, set COMMERCE_PG_PORT.${stale}\n${r.output}\n${tail}`);
   }
 }
 
@@ -203,9 +216,11 @@ export interface LocalPostgres {
 
 /** Find binaries, create the cluster once, start it if needed, and make sure the database exists. */
 export async function ensureLocalPostgres(stack: LocalStack, log: (m: string) => void): Promise<LocalPostgres> {
-  const bin = findPgBinaries();
-  if (!bin) throw new Error(INSTALL_HINT);
-  const paths = clusterPaths();
+  const found = findPgBinaries();
+  if (!found) throw new Error(INSTALL_HINT);
+  const paths = clusterPaths(found.major);
+  const bin = reachableBinaries(found, paths);
+  log(`${describeBinaries(found)}${bin.dir === found.dir ? "" : ` (run from ${bin.dir})`}`);
   initCluster(bin, paths, log);
   let startedHere = false;
   if (!isClusterRunning(bin, paths)) {
