@@ -12,7 +12,8 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MemoryOAuthClient } from "../oauth-client";
-import { chromiumPath, launchChromium, SCREENSHOT_DIR, startAdminWorker, type AdminWorker } from "./support";
+import { findChromium, launchChromium } from "./chromium";
+import { SCREENSHOT_DIR, startAdminWorker, type AdminWorker } from "./support";
 
 const PAGE_SIZE = 20;
 const demoStore = DEMO_STORES.find((s) => s.slug === "demo")!;
@@ -38,9 +39,10 @@ let setupError: unknown;
 
 beforeAll(async () => {
   try {
-    chromiumPath(); // no Chromium: fail at once, with the install command, before starting anything
+    const binary = await findChromium(); // no Chromium: fail at once, with the hint, before starting anything
+    console.log(`[browser] Chromium from ${binary.source}`);
     const [b, w] = await Promise.allSettled([
-      launchChromium(),
+      launchChromium(binary),
       startAdminWorker({ databaseUrl: inject("databaseUrl"), wsProxy: inject("wsProxy") }),
     ]);
     if (b.status === "fulfilled") browser = b.value;

@@ -1,38 +1,16 @@
 /**
- * Node-side helpers for the browser walkthrough: Debian's Chromium driven by playwright-core (no browser
- * download), and the real admin Worker under `wrangler dev` on free ports, against the test database that
- * test/node/global-setup.ts prepared.
+ * Node-side helpers for the browser walkthrough: the real admin Worker under `wrangler dev` on free ports,
+ * against the test database that test/node/global-setup.ts prepared. Which Chromium: ./chromium.ts.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
 import { ROOT } from "../../scripts/lib/config";
 import { stopWorkerProcesses, waitForHttp } from "../../scripts/lib/workers";
 
 export const SCREENSHOT_DIR = path.join(ROOT, ".data", "screenshots");
-
-export const CHROMIUM_INSTALL_HINT = `Chromium was not found, so the browser walkthrough cannot run.
-Install Debian's Chromium, then run the tests again:
-  sudo apt-get update && sudo apt-get install -y chromium
-Or point CHROMIUM_PATH at a Chromium or Chrome executable.`;
-
-/** CHROMIUM_PATH, else Debian's /usr/bin/chromium. Throws (the suite fails) when it is not there. */
-export function chromiumPath(): string {
-  const candidate = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-  try {
-    fs.accessSync(candidate, fs.constants.X_OK);
-  } catch {
-    throw new Error(`${CHROMIUM_INSTALL_HINT}\n(looked for ${candidate})`);
-  }
-  return candidate;
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ["--no-sandbox"] });
-}
 
 /** A TCP port nothing listens on right now (the OS picks it). */
 export function freePort(): Promise<number> {
