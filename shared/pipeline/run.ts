@@ -124,14 +124,18 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
     ...(options.services ? { services: options.services } : {}),
   };
   const proposes = proc.mutates && (options.door === "mcp" || (options.door === "token" && caller.grant?.kind === "oauth" && caller.store.mcpChangesNeedApproval));
+  // An API door's change call is logged with it (the approval runner's change was logged when proposed).
+  const logChange = async () => {
+    if (caller.grant && (options.door === "token" || options.door === "mcp")) await recordWrite(tx, caller.grant.id, key, options.door);
+  };
   if (proposes) {
     if (!options.propose) throw new TypeError(`The ${options.door} door has no proposal step`);
     const proposal = await options.propose(ctx, caller, proc, input, options.door);
-    if (caller.grant) await recordWrite(tx, caller.grant.id, key, viaOf(options.door) as "token" | "mcp");
+    await logChange();
     return { kind: "proposed", proposal, caller };
   }
   const output = await proc.run(ctx, input);
-  if (proc.mutates && caller.grant && options.door !== "approval") await recordWrite(tx, caller.grant.id, key, viaOf(options.door) as "token" | "mcp");
+  if (proc.mutates) await logChange();
   return { kind: "done", output, caller };
 }
 
