@@ -40,7 +40,7 @@ afterEach(async () => {
 
 async function setup(limits: Partial<ProxyLimits>) {
   const target = await echoServer();
-  const proxy = await startWsProxy(0, limits);
+  const proxy = await startWsProxy(0, { ...limits, login: "bytes" });
   cleanups.push(target.close, proxy.close);
   /** Opens a client and has it speak at once (as the driver does), so a queued client has bytes waiting. */
   const connect = async (id: string): Promise<TestClient> => {

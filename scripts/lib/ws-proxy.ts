@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
+import { LoginRelay } from "./pg-login";
 
 /**
  * WebSocket-to-TCP proxy: the part Neon's own proxy plays in production, so that the Workers use the
@@ -11,6 +12,9 @@ import { WebSocketServer, type WebSocket } from "ws";
  * at most `maxUpstream` TCP connections are open at once, and further clients wait in a FIFO queue
  * (the WebSocket is accepted at once, so the driver's connect timeout covers the wait). A full queue
  * or a wait past `queueTimeoutMs` closes the client's socket: the driver sees a connection error.
+ *
+ * Logging in works as on Neon too (./pg-login.ts): the driver gives its password in clear and the proxy
+ * does SCRAM with Postgres, so the Worker does not spend SCRAM's CPU on every connection.
  *
  * It also counts round trips ("turns": the client speaking again after the server has answered) per
  * connection, which bench/ reads from GET /stats to report database round trips per request.
@@ -97,6 +101,9 @@ export function parseTarget(url: string | undefined): { host: string; port: numb
 
 type Target = { host: string; port: number };
 
+/** What carries bytes between a client and its upstream connection. */
+type Relay = Pick<LoginRelay, "fromClient" | "fromServer">;
+
 interface Client {
   ws: WebSocket;
   target: Target;
@@ -107,6 +114,7 @@ interface Client {
   /** Whether the server spoke last, so the client's next message is a new turn. */
   serverSpoke: boolean;
   tcp?: net.Socket;
+  relay?: Relay;
   timer?: NodeJS.Timeout;
 }
 
@@ -117,6 +125,8 @@ const TRY_AGAIN_LATER = 1013;
 
 export interface ProxyOptions extends Partial<ProxyLimits> {
   host?: string;
+  /** "neon" (default): log in as Neon's proxy does (./pg-login.ts); "bytes": copy bytes only. */
+  login?: "neon" | "bytes";
 }
 
 export async function startWsProxy(port: number, options: ProxyOptions = {}): Promise<RunningProxy> {
@@ -167,7 +177,7 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
       if (client.serverSpoke) totals.turns++;
       client.serverSpoke = false;
       totals.bytesUp += data.length;
-      if (client.tcp && !client.tcp.connecting) client.tcp.write(data);
+      if (client.relay && !client.tcp?.connecting) client.relay.fromClient(data);
       else client.pending.push(data);
     });
     ws.on("close", () => leave(client, "abandoned"));
@@ -194,16 +204,23 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
     totals.peakActive = Math.max(totals.peakActive, totals.active);
     client.state = "upstream";
     const tcp = net.connect(client.target.port, client.target.host);
-    client.tcp = tcp;
+    const toClient = (bytes: Buffer) => {
+      if (client.ws.readyState === client.ws.OPEN) client.ws.send(bytes, { binary: true });
+    };
+    const relay: Relay =
+      options.login === "bytes"
+        ? { fromClient: (bytes) => tcp.write(bytes), fromServer: toClient }
+        : new LoginRelay({ toServer: (bytes) => tcp.write(bytes), toClient, fail: () => tcp.destroy() });
+    Object.assign(client, { tcp, relay });
     sockets.add(tcp);
     tcp.setNoDelay(true);
     tcp.on("connect", () => {
-      for (const chunk of client.pending.splice(0)) tcp.write(chunk);
+      for (const chunk of client.pending.splice(0)) relay.fromClient(chunk);
     });
     tcp.on("data", (chunk) => {
       client.serverSpoke = true;
       totals.bytesDown += chunk.length;
-      if (client.ws.readyState === client.ws.OPEN) client.ws.send(chunk, { binary: true });
+      relay.fromServer(chunk);
     });
     tcp.on("error", () => tcp.destroy());
     // 'close' follows every end of the socket (error, either side closing): the slot frees once.
