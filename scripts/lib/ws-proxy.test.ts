@@ -30,6 +30,8 @@ async function waitFor(check: () => boolean, what: string, ms = 3_000): Promise<
 
 interface TestClient {
   ws: WebSocket;
+  /** What the server sent back, in order (the echo server first returns the client's id). */
+  received: string[];
   closed: Promise<{ code: number; reason: string }>;
 }
 
@@ -46,12 +48,14 @@ async function setup(limits: Partial<ProxyLimits>) {
   const connect = async (id: string): Promise<TestClient> => {
     const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/v2?address=127.0.0.1:${target.port}`);
     const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    const received: string[] = [];
+    ws.on("message", (data: Buffer) => received.push(data.toString()));
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);
     });
     ws.send(id);
-    return { ws, closed };
+    return { ws, received, closed };
   };
   return { target, proxy, connect };
 }
@@ -76,9 +80,8 @@ describe("ws proxy pool", () => {
     expect(target.arrivals).toEqual(["c0", "c1", "c2", "c3", "c4"]);
 
     // A client that got through after waiting speaks to the server normally.
-    const echoed = new Promise<string>((resolve) => clients[4]!.ws.once("message", (d: Buffer) => resolve(d.toString())));
     clients[4]!.ws.send("hello");
-    expect(await echoed).toBe("hello");
+    await waitFor(() => clients[4]!.received.join("") === "c4hello", "the echo");
 
     for (const c of clients.slice(3)) c.ws.close();
     await waitFor(() => stat(proxy).active === 0, "all slots free");
@@ -118,9 +121,8 @@ describe("ws proxy pool", () => {
     expect(target.arrivals).toEqual(["c0"]);
 
     // The client holding the slot is untouched.
-    const echoed = new Promise<string>((resolve) => c0.ws.once("message", (d: Buffer) => resolve(d.toString())));
     c0.ws.send("still here");
-    expect(await echoed).toBe("still here");
+    await waitFor(() => c0.received.join("") === "c0still here", "the echo");
     c0.ws.close();
   });
 
