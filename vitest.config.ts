@@ -47,6 +47,11 @@ const browserProject = {
   },
 };
 
+/** Node-side tooling (the local stack: the WebSocket proxy's pool), tested in plain Node. */
+const nodeProject = {
+  test: { name: "node", environment: "node", include: ["scripts/**/*.test.ts"], testTimeout: 10_000 },
+};
+
 export default defineConfig({
   test: {
     globalSetup: ["./test/node/global-setup.ts"],
@@ -63,6 +68,7 @@ export default defineConfig({
         ["test/browser/**"],
       ),
       browserProject,
+      nodeProject,
     ],
   },
 });

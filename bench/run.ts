@@ -256,7 +256,7 @@ async function main(): Promise<void> {
         perRequest: roundTrips,
         connectionSetup: health - 1,
         withStoreUnitOneQuery: home - health,
-        note: "Turns counted at the local WebSocket proxy. Connection setup here includes SCRAM auth (3 turns); Neon's pipelined connect needs fewer.",
+        note: "Turns counted at the local WebSocket proxy. Connection setup here is startup, password (the proxy does SCRAM with Postgres, as Neon's does) and Terminate; Neon's pipelined connect sends startup and password with the first query.",
       },
     };
     const rpcTurns = roundTrips.adminProductsList!.turnsPerRequest;

@@ -65,7 +65,7 @@ ${tag("stack")} Ready in ${seconds} s.
   Storefront   http://demo.localhost:${WORKER_PORTS.storefront}/   (or: curl -H 'Host: demo.localhost' localhost:${WORKER_PORTS.storefront}/)
   Worker       http://localhost:${WORKER_PORTS.worker}/health
   Cron         http://localhost:${WORKER_PORTS.worker}/__scheduled?cron=*+*+*+*+*
-  Postgres     ${db.wsProxy ? `127.0.0.1:${DEV_STACK.pgPort} (database ${DEV_STACK.database}), via ws proxy ${db.wsProxy}` : "DATABASE_URL"}
+  Postgres     ${db.wsProxy ? `127.0.0.1:${DEV_STACK.pgPort} (database ${DEV_STACK.database}), via ws proxy ${db.wsProxy} (at most ${db.proxy?.limits.maxUpstream} connections, others queue)` : "DATABASE_URL"}
 
   Demo sign-ins (password: ${DEMO_PASSWORD})
 ${people}

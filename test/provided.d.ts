@@ -6,6 +6,10 @@ declare module "vitest" {
     databaseUrl: string;
     /** host:port of the test run's WebSocket proxy. */
     wsProxy: string;
+    /** host:port of a second WebSocket proxy with one upstream slot and one place in its queue (overload tests). */
+    tightWsProxy: string;
+    /** Connection string of a role with CONNECTION LIMIT 0: every connect fails with 53300. */
+    noSlotsDatabaseUrl: string;
     /** The worker's crons, read from wrangler.toml. */
     crons: string[];
   }

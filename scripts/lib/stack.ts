@@ -2,7 +2,7 @@ import { ensureLocalPostgres, type LocalPostgres } from "./pg-cluster";
 import { localUrl, proxyAddress, redactUrl, type LocalStack } from "./config";
 import { migrate } from "./migrate";
 import { seedDemo } from "./seed";
-import { startWsProxy, type RunningProxy } from "./ws-proxy";
+import { proxyLimitsFromEnv, startWsProxy, type ProxyLimits, type RunningProxy } from "./ws-proxy";
 
 /** Where the Workers and the migrator connect, and how to tear down what was started. */
 export interface PreparedDatabase {
@@ -20,6 +20,8 @@ export interface PrepareOptions {
   stack: LocalStack;
   /** Port for the WebSocket proxy (0: any free port). */
   proxyPort?: number;
+  /** The proxy's pool limits; unset ones come from COMMERCE_PROXY_* or the defaults. */
+  proxyLimits?: Partial<ProxyLimits>;
   seed: boolean;
   /** Honour DATABASE_URL / DATABASE_OWNER_URL (a Neon branch) instead of the local cluster. */
   allowRemote: boolean;
@@ -51,7 +53,7 @@ export async function prepareDatabase(options: PrepareOptions): Promise<Prepared
     const applied = await migrate(ownerUrl, log);
     log(applied > 0 ? `Applied ${applied} migration(s).` : "Database schema is up to date.");
     if (options.seed) await seedDemo(ownerUrl, log);
-    proxy = await startWsProxy(options.proxyPort ?? options.stack.proxyPort);
+    proxy = await startWsProxy(options.proxyPort ?? options.stack.proxyPort, { ...proxyLimitsFromEnv(), ...options.proxyLimits });
     const wsProxy = proxyAddress({ ...options.stack, proxyPort: proxy.port });
     return {
       appUrl: localUrl("app", options.stack),

@@ -2,6 +2,7 @@ import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
 import { Database } from "../db/database";
+import { databaseUnavailable, unavailableCause } from "../db/unavailable";
 import { createLogger, errorFields, type Logger } from "../log";
 import { AppError, isAppError, type ErrorCode } from "./errors";
 import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "./env";
@@ -70,12 +71,18 @@ function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): Middle
     const config = parseEnv(schema, c.env);
     c.set("config", config);
     c.set("log", createLogger({ service: options.service, requestId }, config.LOG_LEVEL));
-    const db = new Database({ url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY });
+    const db = new Database({ url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS });
     c.set("db", db);
     const deferred: Promise<unknown>[] = [];
     const log = c.get("log");
     c.set("defer", (work) => {
-      deferred.push(work.catch((e: unknown) => log.error("Deferred work failed", { ...errorFields(e), path: c.req.path })));
+      deferred.push(
+        work.catch((e: unknown) => {
+          const cause = unavailableCause(e);
+          if (cause) log.warn("Deferred work failed: database unavailable", { cause, path: c.req.path });
+          else log.error("Deferred work failed", { ...errorFields(e), path: c.req.path });
+        }),
+      );
     });
     try {
       await next();
@@ -95,6 +102,7 @@ function closeAfterResponse(c: Context, done: Promise<void>): void {
 
 export function toAppError(err: unknown): AppError | undefined {
   if (isAppError(err)) return err;
+  if (unavailableCause(err)) return databaseUnavailable();
   if (err instanceof HTTPException) {
     const code: ErrorCode =
       err.status === 400 ? "BAD_REQUEST" : err.status === 401 ? "UNAUTHORIZED" : err.status === 413 ? "PAYLOAD_TOO_LARGE" : "BAD_REQUEST";
@@ -107,9 +115,12 @@ function renderError(c: BaseContext, err: unknown, options: AppOptions): Respons
   // A handler may answer early by throwing a ready response (a page's redirect to sign in).
   if (err instanceof HTTPException && err.res) return err.getResponse();
   const requestId = c.get("requestId") ?? crypto.randomUUID();
+  const log = c.get("log") ?? createLogger({ service: options.service, requestId });
+  const cause = unavailableCause(err);
+  // Overload is expected under bursts: one warning line, no stack, nothing from the connection string.
+  if (cause) log.warn("Database unavailable", { cause, path: c.req.path, method: c.req.method });
   let appError = toAppError(err);
   if (!appError) {
-    const log = c.get("log") ?? createLogger({ service: options.service, requestId });
     const what = err instanceof EnvError ? "Worker environment is invalid" : "Unhandled error";
     log.error(what, { ...errorFields(err), path: c.req.path, method: c.req.method });
     appError = new AppError("INTERNAL", `Something went wrong on our side. Quote request id ${requestId} if you report it.`);

@@ -17,6 +17,13 @@ export const baseEnvSchema = z.object({
     .string()
     .regex(/^(127\.0\.0\.1|localhost|\[::1\]):\d{2,5}$/, "DB_WS_PROXY must be a loopback host:port")
     .optional(),
+  // How long a request waits for a database connection (ms) before answering 503 (Neon's pooler queues).
+  DB_CONNECT_TIMEOUT_MS: z.coerce
+    .number<string>({ error: "DB_CONNECT_TIMEOUT_MS must be a number of milliseconds" })
+    .int("DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds")
+    .min(50, "DB_CONNECT_TIMEOUT_MS must be at least 50")
+    .max(60_000, "DB_CONNECT_TIMEOUT_MS must be at most 60000")
+    .default(5_000),
 });
 
 export type BaseEnv = z.infer<typeof baseEnvSchema>;

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from "../db/unavailable";
 import type { Logger } from "../log";
 import { errorFields } from "../log";
 
@@ -13,6 +14,8 @@ export interface ErrorReporter {
 export function logReporter(log: Logger): ErrorReporter {
   return {
     report(error, context) {
+      // Overload is not a fault to track: the error renderer logs it once as a warning (503).
+      if (isDatabaseUnavailable(error)) return;
       const status = (error as { status?: unknown }).status;
       const fields = { ...context, ...errorFields(error), reported: true };
       if (typeof status === "number" && status < 500) log.warn("Page error reported", fields);

@@ -53,7 +53,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
 export function jobDeps(env: object, trigger: string): JobRunnerDeps {
   const config = parseEnv(baseEnvSchema, env);
   return {
-    db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY },
+    db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS },
     log: createLogger({ service: "worker", trigger }, config.LOG_LEVEL),
   };
 }

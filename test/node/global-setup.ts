@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { parse } from "smol-toml";
 import type { TestProject } from "vitest/node";
 import { ROOT, TEST_STACK } from "../../scripts/lib/config";
 import { prepareDatabase } from "../../scripts/lib/stack";
+import { startWsProxy } from "../../scripts/lib/ws-proxy";
 
 /** The crons wrangler.toml declares for the worker, so tests check the real configuration. */
 export function wranglerCrons(): string[] {
@@ -11,6 +13,28 @@ export function wranglerCrons(): string[] {
     env?: { worker?: { triggers?: { crons?: string[] } } };
   };
   return config.env?.worker?.triggers?.crons ?? [];
+}
+
+/** A login role that may open no connection at all: every connect as it fails with 53300 (too_many_connections). */
+const NO_SLOTS = { name: "commerce_no_slots", password: "commerce_no_slots_local" };
+
+/** Creates that role (idempotently, as the owner, who has CREATEROLE) and answers its connection string. */
+async function noSlotsUrl(ownerUrl: string, appUrl: string): Promise<string> {
+  const owner = new pg.Client({ connectionString: ownerUrl });
+  await owner.connect();
+  try {
+    await owner.query(`do $$ begin
+      if not exists (select 1 from pg_roles where rolname = '${NO_SLOTS.name}') then
+        create role ${NO_SLOTS.name} login connection limit 0 password '${NO_SLOTS.password}'; end if; end $$`);
+    // It may connect to the database, so the connection limit is the only thing refusing it.
+    await owner.query(`grant connect on database ${owner.database} to ${NO_SLOTS.name}`);
+  } finally {
+    await owner.end();
+  }
+  const url = new URL(appUrl);
+  url.username = NO_SLOTS.name;
+  url.password = NO_SLOTS.password;
+  return url.toString();
 }
 
 /**
@@ -27,11 +51,16 @@ export default async function setup(project: TestProject) {
     allowRemote: false,
     log: (m) => console.log(`[test-db] ${m}`),
   });
-  console.log(`[test-db] ready in ${Date.now() - started} ms (proxy ${db.wsProxy})`);
+  // A second proxy with one upstream slot and one place in its queue, for the overload tests.
+  const tight = await startWsProxy(0, { maxUpstream: 1, maxQueue: 1 });
+  console.log(`[test-db] ready in ${Date.now() - started} ms (proxy ${db.wsProxy}, at most ${db.proxy?.limits.maxUpstream} connections)`);
   project.provide("databaseUrl", db.appUrl);
   project.provide("wsProxy", db.wsProxy ?? "");
+  project.provide("tightWsProxy", `127.0.0.1:${tight.port}`);
+  project.provide("noSlotsDatabaseUrl", await noSlotsUrl(db.ownerUrl, db.appUrl));
   project.provide("crons", wranglerCrons());
   return async () => {
+    await tight.close();
     await db.release();
   };
 }
