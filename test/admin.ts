@@ -60,12 +60,17 @@ export function postForm(browser: Browser | null, path: string, fields: Record<s
 }
 
 /** POST /api/v1/<path> as a script does it: JSON and a bearer token (no cookies unless given). */
-export function api(token: string | null, path: string, input?: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return call(worker, `${ADMIN}/api/v1/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-    body: JSON.stringify(input === undefined ? {} : { json: input }),
-  });
+export function api(token: string | null, path: string, input?: unknown, headers: Record<string, string> = {}, env: Record<string, string> = {}): Promise<Response> {
+  return call(
+    worker,
+    `${ADMIN}/api/v1/${path}`,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      body: JSON.stringify(input === undefined ? {} : { json: input }),
+    },
+    env,
+  );
 }
 
 export interface CreatedToken {

@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Database } from "../db/database";
+import { databaseUnavailable, isDatabaseUnavailable } from "../db/unavailable";
 import { isAppError } from "../http/errors";
 import { errorFields, type Logger } from "../log";
 import { recordRead } from "../pipeline/activity";
@@ -50,7 +51,8 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
     if (grant) deps.defer(recordRead(db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(tool.procedure), via: "mcp" }));
     return text(outcome.output);
   } catch (e) {
-    if (isAppError(e)) return text({ code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) }, true);
+    const known = isAppError(e) ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
+    if (known) return text({ code: known.code, message: known.message, ...(known.data ? { data: known.data } : {}) }, true);
     // The SDK would hand an unknown error's message to the client, and a failed query's message names
     // its values: log it (quietly, errorFields) and answer a fixed text.
     log.error("Tool call failed", { tool: tool.name, ...errorFields(e) });

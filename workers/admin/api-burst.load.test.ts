@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { api, createToken, sessionFor } from "../../test/admin";
 import { makeStore, testDb } from "../../test/harness";
 import { adminFetch, mcpUrl } from "../../test/oauth";
+import { proxyStats } from "../../test/proxy";
 
 /**
  * Bursts, as a crowd of clients would send them (concurrency, not timing). This project runs alone,
@@ -11,10 +12,7 @@ import { adminFetch, mcpUrl } from "../../test/oauth";
  */
 const db = testDb();
 
-const proxyStats = async (): Promise<{ connections: number }> => {
-  const address = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
-  return (await fetch(`http://${address}/stats`)).json();
-};
+const proxyAddress = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
 async function tokenFor(areas: string[]) {
   const store = await makeStore(db);
@@ -22,14 +20,21 @@ async function tokenFor(areas: string[]) {
   return { store, owner, ...(await createToken(owner, areas)) };
 }
 
+/**
+ * One workerd thread runs every request of a burst here (production spreads them over isolates), so
+ * the proxy's queue wait can pass the default 5 s connect timeout on a busy machine: give it room. The
+ * point is that the proxy queues instead of refusing; db-unavailable.test.ts covers the timeout's 503.
+ */
+const ROOM = { DB_CONNECT_TIMEOUT_MS: "30000" };
+
 const statusCounts = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
 
 describe("a burst for one grant", () => {
   it("200 concurrent token-API calls: exactly 120 answered 200 and 80 answered 429, none 5xx; the 80 opened no connection", async () => {
     const { token } = await tokenFor(["products:read"]);
-    const before = await proxyStats();
-    const answers = await Promise.all(Array.from({ length: 200 }, () => api(token, "products/list", { pageSize: 1 })));
-    const after = await proxyStats();
+    const before = await proxyStats(proxyAddress);
+    const answers = await Promise.all(Array.from({ length: 200 }, () => api(token, "products/list", { pageSize: 1 }, {}, ROOM)));
+    const after = await proxyStats(proxyAddress);
     expect(statusCounts(answers.map((r) => r.status))).toEqual({ 200: 120, 429: 80 });
     const refused = answers.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -39,11 +44,11 @@ describe("a burst for one grant", () => {
 
   it("a grant already at its limit: 100 more concurrent calls open no connection at all", async () => {
     const { token } = await tokenFor(["products:read"]);
-    for (let i = 0; i < 4; i++) await Promise.all(Array.from({ length: 30 }, () => api(token, "products/list", { pageSize: 1 })));
-    const before = await proxyStats();
-    const answers = await Promise.all(Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 })));
+    for (let i = 0; i < 4; i++) await Promise.all(Array.from({ length: 30 }, () => api(token, "products/list", { pageSize: 1 }, {}, ROOM)));
+    const before = await proxyStats(proxyAddress);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 }, {}, ROOM)));
     expect(statusCounts(answers.map((r) => r.status))).toEqual({ 429: 100 });
-    expect((await proxyStats()).connections - before.connections).toBe(0);
+    expect((await proxyStats(proxyAddress)).connections - before.connections).toBe(0);
   });
 
   it("MCP batches count each request: a batch that does not fit is refused whole, before the database", async () => {
@@ -59,20 +64,23 @@ describe("a burst for one grant", () => {
     expect(six.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const ran = (await Promise.all(six.map((r) => r.json() as Promise<{ result?: { isError?: boolean } }[]>))).flat();
     expect(ran.filter((a) => a.result && !a.result.isError)).toHaveLength(120);
-    const before = await proxyStats();
+    const before = await proxyStats(proxyAddress);
     const over = await batch(200, 20);
     expect(over.status).toBe(429);
     expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect((await proxyStats()).connections - before.connections).toBe(0);
+    expect((await proxyStats(proxyAddress)).connections - before.connections).toBe(0);
   });
 });
 
 describe("a crowd over several grants", () => {
-  it("400 concurrent calls over 4 grants: none 5xx, every one within its grant's limit answered 200", async () => {
+  it("400 concurrent calls over 4 grants: all 200, none 5xx, upstream connections within the proxy's bound", { timeout: 90_000 }, async () => {
     const grants = await Promise.all(Array.from({ length: 4 }, () => tokenFor(["products:read"])));
-    const answers = await Promise.all(grants.flatMap(({ token }) => Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 }))));
-    const counts = statusCounts(answers.map((r) => r.status));
-    expect(Object.keys(counts).filter((s) => Number(s) >= 500)).toEqual([]);
-    expect(counts).toEqual({ 200: 400 });
+    await fetch(`http://${proxyAddress}/stats/reset`, { method: "POST" });
+    const answers = await Promise.all(
+      grants.flatMap(({ token }) => Array.from({ length: 100 }, () => api(token, "products/list", { pageSize: 1 }, {}, ROOM))),
+    );
+    const stats = await proxyStats(proxyAddress);
+    expect(statusCounts(answers.map((r) => r.status))).toEqual({ 200: 400 });
+    expect(stats.peakActive).toBeLessThanOrEqual(stats.limits.maxUpstream);
   });
 });

@@ -137,25 +137,3 @@ describe("database overload answers 503 with Retry-After, never 500", () => {
     expect(after.peakActive).toBeLessThanOrEqual(1);
   });
 });
-
-describe("a burst through the bounded proxy", () => {
-  it("400 concurrent token API calls over 4 grants: all 200, no 5xx, upstream connections within the bound", { timeout: 90_000 }, async () => {
-    const tokens = await ownerTokens(4);
-    const proxy = bindings.DB_WS_PROXY;
-    await fetch(`http://${proxy}/stats/reset`, { method: "POST" });
-    const started = Date.now();
-    // One workerd thread runs all 400 requests here (production spreads them over isolates), so the queue
-    // wait can pass the default 5 s connect timeout on a busy machine: give it room, the point is that
-    // the proxy queues instead of refusing.
-    const answers = await Promise.all(Array.from({ length: 400 }, (_, i) => listProducts(tokens[i % 4]!, { DB_CONNECT_TIMEOUT_MS: "30000" })));
-    const ms = Date.now() - started;
-    const statuses = answers.map((r) => r.status);
-    await Promise.all(answers.map((r) => r.body?.cancel()));
-    const stats = await proxyStats(proxy);
-    console.log(`[burst] 400 token API calls in ${ms} ms: ${JSON.stringify({ peakActive: stats.peakActive, peakQueued: stats.peakQueued, waitMsMax: stats.waitMsMax, opened: stats.opened, maxUpstream: stats.limits.maxUpstream })}`);
-    expect(statuses.filter((s) => s >= 500)).toEqual([]);
-    expect(new Set(statuses)).toEqual(new Set([200]));
-    // Other test files share this proxy; whatever they do, the bound holds.
-    expect(stats.peakActive).toBeLessThanOrEqual(stats.limits.maxUpstream);
-  });
-});
