@@ -46,7 +46,9 @@ export class Database {
   get pool(): Pool {
     this.#pool ??= new Pool({
       connectionString: this.#config.url,
-      max: 4,
+      // One connection per request: units of one request take turns on it (a pooler's client never
+      // waits behind itself), and a burst of N requests needs at most N connections.
+      max: 1,
       connectionTimeoutMillis: this.#config.connectTimeoutMs ?? 5_000,
     });
     return this.#pool;
