@@ -23,16 +23,15 @@
  * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json and burst.json.
  */
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, ROOT } from "../scripts/lib/config";
-import { DEMO_PASSWORD, DEMO_PEOPLE } from "../scripts/lib/seed";
 import { prepareDatabase } from "../scripts/lib/stack";
+import { burst } from "./burst";
+import { createTokens, PORTS, send, signIn } from "./http";
 import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
 
-const PORTS: Partial<Record<WorkerName, number>> = { worker: 18789, storefront: 18788, admin: 18787 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const WARMUP = 30;
 const log = (m: string) => console.log(`[bench] ${m}`);
@@ -101,53 +100,6 @@ let tokens: string[] = [];
 let nextToken = 0;
 const limiterMs: number[] = [];
 
-// node:http rather than fetch: fetch drops a custom Host header, and the storefront routes by Host.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-
-interface Answer {
-  status: number;
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent, method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.on("error", reject);
-    req.end(options.body);
-  });
-}
-
-/** Signs in as the demo Owner through the real form and returns the session cookie. */
-async function signIn(): Promise<string> {
-  const res = await send(`http://127.0.0.1:${PORTS.admin}/login`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ email: DEMO_PEOPLE[0].email, password: DEMO_PASSWORD }).toString(),
-  });
-  const cookie = res.headers["set-cookie"]?.[0]?.split(";")[0];
-  if (res.status !== 303 || !cookie) throw new Error(`Sign-in failed: ${res.status} ${res.body.slice(0, 200)}`);
-  return cookie;
-}
-
-async function createTokens(cookie: string, n: number): Promise<string[]> {
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const res = await send(`http://127.0.0.1:${PORTS.admin}/api/rpc/apiGrants/createToken`, {
-      method: "POST",
-      headers: { "content-type": "application/json", cookie },
-      body: JSON.stringify({ json: { name: `bench ${i}`, areas: ["products:read"], lifetimeDays: 30 } }),
-    });
-    if (res.status !== 200) throw new Error(`createToken failed: ${res.status} ${res.body.slice(0, 200)}`);
-    out.push((JSON.parse(res.body) as { json: { token: string } }).json.token);
-  }
-  return out;
-}
 
 async function hit(t: Target): Promise<number> {
   const headers = { ...t.headers };
@@ -166,35 +118,6 @@ function vsHealth(latency: Record<string, { p50: number; p95: number }>, name: s
   return Math.round((latency[name]![q] / latency[base]![q]) * 100) / 100;
 }
 
-/** `n` concurrent token-API calls spread over `grants` fresh tokens; status counts and proxy connections. */
-async function burst(cookie: string, proxy: { stats(): { connections: number } }, n: number, grants: number) {
-  const fresh = await createTokens(cookie, grants);
-  const crowd = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const before = proxy.stats().connections;
-  const started = performance.now();
-  const answers = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          `http://127.0.0.1:${PORTS.admin}/api/v1/products/list`,
-          { agent: crowd, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${fresh[i % grants]}` } },
-          (res) => {
-            res.resume();
-            res.on("end", () => resolve(res.statusCode ?? 0));
-          },
-        );
-        req.on("error", reject);
-        req.end(JSON.stringify({ json: { pageSize: 1 } }));
-      }),
-    ),
-  );
-  const wallMs = Math.round(performance.now() - started);
-  await new Promise((r) => setTimeout(r, 500)); // the activity upserts after the answers reuse their connection
-  const statuses: Record<string, number> = {};
-  for (const s of answers) statuses[s] = (statuses[s] ?? 0) + 1;
-  const connections = proxy.stats().connections - before;
-  return { calls: n, grants, statuses, serverErrors: answers.filter((s) => s >= 500).length, connectionsOpened: connections, connectionsOpenedByRefused: connections - (statuses["200"] ?? 0), wallMs };
-}
 
 function summarize(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
