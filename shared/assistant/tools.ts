@@ -41,7 +41,7 @@ export interface ChangeTool<I extends z.ZodType = z.ZodType> extends ToolBase {
 
 export type Tool = ReadTool | ChangeTool;
 
-export const permissionOf = (tool: Tool): Permission => {
+const permissionOf = (tool: Tool): Permission => {
   if (tool.procedure.access === "none") throw new Error(`Tool ${tool.name} maps to a procedure without a permission`);
   return tool.procedure.access;
 };
@@ -93,12 +93,7 @@ export const TOOLS: readonly Tool[] = [
   ),
 ];
 
-const BY_NAME = new Map(TOOLS.map((t) => [t.name, t]));
-if (BY_NAME.size !== TOOLS.length) throw new Error("Two tools share a name");
-
-export function findTool(name: string): Tool | undefined {
-  return BY_NAME.get(name);
-}
+if (new Set(TOOLS.map((t) => t.name)).size !== TOOLS.length) throw new Error("Two tools share a name");
 
 /** The change tool that describes a procedure's changes, when the assistant has one. */
 export function changeToolFor(proc: Procedure): ChangeTool | undefined {
@@ -110,9 +105,13 @@ export function changeToolFor(proc: Procedure): ChangeTool | undefined {
  * in full, so the approver reads exactly what will be sent.
  */
 export function describeCall(proc: Procedure, input: Record<string, unknown>): Proposal {
-  const diff = Object.entries(input).map(([field, to]) =>
-    typeof to === "number" || typeof to === "boolean" ? valueChange(field, field, null, to) : textOrValue(field, field, null, typeof to === "string" ? to : JSON.stringify(to, null, 2)),
-  );
+  const diff = Object.entries(input)
+    .filter(([, to]) => to !== undefined)
+    .map(([field, to]) => {
+      if (to === null) return valueChange(field, field, null, "null (clears it)");
+      if (typeof to === "number" || typeof to === "boolean") return valueChange(field, field, null, to);
+      return textOrValue(field, field, null, typeof to === "string" ? to : JSON.stringify(to, null, 2));
+    });
   return { summary: `${procedureKey(proc)}: ${proc.description.split(". ")[0]!.replace(/\.$/, "")} (${diff.map((d) => d.field).join(", ") || "no fields"}).`, diff };
 }
 

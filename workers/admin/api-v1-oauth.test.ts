@@ -53,6 +53,21 @@ describe("/api/v1 with an OAuth access token", () => {
     expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
+  it("junk shaped like an access token is a 401 at both doors, never a 500", async () => {
+    const { store } = await connection(["products:read"]);
+    const junk = ["wcat_", "wcat_x", "wcat_a:b:c", `wcat_${store.slug}.x:y:z`, `wcat_${"a".repeat(600)}`, "wcat_%00:%0a:..", "wc_live_short"];
+    for (const token of junk) {
+      const api = await apiAt(token, "products/list", {});
+      expect(api.status, token).toBe(401);
+      const mcp = await adminFetch(`${SECURE_ADMIN}/api/mcp/${store.slug}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(mcp.status, token).toBe(401);
+    }
+  });
+
   it("customer details off → customers.get refused with reason customer_details_off; on → answered", async () => {
     const { access, owner, customer } = await connection(["customers:read"]);
     const off = await apiAt(access, "customers/get", { id: customer.id });
