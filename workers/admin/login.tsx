@@ -9,7 +9,7 @@ import { userAccount } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
 import { hit, peek } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
-import { nextQuery, safeRedirectPath } from "./auth/redirect";
+import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, type AdminEnv } from "./context";
 import { PlainPage } from "./pages/layout";

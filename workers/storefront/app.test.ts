@@ -4,7 +4,7 @@ import { makeStore, testDb } from "../../test/harness";
 import { withStore } from "#shared/db/with-store";
 import { store } from "#shared/db/schema";
 import worker from "./index";
-import { requestHostname } from "./host";
+import { normaliseHostname } from "#shared/storefront/hosts";
 
 const db = testDb();
 const get = (host: string, path = "/") => call(worker, `http://storefront.test${path}`, { headers: { host } });
@@ -69,21 +69,19 @@ describe("storefront store resolution by hostname", () => {
   });
 });
 
-describe("requestHostname", () => {
+describe("normaliseHostname", () => {
   it.each([
     ["Shop.Example.COM", "shop.example.com"],
     ["shop.example.com:443", "shop.example.com"],
     ["shop.example.com.", "shop.example.com"],
+    ["SHOP.example.com.:8443", "shop.example.com"],
     ["localhost:8788", "localhost"],
     ["", null],
     ["a b.com", null],
     ["évil.com", null],
+    ["[::1]:8788", null],
     ["x".repeat(254), null],
   ])("%s -> %s", (input, expected) => {
-    expect(requestHostname(input, "http://fallback.test/")).toBe(expected);
-  });
-
-  it("falls back to the URL's host without a Host header", () => {
-    expect(requestHostname(undefined, "http://demo.localhost:8788/x")).toBe("demo.localhost");
+    expect(normaliseHostname(input)).toBe(expected);
   });
 });

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { isAppError, isNoStoreError } from "#shared/http/errors";
 import { validate } from "#shared/http/validate";
 import { listMyStores, switchStore } from "#shared/procedures/store";
-import { nextQuery, safeRedirectPath } from "../auth/redirect";
+import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, csrfOf, isCrossSite, pageCall, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { PlainPage } from "./layout";

@@ -1,0 +1,5 @@
+import type { HonoEnv } from "#shared/http/app";
+import type { StorefrontBindings } from "./env";
+
+/** The storefront's per-request variables: the store of the request's hostname (SPEC rule 1). */
+export type StorefrontEnv = HonoEnv<StorefrontBindings, { storeId: string; hostname: string }>;

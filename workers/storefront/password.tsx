@@ -1,0 +1,91 @@
+import { Hono, type Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import type { FC } from "hono/jsx";
+import { z } from "zod";
+import { constantTimeEqual, verifyPassword } from "#shared/auth/password";
+import { sha256Hex } from "#shared/auth/tokens";
+import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { Page } from "#shared/http/page";
+import { safeRedirectPath } from "#shared/http/redirect";
+import { hit } from "#shared/limits/limit";
+import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
+import type { StorefrontEnv } from "./context";
+import { loadShopStore } from "./store";
+
+/**
+ * The storefront password (SPEC "Storefront behaviour" 3): while it is on, every page is the password
+ * page. The right password sets an HttpOnly cookie for this store on this hostname whose value is
+ * derived from the store id and the password's hash, so changing the password (or turning it off and
+ * on) signs every shopper out, and a cookie of one store never opens another.
+ */
+export const PASSWORD_COOKIE = "wc_sf_pass";
+export const PASSWORD_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
+const COOKIE_DAYS = 30;
+
+/** The cookie value that opens `storeId` while its password hash is `passwordHash`. */
+export async function passwordCookieValue(storeId: string, passwordHash: string): Promise<string> {
+  return sha256Hex(`storefront-password:${storeId}:${passwordHash}`);
+}
+
+/** Whether this request carries the cookie that opens the store now. */
+export async function hasPasswordCookie(c: Context, storeId: string, passwordHash: string): Promise<boolean> {
+  const sent = getCookie(c, PASSWORD_COOKIE);
+  if (!sent || !/^[0-9a-f]{64}$/.test(sent)) return false;
+  const expected = await passwordCookieValue(storeId, passwordHash);
+  const enc = new TextEncoder();
+  return constantTimeEqual(enc.encode(sent), enc.encode(expected));
+}
+
+export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: string | undefined }> = ({ storeName, returnTo, message }) => (
+  <Page title={`${storeName} · Password`}>
+    <div class="card">
+      <h1>{storeName}</h1>
+      <p class="muted">This store is open to people with its password.</p>
+      {message ? (
+        <p class="alert" role="alert">
+          {message}
+        </p>
+      ) : null}
+      <form method="post" action="/api/storefront/password">
+        <input type="hidden" name="return" value={returnTo} />
+        <label for="password">Store password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Enter</button>
+      </form>
+    </div>
+  </Page>
+);
+
+const form = z.object({ password: z.string().max(1024).default(""), return: z.string().max(2048).optional() });
+
+export const password = new Hono<StorefrontEnv>();
+
+// POST /api/storefront/password: the password form (all attempts limited per IP).
+password.post("/api/storefront/password", async (c) => {
+  if (isCrossSite(c)) throw crossSiteRefused("the store");
+  c.header("cache-control", "no-store");
+  const origin = new URL(c.req.url).origin;
+  const parsed = form.safeParse(await c.req.parseBody().catch(() => ({})));
+  const { password: given, return: rawReturn } = parsed.success ? parsed.data : { password: "", return: undefined };
+  const returnTo = safeRedirectPath(rawReturn, origin);
+  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const decision = await hit(c.env.RATE_LIMITER, `storefront-password:${c.var.storeId}:${ip}`, PASSWORD_POLICY);
+  const shop = await loadShopStore(c.var.db, c.var.storeId);
+  if (!decision.allowed) {
+    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.header(name, value);
+    const minutes = Math.ceil((decision.retryAfterSeconds ?? 60) / 60);
+    return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message={`Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`} />, 429);
+  }
+  if (!shop.passwordHash) return c.redirect(returnTo, 303); // the store is open: nothing to enter
+  if (!given || !(await verifyPassword(given, shop.passwordHash))) {
+    return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message="That password is not right. Check it and try again." />, 401);
+  }
+  setCookie(c, PASSWORD_COOKIE, await passwordCookieValue(shop.id, shop.passwordHash), {
+    httpOnly: true,
+    sameSite: "Lax",
+    path: "/",
+    secure: !/^(localhost|.+\.localhost)$/.test(c.var.hostname),
+    maxAge: COOKIE_DAYS * 86_400,
+  });
+  return c.redirect(returnTo, 303);
+});
