@@ -21,6 +21,7 @@ const UNIQUE: Record<string, { field: string; message: string }> = {
   discount_code_key: { field: "code", message: "A discount with this code already exists." },
   page_store_id_handle_key: { field: "handle", message: "Another page already uses this handle; choose a different one." },
   staff_invitation_open_email: { field: "email", message: "This person already has an open invitation." },
+  store_domain_hostname_key: { field: "hostname", message: "This hostname is already connected to a store. Remove it there first." },
   member_store_id_user_id_key: { field: "email", message: "This person is already a member of the store." },
 };
 

@@ -40,6 +40,8 @@ export interface MemberInfo {
 export interface Services {
   /** Deletes an OAuth connection's tokens at the authorization server (KV). */
   revokeOAuthTokens?(grant: { storeSlug: string; memberId: string; apiGrantId: string }): Promise<void>;
+  /** Overwrites the storefront's HOSTS cache entries of these hostnames (null: serves no store). */
+  hostsChanged?(entries: { hostname: string; storeId: string | null }[]): Promise<void>;
 }
 
 /** What a store procedure runs with: one transaction scoped to one store (RLS), and who is calling. */

@@ -4,6 +4,7 @@ import { contentProcedures } from "./content";
 import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
 import { discountsProcedures } from "./discounts";
+import { domainProcedures } from "./domains";
 import { inventoryProcedures } from "./inventory";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { productProcedures } from "./products";
@@ -16,6 +17,7 @@ import { storeProcedures } from "./store";
  */
 export const BASE_PROCEDURES: readonly Procedure[] = [
   ...storeProcedures,
+  ...domainProcedures,
   ...staffProcedures,
   ...productProcedures,
   ...inventoryProcedures,

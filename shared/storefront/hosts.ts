@@ -27,6 +27,12 @@ export function normaliseHostname(raw: string): string | null {
   return host;
 }
 
+/** The part of a KV namespace the cache uses (the HOSTS binding; also typed where Workers types are absent). */
+export interface HostsKv {
+  get(key: string, type: "json"): Promise<unknown>;
+  put(key: string, value: string, options?: { expirationTtl?: number }): Promise<void>;
+}
+
 interface HostEntry {
   storeId: string | null;
   at: number;
@@ -52,7 +58,7 @@ export interface HostResolution {
  * 60 s, else from `lookup` (the privileged id lookup), whose answer, found or not, is written back.
  */
 export async function resolveHost(
-  kv: KVNamespace,
+  kv: HostsKv,
   hostname: string,
   lookup: (hostname: string) => Promise<string | null>,
   now: number = Date.now(),
@@ -65,7 +71,7 @@ export async function resolveHost(
 }
 
 /** Overwrites a hostname's entry at once (a domain added, verified, removed or moved; null: serves no store). */
-export async function writeHostEntry(kv: KVNamespace, hostname: string, storeId: string | null, now: number = Date.now()): Promise<void> {
+export async function writeHostEntry(kv: HostsKv, hostname: string, storeId: string | null, now: number = Date.now()): Promise<void> {
   const entry: HostEntry = { storeId, at: now };
   await kv.put(keyOf(hostname), JSON.stringify(entry), { expirationTtl: KV_EXPIRY_SECONDS });
 }

@@ -8,6 +8,7 @@ import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProce
 import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
 import type { AdminBindings } from "./env";
 import { revokeProviderGrant } from "./oauth/server";
+import { writeHostEntry } from "#shared/storefront/hosts";
 
 export interface SignedIn {
   /** The plain session id from the cookie (never logged); forms derive their CSRF token from it. */
@@ -39,7 +40,12 @@ export async function runForSession(c: AdminContext, session: SessionInfo, proc:
   const outcome = await runProcedure(c.var.db, { kind: "member", userId: session.userId, storeId: session.activeStoreId }, proc, input, {
     door: "session",
     log: c.var.log,
-    services: { revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant) },
+    services: {
+      revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
+      hostsChanged: async (entries) => {
+        await Promise.all(entries.map((e) => writeHostEntry(c.env.HOSTS, e.hostname, e.storeId)));
+      },
+    },
   });
   return outcome.kind === "done" ? outcome.output : outcome.proposal;
 }

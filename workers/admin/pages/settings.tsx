@@ -26,7 +26,8 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
         <input id="name" name="name" required maxlength={200} value={s.name} />
         <p class="muted">
           Address: {s.slug} · currency {s.currency} (fixed) · domains:{" "}
-          {s.domains.map((d) => `${d.hostname}${d.status === "pending" ? " (pending)" : ""}`).join(", ") || "none"}
+          {s.domains.map((d) => `${d.hostname}${d.status === "pending" ? " (pending)" : ""}`).join(", ") || "none"} ·{" "}
+          <a href="/settings/domains">manage domains</a>
         </p>
         <h2>Storefront password</h2>
         <p class="muted">{s.storefrontPasswordEnabled ? "On: shoppers need the password." : "Off: the storefront is open."}</p>

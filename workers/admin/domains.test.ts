@@ -1,0 +1,115 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { resolveHost, writeHostEntry } from "#shared/storefront/hosts";
+import { page, postForm, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
+import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
+import { addMember } from "../../test/procedures";
+
+/** Custom domains in the admin (issue 10 part 6), through /api/rpc against real Postgres and the HOSTS KV. */
+const db = testDb();
+const hosts = (env as unknown as { HOSTS: KVNamespace }).HOSTS;
+const neverLooked = async (): Promise<string | null> => {
+  throw new Error("the cache should have answered");
+};
+
+async function owner() {
+  const store = await makeStore(db);
+  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
+}
+
+describe("domains", () => {
+  it("adds a pending domain (normalised), lists it, and refuses a hostname another store has", async () => {
+    const { browser } = await owner();
+    const host = `Shop-${uniqueSuffix()}.Example.test.`;
+    const added = await rpc(browser, "domains/add", { hostname: host });
+    expect(added.status).toBe(200);
+    expect(await rpcJson(added)).toMatchObject({ hostname: host.toLowerCase().replace(/\.$/, ""), status: "pending", isPrimary: false });
+    const listed = await rpcJson<{ items: { hostname: string; status: string }[] }>(await rpc(browser, "domains/list", {}));
+    expect(listed.items.map((d) => d.hostname)).toContain(host.toLowerCase().replace(/\.$/, ""));
+    const other = await owner();
+    const taken = await rpc(other.browser, "domains/add", { hostname: host });
+    expect(taken.status).toBe(409);
+    expect((await rpcJson<RpcError>(taken)).data?.issues?.[0]?.path).toBe("hostname");
+    for (const bad of ["https://shop.example.test/", "shop example.test", "localhost", "shop.example.test/path", ""]) {
+      const res = await rpc(browser, "domains/add", { hostname: bad });
+      expect(res.status, bad).toBe(400);
+      expect((await rpcJson<RpcError>(res)).data?.issues?.[0]?.path, bad).toBe("hostname");
+    }
+  });
+
+  it("removing a domain overwrites its HOSTS entry at once: it stops serving on the next request", async () => {
+    const { store, browser } = await owner();
+    await writeHostEntry(hosts, store.hostname, store.id); // as cached by the storefront a moment ago
+    expect((await resolveHost(hosts, store.hostname, neverLooked)).storeId).toBe(store.id);
+    const { items } = await rpcJson<{ items: { id: string; hostname: string; isPrimary: boolean }[] }>(await rpc(browser, "domains/list", {}));
+    const primary = items.find((d) => d.hostname === store.hostname)!;
+    const pending = items.find((d) => d.hostname === store.pendingHostname)!;
+    const refused = await rpc(browser, "domains/remove", { id: primary.id });
+    expect(refused.status).toBe(409); // the primary, while another domain exists
+    expect((await rpc(browser, "domains/remove", { id: pending.id })).status).toBe(200);
+    expect((await rpc(browser, "domains/remove", { id: primary.id })).status).toBe(200);
+    expect(await resolveHost(hosts, store.hostname, neverLooked)).toEqual({ storeId: null, cached: true });
+  });
+
+  it("adding a hostname overwrites a stale entry: a pending domain serves nothing", async () => {
+    const a = await owner();
+    const b = await owner();
+    const host = `moved-${uniqueSuffix()}.example.test`;
+    await writeHostEntry(hosts, host, a.store.id); // stale: it served store A until a moment ago
+    expect((await rpc(b.browser, "domains/add", { hostname: host })).status).toBe(200);
+    expect((await resolveHost(hosts, host, neverLooked)).storeId).toBeNull();
+  });
+
+  it("setPrimary takes a verified domain only, and leaves exactly one primary", async () => {
+    const { store, browser } = await owner();
+    const second = `second-${store.slug}.shop.test`;
+    await withStore(db, store.id, (tx) =>
+      tx.$client.query("insert into store_domain (store_id, hostname, status, verified_at) values ($1, $2, 'verified', now())", [store.id, second]),
+    );
+    const { items } = await rpcJson<{ items: { id: string; hostname: string }[] }>(await rpc(browser, "domains/list", {}));
+    const pending = items.find((d) => d.hostname === store.pendingHostname)!;
+    expect((await rpc(browser, "domains/setPrimary", { id: pending.id })).status).toBe(409);
+    const target = items.find((d) => d.hostname === second)!;
+    expect((await rpc(browser, "domains/setPrimary", { id: target.id })).status).toBe(200);
+    const after = await rpcJson<{ items: { hostname: string; isPrimary: boolean }[] }>(await rpc(browser, "domains/list", {}));
+    expect(after.items.filter((d) => d.isPrimary).map((d) => d.hostname)).toEqual([second]);
+  });
+
+  it("Staff cannot see or change domains; another store's domain ids are not found", async () => {
+    const { store, browser } = await owner();
+    const staff = await addMember(db, store, "staff");
+    const staffBrowser = await sessionFor(db, staff.userId, store.id);
+    expect((await rpc(staffBrowser, "domains/list", {})).status).toBe(403);
+    expect((await rpc(staffBrowser, "domains/add", { hostname: `x-${uniqueSuffix()}.example.test` })).status).toBe(403);
+    const other = await owner();
+    const { items } = await rpcJson<{ items: { id: string }[] }>(await rpc(other.browser, "domains/list", {}));
+    for (const op of ["domains/remove", "domains/setPrimary"]) {
+      const res = await rpc(browser, op, { id: items[0]!.id });
+      expect(res.status, op).toBe(404);
+    }
+    const still = await rpcJson<{ items: { id: string }[] }>(await rpc(other.browser, "domains/list", {}));
+    expect(still.items).toHaveLength(items.length);
+  });
+});
+
+describe("Settings → Domains page", () => {
+  it("shows each domain's state and DNS record, adds through the form, and keeps Staff out", async () => {
+    const { store, browser } = await owner();
+    const pageRes = await page(browser, "/settings/domains");
+    expect(pageRes.status).toBe(200);
+    const html = await pageRes.text();
+    expect(html).toContain(store.hostname);
+    expect(html).toContain("Pending DNS");
+    expect(html).toContain(`${store.pendingHostname} CNAME`);
+    const host = `form-${uniqueSuffix()}.example.test`;
+    const added = await postForm(browser, "/settings/domains", { csrf: browser.csrf, action: "add", hostname: host });
+    expect(added.status).toBe(303);
+    expect(await (await page(browser, "/settings/domains")).text()).toContain(host);
+    const bad = await postForm(browser, "/settings/domains", { csrf: browser.csrf, action: "add", hostname: "not a host" });
+    expect(bad.status).toBe(400);
+    expect((await postForm(browser, "/settings/domains", { csrf: "nope", action: "add", hostname: host })).status).toBe(403);
+    const staff = await addMember(db, store, "staff");
+    expect((await page(await sessionFor(db, staff.userId, store.id), "/settings/domains")).status).toBe(403);
+  });
+});
