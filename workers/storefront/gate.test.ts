@@ -131,7 +131,7 @@ describe("the storefront password", () => {
       const html = await res.text();
       expect(html).toContain('action="/api/storefront/password"');
       expect(html).toContain(`value="${path.replace("&", "&amp;")}"`);
-      expect(html).not.toContain("Welcome");
+      expect(html).not.toContain("<h2>Featured</h2>");
     }
     const wrong = await enter(s.hostname, "guess", "/");
     expect(wrong.status).toBe(401);
@@ -145,7 +145,7 @@ describe("the storefront password", () => {
     expect(cookie).toMatch(/Path=\//);
     const open = await get(s.hostname, "/", { cookie: cookie.split(";")[0]! });
     expect(open.status).toBe(200);
-    expect(await open.text()).toContain("Welcome");
+    expect(await open.text()).toContain("<h2>Featured</h2>");
   });
 
   it("a cookie opens only its own store, and changing the password signs everyone out", async () => {
@@ -154,12 +154,12 @@ describe("the storefront password", () => {
     await setPassword(a.id, "same password 1");
     await setPassword(b.id, "same password 1");
     const cookie = cookieOf(await enter(a.hostname, "same password 1", "/")).split(";")[0]!;
-    expect(await (await get(a.hostname, "/", { cookie })).text()).toContain("Welcome");
-    expect(await (await get(b.hostname, "/", { cookie })).text()).not.toContain("Welcome");
+    expect(await (await get(a.hostname, "/", { cookie })).text()).toContain("<h2>Featured</h2>");
+    expect(await (await get(b.hostname, "/", { cookie })).text()).not.toContain("<h2>Featured</h2>");
     await setPassword(a.id, "a new password 2");
-    expect(await (await get(a.hostname, "/", { cookie })).text()).not.toContain("Welcome");
+    expect(await (await get(a.hostname, "/", { cookie })).text()).not.toContain("<h2>Featured</h2>");
     await setPassword(a.id, null);
-    expect(await (await get(a.hostname, "/")).text()).toContain("Welcome");
+    expect(await (await get(a.hostname, "/")).text()).toContain("<h2>Featured</h2>");
   });
 
   it("returns only to a path of this site, refuses cross-site posts, and limits attempts per IP", async () => {

@@ -1,11 +1,9 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import type { Database } from "#shared/db/database";
 import { AppError } from "#shared/http/errors";
-import { Page } from "#shared/http/page";
-import type { Logger } from "#shared/log";
+import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { PasswordPage } from "./password";
-import type { ShopStore } from "./store";
+import type { ShopEnv, ShopRequest } from "./shop-env";
 
 /**
  * The store's internal paths (SPEC "Storefront behaviour" 3): `/-s/<storeId>/<path>` for the shopper's
@@ -14,18 +12,7 @@ import type { ShopStore } from "./store";
  * resolved from the hostname, attached to the internal request object itself (a WeakMap entry cannot be
  * forged from outside).
  */
-export interface ShopRequest {
-  db: Database;
-  log: Logger;
-  store: ShopStore;
-  hostname: string;
-  /** The path and query the shopper asked for (for the password page's return). */
-  asked: string;
-}
-
 const HANDED_OVER = new WeakMap<Request, ShopRequest>();
-
-type ShopEnv = { Variables: { shop: ShopRequest } };
 
 export const shop = new Hono<ShopEnv>();
 
@@ -37,22 +24,12 @@ shop.use(async function handedOver(c, next) {
   await next();
 });
 
-// Errors go back to the public app's one renderer (HTML pages with the request id).
-shop.notFound(() => {
-  throw new AppError("NOT_FOUND", "There is no page at this address in this store.");
-});
+// A path the store has no page for gets the store's own 404 page; errors go back to the public app's
+// one renderer (HTML pages with the request id).
+shop.notFound((c) => notFoundPage(c));
 shop.onError((e) => {
   throw e;
 });
-
-const StoreHome: FC<{ name: string }> = ({ name }) => (
-  <Page title={name}>
-    <div class="card">
-      <h1>{name}</h1>
-      <p class="muted">Welcome. The catalogue opens here soon.</p>
-    </div>
-  </Page>
-);
 
 shop.get("/-p/:storeId", (c) => {
   const { store, asked } = c.var.shop;
@@ -61,9 +38,17 @@ shop.get("/-p/:storeId", (c) => {
   return c.html(<PasswordPage storeName={store.name} returnTo={asked} />);
 });
 
-shop.get("/-s/:storeId/", (c) => c.html(<StoreHome name={c.var.shop.store.name} />));
+shop.get("/-s/:storeId/", homePage);
+shop.get("/-s/:storeId/products", productsPage);
+shop.get("/-s/:storeId/products/:handle", productPage);
+shop.get("/-s/:storeId/search", searchPage);
+shop.get("/-s/:storeId/pages/:handle", contentPage);
+shop.get("/-s/:storeId/robots.txt", robotsTxt);
+shop.get("/-s/:storeId/sitemap.xml", sitemapXml);
 
 /** Serves `internalPath` for a shopper's request, with the store the public app resolved. */
+export type { ShopRequest };
+
 export function serveInternal(original: Request, internalPath: string, handed: ShopRequest): Response | Promise<Response> {
   const internal = new Request(new URL(internalPath, original.url), original);
   HANDED_OVER.set(internal, handed);

@@ -1,0 +1,232 @@
+import type { Context } from "hono";
+import type { FC } from "hono/jsx";
+import { z } from "zod";
+import { withStore, type StoreTx } from "#shared/db/with-store";
+import { formatMoney, listProducts, primaryHostname, productByHandle, publishedPage, sitemapPaths, SORTS, type ProductCard, type Sort } from "#shared/storefront/catalog";
+import { ShopPage, type ShopHead } from "./layout";
+import type { ShopEnv } from "./shop-env";
+
+/**
+ * The shopper's catalogue pages (issue 10 part 3), server-rendered and usable without JavaScript. Each
+ * page is one read-only unit of the store: the content and the primary hostname for canonical links.
+ */
+type ShopContext = Context<ShopEnv>;
+
+const PAGE_SIZE = 24;
+
+/** Reads the page's data and the canonical base in one unit of the store. */
+async function read<T>(c: ShopContext, work: (tx: StoreTx) => Promise<T>): Promise<{ data: T; base: string }> {
+  const { db, store, hostname } = c.var.shop;
+  return withStore(
+    db,
+    store.id,
+    async (tx) => {
+      const [data, primary] = await Promise.all([work(tx), primaryHostname(tx)]);
+      return { data, base: `https://${primary ?? hostname}` };
+    },
+    { readOnly: true },
+  );
+}
+
+function head(c: ShopContext, path: string, base: string, title: string | undefined, description: string): ShopHead {
+  return { storeName: c.var.shop.store.name, title, description, canonical: `${base}${path}` };
+}
+
+const Price: FC<{ minor: number; currency: string; from?: boolean }> = ({ minor, currency, from }) => (
+  <span class="price">
+    {from ? "From " : ""}
+    {formatMoney(minor, currency)}
+  </span>
+);
+
+const Cards: FC<{ items: ProductCard[]; currency: string }> = ({ items, currency }) => (
+  <ul class="grid">
+    {items.map((p) => (
+      <li>
+        <a href={`/products/${p.handle}`}>
+          <strong>{p.title}</strong>
+        </a>
+        <br />
+        <Price minor={p.fromPrice} currency={currency} from />
+        {p.available ? null : <span class="soldout"> · Sold out</span>}
+      </li>
+    ))}
+  </ul>
+);
+
+/** Shopper-entered prices are in major units (₹500); the catalogue works in minor units. */
+const major = z.coerce.number().min(0).max(1e9).optional();
+const listQuery = z.object({
+  page: z.coerce.number().int().min(1).max(1000).catch(1),
+  sort: z.enum(SORTS).catch("newest"),
+  min: major.catch(undefined),
+  max: major.catch(undefined),
+});
+
+const toMinor = (amount: number | undefined, currency: string) => {
+  if (amount === undefined) return undefined;
+  const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  return Math.round(amount * 10 ** digits);
+};
+
+const SORT_LABELS: Record<Sort, string> = { newest: "Newest", price_asc: "Price: low to high", price_desc: "Price: high to low", title: "Name" };
+
+export async function homePage(c: ShopContext) {
+  const { store } = c.var.shop;
+  const { data, base } = await read(c, (tx) => listProducts(tx, { page: 1, pageSize: 8, sort: "newest" }));
+  return c.html(
+    <ShopPage head={head(c, "/", base, undefined, `Shop ${store.name} online.`)}>
+      <h1>{store.name}</h1>
+      <h2>Featured</h2>
+      {data.items.length ? <Cards items={data.items} currency={store.currency} /> : <p class="muted">New products are on their way.</p>}
+      <p>
+        <a href="/products">All products</a>
+      </p>
+    </ShopPage>,
+  );
+}
+
+export async function productsPage(c: ShopContext) {
+  const { store } = c.var.shop;
+  const q = listQuery.parse(c.req.query());
+  const query = { page: q.page, pageSize: PAGE_SIZE, sort: q.sort, minPrice: toMinor(q.min, store.currency), maxPrice: toMinor(q.max, store.currency) };
+  const { data, base } = await read(c, (tx) => listProducts(tx, query));
+  const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
+  const link = (page: number) => {
+    const params = new URLSearchParams({ ...(q.sort !== "newest" ? { sort: q.sort } : {}), ...(q.min !== undefined ? { min: String(q.min) } : {}), ...(q.max !== undefined ? { max: String(q.max) } : {}), page: String(page) });
+    return `/products?${params}`;
+  };
+  return c.html(
+    <ShopPage head={head(c, q.page > 1 ? `/products?page=${q.page}` : "/products", base, "Products", `All products of ${store.name}.`)}>
+      <h1>Products</h1>
+      <form class="filters" method="get" action="/products">
+        <label>
+          Sort
+          <select name="sort">
+            {SORTS.map((s) => (
+              <option value={s} selected={s === q.sort}>
+                {SORT_LABELS[s]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Min price
+          <input name="min" type="number" min="0" step="any" inputmode="decimal" value={q.min ?? ""} />
+        </label>
+        <label>
+          Max price
+          <input name="max" type="number" min="0" step="any" inputmode="decimal" value={q.max ?? ""} />
+        </label>
+        <button type="submit">Apply</button>
+      </form>
+      <p class="muted">
+        {data.total} product{data.total === 1 ? "" : "s"}
+      </p>
+      <Cards items={data.items} currency={store.currency} />
+      <nav class="pager" aria-label="Pages">
+        {q.page > 1 ? <a href={link(q.page - 1)}>Previous</a> : null}
+        <span>
+          Page {q.page} of {pages}
+        </span>
+        {q.page < pages ? <a href={link(q.page + 1)}>Next</a> : null}
+      </nav>
+    </ShopPage>,
+  );
+}
+
+export async function searchPage(c: ShopContext) {
+  const { store } = c.var.shop;
+  const term = (c.req.query("q") ?? "").trim().slice(0, 200);
+  const { data, base } = await read(c, (tx) => (term ? listProducts(tx, { page: 1, pageSize: PAGE_SIZE, sort: "title", search: term }) : Promise.resolve({ items: [], total: 0 })));
+  return c.html(
+    <ShopPage head={{ ...head(c, "/search", base, term ? `Search: ${term}` : "Search", `Search the products of ${store.name}.`), noindex: true }}>
+      <h1>{term ? `Results for “${term}”` : "Search"}</h1>
+      {term && data.items.length === 0 ? <p>Nothing matches. Try another word or a SKU.</p> : <Cards items={data.items} currency={store.currency} />}
+    </ShopPage>,
+  );
+}
+
+export async function productPage(c: ShopContext) {
+  const { store } = c.var.shop;
+  const handle = c.req.param("handle") ?? "";
+  const { data: product, base } = await read(c, (tx) => productByHandle(tx, handle));
+  if (!product) return notFoundPage(c);
+  return c.html(
+    <ShopPage head={head(c, `/products/${product.handle}`, base, product.title, product.description.slice(0, 160) || `${product.title} at ${store.name}.`)}>
+      <h1>{product.title}</h1>
+      {product.vendor ? <p class="muted">by {product.vendor}</p> : null}
+      <p>{product.description}</p>
+      <form method="post" action="/api/cart/lines" class="card">
+        <input type="hidden" name="return" value="/cart" />
+        <fieldset>
+          <legend>Choose</legend>
+          {product.variants.map((v, i) => {
+            const buyable = v.preorder || v.available > 0;
+            return (
+              <label class="check">
+                <input type="radio" name="variantId" value={v.id} checked={i === product.variants.findIndex((x) => x.preorder || x.available > 0)} disabled={!buyable} />{" "}
+                {v.title} · <Price minor={v.price} currency={store.currency} />
+                {v.compareAt && v.compareAt > v.price ? <s> {formatMoney(v.compareAt, store.currency)}</s> : null}
+                {v.preorder ? <span class="pre"> · Pre-order</span> : v.available > 0 ? <span class="muted"> · {v.available} available</span> : <span class="soldout"> · Sold out</span>}
+                {v.sku ? <span class="muted"> · SKU {v.sku}</span> : null}
+              </label>
+            );
+          })}
+        </fieldset>
+        <label for="quantity">Quantity</label>
+        <input id="quantity" name="quantity" type="number" min="1" max="999" value="1" inputmode="numeric" />
+        <button type="submit" disabled={!product.variants.some((v) => v.preorder || v.available > 0)}>
+          Add to cart
+        </button>
+      </form>
+    </ShopPage>,
+  );
+}
+
+export async function contentPage(c: ShopContext) {
+  const { store } = c.var.shop;
+  const handle = c.req.param("handle") ?? "";
+  const { data: page, base } = await read(c, (tx) => publishedPage(tx, handle));
+  if (!page) return notFoundPage(c);
+  return c.html(
+    <ShopPage head={head(c, `/pages/${handle}`, base, page.title, page.body.slice(0, 160) || `${page.title} · ${store.name}`)}>
+      <h1>{page.title}</h1>
+      {page.body.split(/\n{2,}/).map((para) => (
+        <p>{para}</p>
+      ))}
+    </ShopPage>,
+  );
+}
+
+export async function robotsTxt(c: ShopContext) {
+  const { base } = await read(c, async () => undefined);
+  c.header("content-type", "text/plain; charset=utf-8");
+  return c.body(`User-agent: *\nDisallow: /cart\nDisallow: /search\nDisallow: /api/\nSitemap: ${base}/sitemap.xml\n`);
+}
+
+const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+export async function sitemapXml(c: ShopContext) {
+  const { data: paths, base } = await read(c, (tx) => sitemapPaths(tx));
+  const urls = [{ path: "/", updatedAt: undefined }, { path: "/products", updatedAt: undefined }, ...paths]
+    .map((p) => `<url><loc>${xml(base + p.path)}</loc>${p.updatedAt ? `<lastmod>${p.updatedAt.toISOString()}</lastmod>` : ""}</url>`)
+    .join("");
+  c.header("content-type", "application/xml; charset=utf-8");
+  return c.body(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
+}
+
+/** The store's own 404 page: its name and navigation, so a shopper can go on. */
+export function notFoundPage(c: ShopContext) {
+  const { store } = c.var.shop;
+  return c.html(
+    <ShopPage head={{ storeName: store.name, title: "Not found", description: `Not found at ${store.name}.`, noindex: true }}>
+      <h1>Not found</h1>
+      <p>There is no page at this address in this store.</p>
+      <p>
+        <a href="/products">Browse the products</a> or search above.
+      </p>
+    </ShopPage>,
+    404,
+  );
+}

@@ -1,0 +1,64 @@
+import { raw } from "hono/html";
+import type { Child, FC } from "hono/jsx";
+import { BASE_CSS } from "#shared/http/html";
+
+/** What the storefront's shell needs to know about the page and the store. */
+export interface ShopHead {
+  storeName: string;
+  /** The page's own title (the store's name is added). */
+  title?: string | undefined;
+  description: string;
+  /** Absolute canonical URL on the store's primary domain. */
+  canonical?: string | undefined;
+  noindex?: boolean;
+}
+
+const SHOP_CSS = `
+header.shop{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between;margin-bottom:1rem}
+header.shop a.brand{font-weight:700;font-size:1.2rem;text-decoration:none}
+header.shop nav{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
+form.search{display:flex;gap:.4rem}form.search input{min-width:10rem}
+ul.grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.75rem}
+ul.grid li{border:1px solid var(--line,#ccc);border-radius:.5rem;padding:.75rem}
+.price{font-weight:600}.soldout{color:#a33}.pre{color:#236}
+.pager{display:flex;gap:1rem;margin:1rem 0}
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters label{display:flex;flex-direction:column}
+`;
+
+export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, children }) => (
+  <>
+    {raw("<!doctype html>")}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>{head.title ? `${head.title} · ${head.storeName}` : head.storeName}</title>
+        <meta name="description" content={head.description} />
+        {head.canonical ? <link rel="canonical" href={head.canonical} /> : null}
+        {head.noindex ? <meta name="robots" content="noindex" /> : null}
+        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + SHOP_CSS }} />
+      </head>
+      <body>
+        <main>
+          <header class="shop">
+            <a class="brand" href="/">
+              {head.storeName}
+            </a>
+            <nav aria-label="Store">
+              <a href="/products">Products</a>
+              <form class="search" method="get" action="/search" role="search">
+                <label for="q" class="visually-hidden">
+                  Search products
+                </label>
+                <input id="q" name="q" type="search" placeholder="Search products" maxlength={200} />
+                <button type="submit">Search</button>
+              </form>
+              <a href="/cart">Cart</a>
+            </nav>
+          </header>
+          {children}
+        </main>
+      </body>
+    </html>
+  </>
+);

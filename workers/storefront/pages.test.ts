@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { call } from "../../test/call";
+import { makeStore, testDb, type TestStore } from "../../test/harness";
+import worker from "./index";
+
+/** The shopper's catalogue pages through the real storefront Worker, against real Postgres. */
+const db = testDb();
+const get = (host: string, path: string) => call(worker, `http://storefront.test${path}`, { headers: { host } });
+
+interface Made {
+  store: TestStore;
+}
+
+/** A store with a small catalogue: active, draft and archived products, stock online and in a shop, pages. */
+async function catalogue(): Promise<Made> {
+  const store = await makeStore(db);
+  await withStore(db, store.id, async (tx) => {
+    const q = (text: string, values: unknown[]) => tx.$client.query(text, values);
+    const online = (await q("insert into location (store_id, name, sells_online) values ($1, 'Online store', true) returning id", [store.id])).rows[0].id;
+    const shop = (await q("insert into location (store_id, name, sells_online) values ($1, 'Shop counter', false) returning id", [store.id])).rows[0].id;
+    const product = async (title: string, handle: string, status: string, variants: [string, string, number, boolean, number, number][], description = "") => {
+      const id = (await q("insert into product (store_id, title, handle, status, description) values ($1, $2, $3, $4, $5) returning id", [store.id, title, handle, status, description])).rows[0].id;
+      for (const [i, [vtitle, sku, price, preorder, onlineStock, shopStock]] of variants.entries()) {
+        const v = (await q("insert into product_variant (store_id, product_id, title, sku, price_minor, preorder, position) values ($1, $2, $3, $4, $5, $6, $7) returning id", [store.id, id, vtitle, sku, price, preorder, i])).rows[0].id;
+        await q("insert into inventory_level (store_id, variant_id, location_id, on_hand) values ($1, $2, $3, $4), ($1, $2, $5, $6)", [store.id, v, online, onlineStock, shop, shopStock]);
+      }
+    };
+    await product("Silk Saree", "silk-saree", "active", [["Red", `SAREE-RED-${store.slug}`, 125000, false, 3, 10], ["Blue", `SAREE-BLUE-${store.slug}`, 135000, false, 0, 7]], "Handwoven silk. Dry clean only.");
+    await product("Cotton Kurta", "cotton-kurta", "active", [["M", `KURTA-M-${store.slug}`, 49900, false, 5, 0]]);
+    await product("Festive Lamp", "festive-lamp", "active", [["Default", `LAMP-${store.slug}`, 89900, true, 0, 0]]);
+    await product("<script>alert(1)</script> Mug", "mug", "active", [["Default", `MUG-${store.slug}`, 29900, false, 0, 4]]);
+    await product("Draft Dupatta", "draft-dupatta", "draft", [["Default", `DRAFT-${store.slug}`, 10000, false, 9, 0]]);
+    await product("Old Shawl", "old-shawl", "archived", [["Default", `OLD-${store.slug}`, 20000, false, 9, 0]]);
+    await q("insert into page (store_id, title, handle, body, status, published_at) values ($1, 'Shipping', 'shipping', 'We ship in 3 days.\n\nFree over ₹999.', 'published', now()), ($1, 'Secret sale', 'secret-sale', 'Soon', 'draft', null)", [store.id]);
+  });
+  return { store };
+}
+
+describe("shopper pages", () => {
+  it("home and the catalogue show active products only, priced in the store's currency from minor units", async () => {
+    const { store } = await catalogue();
+    const home = await (await get(store.hostname, "/")).text();
+    expect(home).toContain(`<h1>${store.name}</h1>`);
+    expect(home).toContain("Silk Saree");
+    expect(home).toContain("From ₹1,250.00");
+    expect(home).not.toContain("Draft Dupatta");
+    expect(home).not.toContain("Old Shawl");
+    const list = await (await get(store.hostname, "/products?sort=price_asc")).text();
+    const order = ["Mug", "Cotton Kurta", "Festive Lamp", "Silk Saree"].map((t) => list.indexOf(t));
+    expect(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
+    expect(list).toContain("4 products");
+    // The mug's stock is all at the shop counter, which does not sell online.
+    expect(list).toMatch(/Mug<\/strong><\/a><br\/?><span class="price">From ₹299.00<\/span><span class="soldout"> · Sold out/);
+    const filtered = await (await get(store.hostname, "/products?min=400&max=1000")).text();
+    expect(filtered).toContain("Cotton Kurta");
+    expect(filtered).toContain("Festive Lamp");
+    expect(filtered).not.toContain("Silk Saree");
+    expect(filtered).toContain("2 products");
+    const junk = await get(store.hostname, "/products?page=-3&sort=nope&min=abc");
+    expect(junk.status).toBe(200);
+  });
+
+  it("a product page: variants with price and what online locations can sell, pre-order marked, an add-to-cart form", async () => {
+    const { store } = await catalogue();
+    const res = await get(store.hostname, "/products/silk-saree");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("<title>Silk Saree · ");
+    expect(html).toContain('<meta name="description" content="Handwoven silk. Dry clean only."/>');
+    expect(html).toContain(`<link rel="canonical" href="https://${store.hostname}/products/silk-saree"/>`);
+    expect(html).toContain("₹1,250.00");
+    expect(html).toContain("3 available"); // the 10 at the shop counter are not for sale online
+    expect(html).toMatch(/Blue · <span class="price">₹1,350.00<\/span>.*Sold out/s);
+    expect(html).toContain('action="/api/cart/lines"');
+    expect(html).toContain('name="quantity"');
+    const lamp = await (await get(store.hostname, "/products/festive-lamp")).text();
+    expect(lamp).toContain("Pre-order");
+    const mug = await (await get(store.hostname, "/products/mug")).text();
+    expect(mug).toContain("&lt;script&gt;alert(1)&lt;/script&gt; Mug");
+    expect(mug).not.toContain("<script>alert(1)");
+  });
+
+  it("drafts, archived products, draft pages and other stores' handles are the store's own 404 page", async () => {
+    const { store } = await catalogue();
+    const other = await catalogue();
+    for (const path of ["/products/draft-dupatta", "/products/old-shawl", "/pages/secret-sale", "/products/nope", "/pages/nope", "/nope"]) {
+      const res = await get(store.hostname, path);
+      expect(res.status, path).toBe(404);
+      const html = await res.text();
+      expect(html, path).toContain(store.name);
+      expect(html, path).toContain("There is no page at this address in this store");
+    }
+    // The same handle under another store's host is that store's product, never this one's.
+    await withStore(db, other.store.id, (tx) => tx.$client.query("update product set title = 'Other Saree' where handle = 'silk-saree'"));
+    expect(await (await get(store.hostname, "/products/silk-saree")).text()).not.toContain("Other Saree");
+    expect(await (await get(other.store.hostname, "/products/silk-saree")).text()).toContain("Other Saree");
+  });
+
+  it("search finds products by title and SKU, never drafts; it is not indexed", async () => {
+    const { store } = await catalogue();
+    const byTitle = await (await get(store.hostname, "/search?q=kurta")).text();
+    expect(byTitle).toContain("Cotton Kurta");
+    expect(byTitle).toContain('<meta name="robots" content="noindex"/>');
+    const bySku = await (await get(store.hostname, `/search?q=saree-blue-${store.slug}`)).text();
+    expect(bySku).toContain("Silk Saree");
+    expect(await (await get(store.hostname, "/search?q=dupatta")).text()).toContain("Nothing matches");
+    expect((await get(store.hostname, "/search?q=%25_%5C")).status).toBe(200);
+  });
+
+  it("published pages render as paragraphs", async () => {
+    const { store } = await catalogue();
+    const html = await (await get(store.hostname, "/pages/shipping")).text();
+    expect(html).toContain("<h1>Shipping</h1>");
+    expect(html).toContain("<p>We ship in 3 days.</p><p>Free over ₹999.</p>");
+  });
+
+  it("robots.txt and sitemap.xml are per store", async () => {
+    const { store } = await catalogue();
+    const other = await catalogue();
+    const robots = await get(store.hostname, "/robots.txt");
+    expect(robots.headers.get("content-type")).toMatch(/text\/plain/);
+    expect(await robots.text()).toContain(`Sitemap: https://${store.hostname}/sitemap.xml`);
+    const sitemap = await get(store.hostname, "/sitemap.xml");
+    expect(sitemap.headers.get("content-type")).toMatch(/application\/xml/);
+    const xml = await sitemap.text();
+    expect(xml).toContain(`<loc>https://${store.hostname}/products/silk-saree</loc>`);
+    expect(xml).toContain(`<loc>https://${store.hostname}/pages/shipping</loc>`);
+    expect(xml).not.toContain("draft-dupatta");
+    expect(xml).not.toContain("old-shawl");
+    expect(xml).not.toContain("secret-sale");
+    expect(xml).not.toContain(other.store.hostname);
+  });
+});

@@ -1,0 +1,15 @@
+import type { Database } from "#shared/db/database";
+import type { Logger } from "#shared/log";
+import type { ShopStore } from "./store";
+
+/** What the public app hands over with a shopper's request to the store's internal paths. */
+export interface ShopRequest {
+  db: Database;
+  log: Logger;
+  store: ShopStore;
+  hostname: string;
+  /** The path and query the shopper asked for (for the password page's return). */
+  asked: string;
+}
+
+export type ShopEnv = { Variables: { shop: ShopRequest } };
