@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { HonoEnv } from "#shared/http/app";
-import { AppError, isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
+import { isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
 import { logReporter } from "#shared/http/report";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";

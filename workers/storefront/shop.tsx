@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import type { FC } from "hono/jsx";
 import { AppError } from "#shared/http/errors";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { PasswordPage } from "./password";

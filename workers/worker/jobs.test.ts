@@ -16,7 +16,6 @@ import type { WorkerBindings } from "./env";
 import worker from "./index";
 import { dispatchCron } from "./scheduled";
 import type { Scheduler } from "./scheduler";
-import type { JobReport } from "#shared/jobs/run";
 
 // runInDurableObject is typed for the default Env; the Scheduler's env is the worker's.
 const tickAt = (stub: DurableObjectStub<Scheduler>, at: number) =>
