@@ -29,20 +29,7 @@ export function currentSession(c: AdminContext): Promise<SignedIn | null> {
   return lookup;
 }
 
-/**
- * CSRF for cookie-authenticated requests. Browsers mark every request with Sec-Fetch-Site, which pages
- * cannot forge: anything but same-origin is refused. Without it (older browsers), a present Origin must
- * be the admin's own. `Origin: null` (sent by pages with a no-referrer policy, sandboxes, redirects) is
- * accepted only when Sec-Fetch-Site vouches for the request.
- */
-export function isCrossSite(c: Context): boolean {
-  const site = c.req.header("sec-fetch-site");
-  if (site !== undefined && site !== "same-origin") return true;
-  const origin = c.req.header("origin");
-  if (origin === undefined) return false;
-  if (origin === "null") return site !== "same-origin";
-  return origin !== new URL(c.req.url).origin;
-}
+export { isCrossSite } from "#shared/http/cross-site";
 
 export function crossSiteRefused(): AppError {
   return new AppError("FORBIDDEN", "Cross-site request refused. Use the admin from its own address.", { reason: "csrf" });

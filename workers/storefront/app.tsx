@@ -9,6 +9,7 @@ import { errorPage } from "#shared/http/html";
 import { Page } from "#shared/http/page";
 import type { StorefrontBindings } from "./env";
 import { requestHostname } from "./host";
+import { cartRoutes } from "./cart";
 
 export const app = createApp<StorefrontBindings, { storeId: string; hostname: string }>({
   service: "storefront",
@@ -48,3 +49,5 @@ app.get("/", async (c) => {
   if (!row) throw new AppError("NOT_FOUND", "This store is no longer open.");
   return c.html(<StoreHome name={row.name} />);
 });
+
+app.route("/", cartRoutes);
