@@ -8,7 +8,7 @@
  * (null when none). A code attached earlier that is no longer live (expired, disabled, used up) takes
  * nothing off and is not shown; checkout re-checks anyway.
  */
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { randomSecret, sha256Hex } from "../auth/tokens";
 import { cart, cartLine, CART_LINE_QUANTITY_MAX, discount, product, productVariant, store } from "../db/schema";
@@ -104,11 +104,12 @@ export async function cartView(tx: StoreTx, row: CartRow | undefined): Promise<C
     .innerJoin(product, variantProductJoin)
     .where(and(eq(cartLine.storeId, tx.storeId), eq(cartLine.cartId, row.id)))
     .orderBy(asc(cartLine.createdAt), asc(cartLine.id));
+  // DISCOUNT_STATE reads the bare columns of discount, so discount stays the only table of this query.
+  const attached = tx.select({ id: cart.discountId }).from(cart).where(and(eq(cart.storeId, tx.storeId), eq(cart.id, row.id)));
   const [applied] = await tx
     .select({ code: discount.code, kind: discount.kind, value: discount.value })
-    .from(cart)
-    .innerJoin(discount, and(eq(discount.storeId, cart.storeId), eq(discount.id, cart.discountId)))
-    .where(and(eq(cart.storeId, tx.storeId), eq(cart.id, row.id), sql`${DISCOUNT_STATE} = 'live'`));
+    .from(discount)
+    .where(and(eq(discount.storeId, tx.storeId), inArray(discount.id, attached), sql`${DISCOUNT_STATE} = 'live'`));
   const totals = cartTotals(lines, applied ?? null);
   return {
     id: row.id,

@@ -169,6 +169,16 @@ describe("storefront cart: lines", () => {
     const lines = await withStore(db, s.id, (tx) => tx.select().from(cartLine).where(and(eq(cartLine.cartId, first.id!))));
     expect(lines).toHaveLength(1);
   });
+
+  it("never lets concurrent adds to one cart pass the stock between them", async () => {
+    const s = await makeShop(db);
+    const shopper = new Shopper(s.hostname);
+    await shopper.add(s.variantId, 1);
+    const results = await Promise.all(Array.from({ length: 10 }, () => shopper.add(s.variantId, 1)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(4).fill(200), ...Array(6).fill(409)]);
+    expect(cartOf(await shopper.get()).lines).toMatchObject([{ quantity: 5 }]);
+  });
 });
 
 describe("storefront cart: stores never mix", () => {
