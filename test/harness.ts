@@ -6,6 +6,8 @@ import {
   aiApproval,
   apiActivity,
   apiGrant,
+  cart,
+  cartLine,
   customer,
   discount,
   inventoryAdjustment,
@@ -90,6 +92,11 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" });
     await tx.insert(discount).values({ storeId: id, code: `FIX${suffix.toUpperCase()}`, kind: "percentage", value: 10 });
     await tx.insert(page).values({ storeId: id, title: "About", handle: "about" });
+    const [k] = await tx
+      .insert(cart)
+      .values({ storeId: id, tokenHash: (crypto.randomUUID() + crypto.randomUUID()).replace(/-/g, ""), currency: "INR" })
+      .returning({ id: cart.id });
+    await tx.insert(cartLine).values({ storeId: id, cartId: k!.id, variantId: v!.id, quantity: 1 });
     const [g] = await tx
       .insert(apiGrant)
       .values({

@@ -287,3 +287,28 @@ export const aiApproval = pgTable("ai_approval", {
   result: jsonb("result").$type<unknown>(),
   error: text("error"),
 });
+
+// Storefront carts (migrations/0006_carts.sql) ------------------------------------------------------------
+
+export const cart = pgTable("cart", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  /** SHA-256 (hex) of the random token in the shopper's wc_cart cookie; the token itself is never stored. */
+  tokenHash: text("token_hash").notNull(),
+  currency: char("currency", { length: 3 }).notNull(),
+  discountId: uuid("discount_id"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const CART_LINE_QUANTITY_MAX = 999;
+
+export const cartLine = pgTable("cart_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  cartId: uuid("cart_id").notNull(),
+  variantId: uuid("variant_id").notNull(),
+  quantity: integer("quantity").notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});

@@ -5,6 +5,7 @@ import { errorPage } from "#shared/http/html";
 import { normaliseHostname, resolveHost } from "#shared/storefront/hosts";
 import type { StorefrontEnv } from "./context";
 import { hasPasswordCookie, password } from "./password";
+import { cartRoutes } from "./cart";
 import { serveInternal } from "./shop";
 import { loadShopStore } from "./store";
 
@@ -38,6 +39,7 @@ app.use(async function storefrontGate(c, next) {
 });
 
 app.route("/", password);
+app.route("/", cartRoutes);
 
 // Every other path is a page: the password page while the store's password is on and the shopper has
 // not entered it, else the store's internal path for it.
@@ -56,3 +58,4 @@ app.all("*", async (c) => {
   });
   return new Response(res.body, { status: res.status, headers });
 });
+

@@ -1,0 +1,163 @@
+import { Hono, type Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import { z } from "zod";
+import type { Database } from "#shared/db/database";
+import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
+import { withStore, type StoreTx } from "#shared/db/with-store";
+import type { HonoEnv } from "#shared/http/app";
+import { isCrossSite } from "#shared/http/csrf";
+import { AppError, isAppError } from "#shared/http/errors";
+import {
+  addLine,
+  applyDiscount,
+  cartView,
+  createCart,
+  findCart,
+  newCartToken,
+  removeDiscount,
+  removeLine,
+  setLineQuantity,
+  type CartRow,
+  type CartView,
+} from "#shared/storefront/cart";
+import { parse, readBody, safeReturn, type Body } from "./cart-input";
+import type { StorefrontBindings } from "./env";
+
+type CartEnv = HonoEnv<StorefrontBindings, { storeId: string; hostname: string }>;
+type CartContext = Context<CartEnv>;
+
+export const CART_COOKIE = "wc_cart";
+const COOKIE_MAX_AGE = 30 * 24 * 60 * 60;
+
+const quantity = (min: number) => z.number().int().min(min).max(CART_LINE_QUANTITY_MAX);
+const addInput = z.strictObject({ variantId: z.uuid(), quantity: quantity(1).default(1) });
+const setInput = z.strictObject({ quantity: quantity(0) });
+const discountInput = z.strictObject({ code: z.string().trim().min(1).max(40) });
+const lineIdParam = z.uuid();
+
+type Change = (tx: StoreTx, row: CartRow | undefined) => Promise<void>;
+
+/**
+ * One request's unit of work: find the shopper's cart (locked), create it if the change needs one
+ * (`create`), apply the change, answer the cart as it now is. A cookie of another store's cart finds
+ * nothing here (RLS), so it counts as no cart.
+ */
+async function runCart(db: Database, storeId: string, token: string | undefined, create: boolean, change?: Change) {
+  return withStore(
+    db,
+    storeId,
+    async (tx) => {
+      let row = await findCart(tx, token, change !== undefined);
+      let newToken: string | undefined;
+      if (!row && create) {
+        const fresh = await newCartToken();
+        row = await createCart(tx, fresh.hash);
+        newToken = fresh.token;
+      }
+      if (change) await change(tx, row);
+      return { view: await cartView(tx, row), token: row ? (newToken ?? token) : undefined };
+    },
+    change ? {} : { readOnly: true },
+  );
+}
+
+function setCartCookie(c: CartContext, token: string): void {
+  const host = c.var.hostname;
+  const local = host === "localhost" || host.endsWith(".localhost");
+  setCookie(c, CART_COOKIE, token, { httpOnly: true, sameSite: "Lax", path: "/", secure: !local, maxAge: COOKIE_MAX_AGE });
+}
+
+/** The code a form post's redirect carries on a client error (the reason where there is one). */
+function errorCode(e: AppError): string {
+  const reason = e.data?.["reason"];
+  return typeof reason === "string" ? reason : e.code.toLowerCase();
+}
+
+/**
+ * Runs a change and answers JSON `{cart}` or, for a form, 303 back to its page (with ?cartError= on a
+ * 4xx). `build` validates the input before any database work and returns the change.
+ */
+async function answer(c: CartContext, body: Body, create: boolean, build: () => Change) {
+  let result: { view: CartView; token: string | undefined };
+  try {
+    result = await runCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE), create, build());
+  } catch (e) {
+    if (body.kind === "form" && isAppError(e) && e.status < 500) return c.redirect(safeReturn(body.returnTo, errorCode(e)), 303);
+    throw e;
+  }
+  if (result.token) setCartCookie(c, result.token);
+  if (body.kind === "form") return c.redirect(body.returnTo, 303);
+  return c.json({ cart: result.view });
+}
+
+/** A change that needs a cart; the `create` changes make one when there is none. */
+const needsCart = (fn: (tx: StoreTx, row: CartRow) => Promise<void>): Change => async (tx, row) => {
+  if (!row) throw new AppError("NOT_FOUND", "There is no cart yet.", { reason: "no_cart" });
+  await fn(tx, row);
+};
+
+export const cartRoutes = new Hono<CartEnv>();
+
+// Form posts carry the shopper's cookie, so a cross-site page must not be able to send them (CSRF).
+cartRoutes.use("/api/cart/*", async (c, next) => {
+  if (c.req.method !== "GET" && c.req.method !== "HEAD" && isCrossSite(c)) {
+    throw new AppError("FORBIDDEN", "Cross-site request refused. Use the shop from its own address.", { reason: "csrf" });
+  }
+  await next();
+});
+
+cartRoutes.get("/api/cart", async (c) => {
+  const { view } = await runCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE), false);
+  return c.json({ cart: view });
+});
+
+const addRoute = async (c: CartContext) => {
+  const body = await readBody(c);
+  return answer(c, body, true, () => {
+    const input = parse(addInput, body.fields);
+    return needsCart((tx, row) => addLine(tx, row, input.variantId, input.quantity));
+  });
+};
+
+function lineId(c: CartContext): string {
+  const result = lineIdParam.safeParse(c.req.param("lineId"));
+  if (!result.success) throw new AppError("NOT_FOUND", "This line is not in your cart.", { reason: "unknown_line" });
+  return result.data;
+}
+
+const setRoute = (c: CartContext, body: Body) =>
+  answer(c, body, false, () => {
+    const id = lineId(c);
+    const input = parse(setInput, body.fields);
+    return (tx, row) => setLineQuantity(tx, row, id, input.quantity);
+  });
+
+const removeRoute = (c: CartContext, body: Body) =>
+  answer(c, body, false, () => {
+    const id = lineId(c);
+    return (tx, row) => removeLine(tx, row, id);
+  });
+
+const applyRoute = (c: CartContext, body: Body) =>
+  answer(c, body, true, () => {
+    const input = parse(discountInput, body.fields);
+    return needsCart((tx, row) => applyDiscount(tx, row, input.code));
+  });
+
+const dropRoute = (c: CartContext, body: Body) => answer(c, body, false, () => removeDiscount);
+
+cartRoutes.post("/api/cart/lines", addRoute);
+cartRoutes.patch("/api/cart/lines/:lineId", async (c) => setRoute(c, await readBody(c)));
+cartRoutes.delete("/api/cart/lines/:lineId", async (c) => removeRoute(c, await readBody(c)));
+cartRoutes.post("/api/cart/discount", async (c) => {
+  const body = await readBody(c);
+  return body.kind === "form" && body.method === "DELETE" ? dropRoute(c, body) : applyRoute(c, body);
+});
+cartRoutes.delete("/api/cart/discount", async (c) => dropRoute(c, await readBody(c)));
+
+// Forms can only POST: a line's form posts here with `quantity` (0 removes) or `_method=DELETE`.
+cartRoutes.post("/api/cart/lines/:lineId", async (c) => {
+  const body = await readBody(c);
+  if (body.kind !== "form") throw new AppError("METHOD_NOT_ALLOWED", "Use PATCH or DELETE on a cart line.", { reason: "method" });
+  return body.method === "DELETE" ? removeRoute(c, body) : setRoute(c, body);
+});
