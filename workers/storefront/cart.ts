@@ -5,7 +5,7 @@ import type { Database } from "#shared/db/database";
 import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
 import { withStore, type StoreTx } from "#shared/db/with-store";
 import type { HonoEnv } from "#shared/http/app";
-import { isCrossSite } from "#shared/http/csrf";
+import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError, isAppError } from "#shared/http/errors";
 import {
   addLine,
@@ -101,7 +101,7 @@ export const cartRoutes = new Hono<CartEnv>();
 // Form posts carry the shopper's cookie, so a cross-site page must not be able to send them (CSRF).
 cartRoutes.use("/api/cart/*", async (c, next) => {
   if (c.req.method !== "GET" && c.req.method !== "HEAD" && isCrossSite(c)) {
-    throw new AppError("FORBIDDEN", "Cross-site request refused. Use the shop from its own address.", { reason: "csrf" });
+    throw crossSiteRefused("the shop");
   }
   await next();
 });

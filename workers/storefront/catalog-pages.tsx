@@ -230,3 +230,4 @@ export function notFoundPage(c: ShopContext) {
     404,
   );
 }
+

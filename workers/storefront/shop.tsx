@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { AppError } from "#shared/http/errors";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
+import { cartPage } from "./cart-page";
 import { PasswordPage } from "./password";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 
@@ -42,6 +43,7 @@ shop.get("/-s/:storeId/products", productsPage);
 shop.get("/-s/:storeId/products/:handle", productPage);
 shop.get("/-s/:storeId/search", searchPage);
 shop.get("/-s/:storeId/pages/:handle", contentPage);
+shop.get("/-s/:storeId/cart", cartPage);
 shop.get("/-s/:storeId/robots.txt", robotsTxt);
 shop.get("/-s/:storeId/sitemap.xml", sitemapXml);
 
