@@ -38,7 +38,16 @@ export interface AdminWorker {
  * rate-limit counters with each other or with `npm run dev`. Runs in its own process group so workerd
  * goes down with it; an exit hook kills the group if the test process ends without afterAll.
  */
-export async function startAdminWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
+export function startAdminWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
+  return startWorker("admin", "/login", db);
+}
+
+/** `wrangler dev --env storefront` the same way; shoppers reach it as http://<store host>:<port>/. */
+export function startStorefrontWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
+  return startWorker("storefront", "/", db);
+}
+
+async function startWorker(name: "admin" | "storefront", probe: string, db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
   const vars: Record<string, string> = {
@@ -48,7 +57,7 @@ export async function startAdminWorker(db: { databaseUrl: string; wsProxy: strin
     ...(db.wsProxy ? { DB_WS_PROXY: db.wsProxy } : {}),
   };
   const args = [
-    "dev", "--env", "admin", "--port", String(port), "--ip", "127.0.0.1",
+    "dev", "--env", name, "--port", String(port), "--ip", "127.0.0.1",
     "--inspector-port", String(inspectorPort), "--persist-to", persistTo,
     "--show-interactive-dev-session=false",
     ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
@@ -89,10 +98,10 @@ export async function startAdminWorker(db: { databaseUrl: string; wsProxy: strin
   const output = () => lines.slice(-40).join("\n");
 
   const exited = new Promise<"exited">((resolve) => child.once("exit", () => resolve("exited")));
-  const ready = await Promise.race([waitForHttp(`${url}/login`, 60_000), exited]);
+  const ready = await Promise.race([waitForHttp(`${url}${probe}`, 60_000), exited]);
   if (ready !== true) {
     await stop();
-    throw new Error(`The admin Worker did not come up on ${url} (${ready === "exited" ? "wrangler exited" : "60 s timeout"}):\n${output()}`);
+    throw new Error(`The ${name} Worker did not come up on ${url} (${ready === "exited" ? "wrangler exited" : "60 s timeout"}):\n${output()}`);
   }
   return { url, output, stop };
 }

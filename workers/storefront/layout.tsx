@@ -23,6 +23,9 @@ ul.grid li{border:1px solid var(--line,#ccc);border-radius:.5rem;padding:.75rem}
 .price{font-weight:600}.soldout{color:#a33}.pre{color:#236}
 .pager{display:flex;gap:1rem;margin:1rem 0}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters label{display:flex;flex-direction:column}
+.visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:.15rem 0}form.inline input[type=number]{width:4.5rem}
+dl.totals{display:grid;grid-template-columns:auto auto;justify-content:end;gap:.25rem 1.5rem}dl.totals dd{margin:0;text-align:right}
 `;
 
 export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, children }) => (
