@@ -54,6 +54,14 @@ const targets: Target[] = [
     headers: { host: "demo.localhost" },
     expect: (status, body) => status === 200 && body.includes("Demo Store"),
   },
+  // The storefront's bare answer: an internal path refused by the first path rule, before any I/O.
+  { name: "storefrontFloor", url: `http://127.0.0.1:${PORTS.storefront}/-s/x`, headers: { host: "demo.localhost" }, expect: (status) => status === 404 },
+  {
+    name: "storefrontProduct",
+    url: `http://127.0.0.1:${PORTS.storefront}/products/cotton-kurta`,
+    headers: { host: "demo.localhost" },
+    expect: (status, body) => status === 200 && body.includes("Cotton Kurta"),
+  },
   {
     name: "adminProductsList",
     url: `http://127.0.0.1:${PORTS.admin}/api/rpc/products/list`,
@@ -178,6 +186,12 @@ async function main(): Promise<void> {
       ratios: {
         storefrontHomeVsHealthP50: vsHealth(latency, "storefrontHome", "p50"),
         storefrontHomeVsHealthP95: vsHealth(latency, "storefrontHome", "p95"),
+      },
+      storefrontProduct: {
+        vsFloorP50: vsHealth(latency, "storefrontProduct", "p50", "storefrontFloor"),
+        vsHealthP50: vsHealth(latency, "storefrontProduct", "p50"),
+        connectionsPerRequest: roundTrips.storefrontProduct!.connectionsPerRequest,
+        note: "GET /products/cotton-kurta on demo.localhost with no edge cache yet (issue 10 part 7): every request reads the store and the product. The floor is /-s/x, refused by the first path rule with no I/O.",
       },
       hostCache: {
         ...hostCache,
