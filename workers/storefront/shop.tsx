@@ -4,6 +4,7 @@ import type { Database } from "#shared/db/database";
 import { AppError } from "#shared/http/errors";
 import { Page } from "#shared/http/page";
 import type { Logger } from "#shared/log";
+import { shortLinks } from "./links";
 import { PasswordPage } from "./password";
 import type { ShopStore } from "./store";
 
@@ -62,6 +63,7 @@ shop.get("/-p/:storeId", (c) => {
 });
 
 shop.get("/-s/:storeId/", (c) => c.html(<StoreHome name={c.var.shop.store.name} />));
+shop.route("/", shortLinks);
 
 /** Serves `internalPath` for a shopper's request, with the store the public app resolved. */
 export function serveInternal(original: Request, internalPath: string, handed: ShopRequest): Response | Promise<Response> {
