@@ -33,6 +33,7 @@ describe("links procedures", () => {
     // makeStore's fixture link makes three.
     expect(page1).toMatchObject({ page: 1, pageSize: 2, total: 3 });
     expect(page1.items.map((l) => l.slug)).toEqual(["b-2", "diwali"]);
+    expect(page1.items[0]).toMatchObject({ shortUrl: `https://${store.hostname}/l/b-2` });
     expect(((await call("links.list", { page: 2, pageSize: 2 })) as Paged).items.map((l) => [l.slug, l.views])).toEqual([["fixture", 1]]);
     const updated = (await call("links.update", { id: a.id, slug: "diwali-2", utm: { ...utm, campaign: "diwali-late" } })) as LinkOut;
     expect(updated).toMatchObject({ slug: "diwali-2", target: "https://example.com/sale?x=1", utm: { campaign: "diwali-late" } });

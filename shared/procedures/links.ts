@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
-import { shortLink } from "../db/schema";
+import { shortLink, storeDomain } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
@@ -46,13 +46,15 @@ const columns = {
 };
 
 
-function present(row: {
+interface UtmColumns {
   utmSource: string;
   utmMedium: string;
   utmCampaign: string;
   utmTerm: string | null;
   utmContent: string | null;
-} & Record<string, unknown>) {
+}
+
+function present<R extends UtmColumns>(row: R) {
   const { utmSource, utmMedium, utmCampaign, utmTerm, utmContent, ...rest } = row;
   return { ...rest, utm: { source: utmSource, medium: utmMedium, campaign: utmCampaign, term: utmTerm, content: utmContent } };
 }
@@ -72,7 +74,8 @@ function utmValues(utm: z.infer<typeof utmSchema>) {
 export const listLinks = storeProcedure({
   router: "links",
   name: "list",
-  description: "The store's short links (/l/<slug> on the storefront) by slug, with paging, their target, UTM tags, clicks and the page views credited to them.",
+  description:
+    "The store's short links (/l/<slug> on the storefront) by slug, with paging, their target, UTM tags, clicks, the page views credited to them, and the full short URL on the store's primary domain (null without one).",
   access: "content.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput }),
@@ -85,7 +88,14 @@ export const listLinks = storeProcedure({
       .orderBy(asc(shortLink.slug))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(shortLink).where(where), present);
+    const [primary] = await tx
+      .select({ hostname: storeDomain.hostname })
+      .from(storeDomain)
+      .where(and(eq(storeDomain.storeId, tx.storeId), eq(storeDomain.isPrimary, true), eq(storeDomain.status, "verified")));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(shortLink).where(where), (row) => ({
+      ...present(row),
+      shortUrl: primary ? `https://${primary.hostname}/l/${row.slug}` : null,
+    }));
   },
 });
 
