@@ -37,8 +37,9 @@ describe("Links page", () => {
     const { store, browser } = await owner();
     const res = await page(browser, "/links");
     expect(res.status).toBe(200);
-    // makeStore's fixture link: one credited view.
-    expect(await res.text()).toContain(`https://${store.hostname}/l/fixture`);
+    const first = await res.text();
+    expect(first).toContain(`https://${store.hostname}/l/fixture`);
+    expect(first).toContain('<a href="/links">Links</a>');
     const created = await postForm(browser, "/links", {
       csrf: browser.csrf,
       action: "create",
