@@ -21,7 +21,7 @@ export const linkTargetSchema = z
     if (t.startsWith("/")) return !t.startsWith("//") && !t.startsWith("/\\");
     try {
       const u = new URL(t);
-      return (u.protocol === "https:" || u.protocol === "http:") && u.hostname !== "" && /^https?:\/\/[^/?#]/i.test(t);
+      return (u.protocol === "https:" || u.protocol === "http:") && u.hostname !== "" && /^https?:\/\/[^/?#]/.test(t);
     } catch {
       return false;
     }
