@@ -15,8 +15,10 @@ import {
   location,
   member,
   page,
+  pageView,
   product,
   productVariant,
+  shortLink,
   staffInvitation,
   store,
   storeDomain,
@@ -120,6 +122,11 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       summary: "Fixture proposal",
       expiresAt: new Date(Date.now() + 86_400_000),
     });
+    const [link] = await tx
+      .insert(shortLink)
+      .values({ storeId: id, slug: "fixture", target: "/", utmSource: "fixture", utmMedium: "test", utmCampaign: "fixture" })
+      .returning({ id: shortLink.id });
+    await tx.insert(pageView).values({ storeId: id, path: "/", linkId: link!.id });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

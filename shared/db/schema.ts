@@ -312,3 +312,28 @@ export const cartLine = pgTable("cart_line", {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
+
+// Short links and page views (migrations/0007_short_links.sql) ------------------------------------------
+
+export const shortLink = pgTable("short_link", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  slug: text("slug").notNull(),
+  target: text("target").notNull(),
+  utmSource: text("utm_source").notNull(),
+  utmMedium: text("utm_medium").notNull(),
+  utmCampaign: text("utm_campaign").notNull(),
+  utmTerm: text("utm_term"),
+  utmContent: text("utm_content"),
+  clicks: bigint("clicks", { mode: "number" }).notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const pageView = pgTable("page_view", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  path: text("path").notNull(),
+  linkId: uuid("link_id"),
+  viewedAt: ts("viewed_at").notNull().defaultNow(),
+});

@@ -6,6 +6,7 @@ import { procedureKey, type Procedure } from "./define";
 import { discountsProcedures } from "./discounts";
 import { domainProcedures } from "./domains";
 import { inventoryProcedures } from "./inventory";
+import { linkProcedures } from "./links";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { productProcedures } from "./products";
 import { staffProcedures } from "./staff";
@@ -24,6 +25,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...customersProcedures,
   ...discountsProcedures,
   ...contentProcedures,
+  ...linkProcedures,
   ...analyticsProcedures,
   ...apiGrantProcedures,
   ...mcpSettingsProcedures,

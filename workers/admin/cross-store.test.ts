@@ -19,6 +19,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   apiGrants: "api_grant",
   aiApprovals: "ai_approval",
   domains: "store_domain",
+  links: "short_link",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -35,7 +36,7 @@ const TABLE_OF_FIELD: Record<string, string> = {
 const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true };
 
 async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
-  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "api_grant", "api_activity", "ai_approval", "store_domain", "store"];
+  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};
     for (const t of tables) out[t] = (await tx.$client.query(`select * from ${t} order by id`)).rows;

@@ -4,6 +4,7 @@ import { AppError } from "#shared/http/errors";
 import { errorPage } from "#shared/http/html";
 import { normaliseHostname, resolveHost } from "#shared/storefront/hosts";
 import type { StorefrontEnv } from "./context";
+import { beacon } from "./links";
 import { hasPasswordCookie, password } from "./password";
 import { cartRoutes } from "./cart";
 import { serveInternal } from "./shop";
@@ -40,6 +41,7 @@ app.use(async function storefrontGate(c, next) {
 
 app.route("/", password);
 app.route("/", cartRoutes);
+app.route("/", beacon);
 
 // Every other path is a page: the password page while the store's password is on and the shopper has
 // not entered it, else the store's internal path for it.

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { AppError } from "#shared/http/errors";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { cartPage } from "./cart-page";
+import { shortLinks } from "./links";
 import { PasswordPage } from "./password";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 
@@ -46,6 +47,7 @@ shop.get("/-s/:storeId/pages/:handle", contentPage);
 shop.get("/-s/:storeId/cart", cartPage);
 shop.get("/-s/:storeId/robots.txt", robotsTxt);
 shop.get("/-s/:storeId/sitemap.xml", sitemapXml);
+shop.route("/", shortLinks);
 
 /** Serves `internalPath` for a shopper's request, with the store the public app resolved. */
 export type { ShopRequest };

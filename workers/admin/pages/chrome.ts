@@ -15,7 +15,7 @@ export async function storePage(c: AdminContext): Promise<{ signedIn: SignedIn; 
       roleLabel: me.member.roleLabel,
       email: signedIn.info.email,
       csrf: await csrfOf(signedIn),
-      canSee: { products: me.permissions.includes("products.read"), settings: me.permissions.includes("settings.read") },
+      canSee: { products: me.permissions.includes("products.read"), settings: me.permissions.includes("settings.read"), links: me.permissions.includes("content.read") },
     },
   };
 }

@@ -1,9 +1,8 @@
 import { Hono } from "hono";
-import { isAppError } from "#shared/http/errors";
 import { addDomain, listDomains, removeDomain, setPrimaryDomain } from "#shared/procedures/domains";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
+import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
+import { handleFormPost, Notice, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 
 /**
@@ -15,7 +14,7 @@ export const domainsPage = new Hono<AdminEnv>();
 
 const targetOf = (c: AdminContext) => (c.env as { STOREFRONT_DNS_TARGET?: string }).STOREFRONT_DNS_TARGET || "the storefront's hostname";
 
-async function render(c: AdminContext, notice?: { ok: boolean; text: string }, status: 200 | 400 | 409 = 200) {
+async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
   const { chrome, signedIn } = await storePage(c);
   const { items } = await pageCall(c, signedIn, listDomains);
   const target = targetOf(c);
@@ -26,11 +25,7 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
         Shoppers reach the store on these hostnames. A new domain stays <strong>pending</strong> and serves nothing until its DNS points
         here and is verified; removing one stops it at once.
       </p>
-      {notice ? (
-        <p class={notice.ok ? "notice" : "alert"} role={notice.ok ? "status" : "alert"}>
-          {notice.text}
-        </p>
-      ) : null}
+      <Notice notice={notice} />
       <table>
         <thead>
           <tr>
@@ -88,21 +83,16 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
 domainsPage.get("/settings/domains", async (c) => render(c, c.req.query("done") ? { ok: true, text: "Domains saved." } : undefined));
 
 // POST /settings/domains: add, remove or make primary (session CSRF token required).
-domainsPage.post("/settings/domains", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const { signedIn } = await storePage(c);
-  const form = await c.req.parseBody();
-  const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-  if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
-  try {
-    const action = field("action");
-    if (action === "add") await pageCall(c, signedIn, addDomain, { hostname: field("hostname") ?? "" }, ["BAD_REQUEST", "CONFLICT"]);
-    else if (action === "remove") await pageCall(c, signedIn, removeDomain, { id: field("id") }, ["BAD_REQUEST", "CONFLICT"]);
-    else if (action === "primary") await pageCall(c, signedIn, setPrimaryDomain, { id: field("id") }, ["BAD_REQUEST", "CONFLICT"]);
-    else return render(c, { ok: false, text: "Choose add, remove or make primary." }, 400);
-  } catch (e) {
-    if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400);
-    throw e;
-  }
-  return c.redirect("/settings/domains?done=1", 303);
-});
+domainsPage.post("/settings/domains", (c) =>
+  handleFormPost(
+    c,
+    render,
+    "/settings/domains?done=1",
+    {
+      add: (signedIn, field) => pageCall(c, signedIn, addDomain, { hostname: field("hostname") ?? "" }, ["BAD_REQUEST", "CONFLICT"]),
+      remove: (signedIn, field) => pageCall(c, signedIn, removeDomain, { id: field("id") }, ["BAD_REQUEST", "CONFLICT"]),
+      primary: (signedIn, field) => pageCall(c, signedIn, setPrimaryDomain, { id: field("id") }, ["BAD_REQUEST", "CONFLICT"]),
+    },
+    "Choose add, remove or make primary.",
+  ),
+);

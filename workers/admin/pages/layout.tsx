@@ -48,7 +48,7 @@ export interface Chrome {
   email: string;
   csrf: string;
   /** Links the member's role can open; others are left out of the navigation. */
-  canSee: { products: boolean; settings: boolean };
+  canSee: { products: boolean; settings: boolean; links: boolean };
 }
 
 /** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
@@ -68,6 +68,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
           <nav aria-label="Main">
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
+            {chrome.canSee.links ? <a href="/links">Links</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>
             <a href="/ai/approvals">AI approvals</a>

@@ -1,0 +1,157 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { shortLink, storeDomain } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import { AppError } from "../http/errors";
+import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
+import { storeProcedure } from "./define";
+import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+
+/**
+ * Short links (issue 10 part 5): `/l/<slug>` on the storefront counts a click and redirects to the
+ * target with the link's UTM tags. Views are page views the storefront's beacon credited to the link.
+ */
+
+const tag = z.string().trim().min(1).max(200);
+const utmSchema = z.strictObject({
+  source: tag,
+  medium: tag,
+  campaign: tag,
+  term: tag.nullish(),
+  content: tag.nullish(),
+});
+const slugSchema = z.string().trim().regex(LINK_SLUG, "Use 1 to 64 lower-case letters, digits and hyphens (for example summer-sale)");
+
+const linkFields = {
+  slug: slugSchema.describe("The path segment after /l/, e.g. summer-sale"),
+  target: linkTargetSchema.describe("An absolute http(s) URL, or a path on the store such as /collections/sale"),
+  utm: utmSchema.describe("UTM tags added to the target's query; they replace the target's own utm_* keys of the same name"),
+};
+
+const columns = {
+  id: shortLink.id,
+  slug: shortLink.slug,
+  target: shortLink.target,
+  utmSource: shortLink.utmSource,
+  utmMedium: shortLink.utmMedium,
+  utmCampaign: shortLink.utmCampaign,
+  utmTerm: shortLink.utmTerm,
+  utmContent: shortLink.utmContent,
+  clicks: shortLink.clicks,
+  // Spelled out: drizzle leaves the table off columns in a one-table select, which a subquery would misread.
+  views: sql<number>`(select count(*)::int from page_view v where v.store_id = short_link.store_id and v.link_id = short_link.id)`,
+  createdAt: shortLink.createdAt,
+  updatedAt: shortLink.updatedAt,
+};
+
+
+interface UtmColumns {
+  utmSource: string;
+  utmMedium: string;
+  utmCampaign: string;
+  utmTerm: string | null;
+  utmContent: string | null;
+}
+
+function present<R extends UtmColumns>(row: R) {
+  const { utmSource, utmMedium, utmCampaign, utmTerm, utmContent, ...rest } = row;
+  return { ...rest, utm: { source: utmSource, medium: utmMedium, campaign: utmCampaign, term: utmTerm, content: utmContent } };
+}
+
+const linkNotFound = () => new AppError("NOT_FOUND", "Short link not found in this store.");
+
+async function loadLink(tx: StoreTx, id: string) {
+  const [row] = await tx.select(columns).from(shortLink).where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, id)));
+  if (!row) throw linkNotFound();
+  return present(row);
+}
+
+function utmValues(utm: z.infer<typeof utmSchema>) {
+  return { utmSource: utm.source, utmMedium: utm.medium, utmCampaign: utm.campaign, utmTerm: utm.term ?? null, utmContent: utm.content ?? null };
+}
+
+export const listLinks = storeProcedure({
+  router: "links",
+  name: "list",
+  description:
+    "The store's short links (/l/<slug> on the storefront) by slug, with paging, their target, UTM tags, clicks, the page views credited to them, and the full short URL on the store's primary domain (null without one).",
+  access: "content.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput }),
+  async run({ tx }, input) {
+    const where = eq(shortLink.storeId, tx.storeId);
+    const rows = await tx
+      .select({ ...columns, ...totalColumn() })
+      .from(shortLink)
+      .where(where)
+      .orderBy(asc(shortLink.slug))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    const [primary] = await tx
+      .select({ hostname: storeDomain.hostname })
+      .from(storeDomain)
+      .where(and(eq(storeDomain.storeId, tx.storeId), eq(storeDomain.isPrimary, true), eq(storeDomain.status, "verified")));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(shortLink).where(where), (row) => ({
+      ...present(row),
+      shortUrl: primary ? `https://${primary.hostname}/l/${row.slug}` : null,
+    }));
+  },
+});
+
+export const createLink = storeProcedure({
+  router: "links",
+  name: "create",
+  description: "Create a short link: /l/<slug> on the storefront counts a click and redirects to the target with the UTM tags added. A slug is unique within the store.",
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject(linkFields),
+  async run({ tx }, input) {
+    const [created] = await tx
+      .insert(shortLink)
+      .values({ storeId: tx.storeId, slug: input.slug, target: input.target, ...utmValues(input.utm) })
+      .returning({ id: shortLink.id });
+    await emit(tx, "link.created", { linkId: created!.id, slug: input.slug });
+    return loadLink(tx, created!.id);
+  },
+});
+
+export const updateLink = storeProcedure({
+  router: "links",
+  name: "update",
+  description: "Change a short link's slug, target or UTM tags (the UTM tags are replaced as a whole). Clicks and credited views are kept.",
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid(), slug: linkFields.slug.optional(), target: linkFields.target.optional(), utm: linkFields.utm.optional() }),
+  async run({ tx }, input) {
+    const { id, utm, ...fields } = input;
+    const [updated] = await tx
+      .update(shortLink)
+      .set({ ...fields, ...(utm ? utmValues(utm) : {}), updatedAt: sql`now()` })
+      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, id)))
+      .returning({ id: shortLink.id });
+    if (!updated) throw linkNotFound();
+    await emit(tx, "link.updated", { linkId: id, fields: [...Object.keys(fields), ...(utm ? ["utm"] : [])] });
+    return loadLink(tx, id);
+  },
+});
+
+export const deleteLink = storeProcedure({
+  router: "links",
+  name: "delete",
+  description: "Delete a short link: /l/<slug> stops redirecting. Page views it was credited with are kept, uncredited.",
+  access: "records.delete",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const [deleted] = await tx
+      .delete(shortLink)
+      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, input.id)))
+      .returning({ id: shortLink.id, slug: shortLink.slug });
+    if (!deleted) throw linkNotFound();
+    await emit(tx, "link.deleted", { linkId: deleted.id, slug: deleted.slug });
+    return { id: deleted.id, deleted: true };
+  },
+});
+
+export const linkProcedures = [listLinks, createLink, updateLink, deleteLink];

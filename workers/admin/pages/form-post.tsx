@@ -1,0 +1,49 @@
+import type { FC } from "hono/jsx";
+import { isAppError } from "#shared/http/errors";
+import { csrfTokenMatches } from "../auth/session";
+import { crossSiteRefused, isCrossSite, type AdminContext, type SignedIn } from "../context";
+import { storePage } from "./chrome";
+
+export interface FormNotice {
+  ok: boolean;
+  text: string;
+}
+
+/** A page's one-line outcome: a status notice, or an alert. */
+export const Notice: FC<{ notice: FormNotice | undefined }> = ({ notice }) =>
+  notice ? (
+    <p class={notice.ok ? "notice" : "alert"} role={notice.ok ? "status" : "alert"}>
+      {notice.text}
+    </p>
+  ) : null;
+
+type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409) => Promise<Response>;
+type Field = (name: string) => string | undefined;
+
+/**
+ * A settings-style form post: refuses cross-site posts and a wrong session CSRF token, runs the chosen
+ * action, re-renders the page with the message of a 400 or 409, and otherwise sends the browser back
+ * to `done` (303). An unknown action is a 400.
+ */
+export async function handleFormPost(
+  c: AdminContext,
+  render: Render,
+  done: string,
+  actions: Record<string, (signedIn: SignedIn, field: Field) => Promise<unknown>>,
+  unknownAction: string,
+): Promise<Response> {
+  if (isCrossSite(c)) throw crossSiteRefused();
+  const { signedIn } = await storePage(c);
+  const form = await c.req.parseBody();
+  const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
+  if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
+  const action = Object.hasOwn(actions, field("action") ?? "") ? actions[field("action")!] : undefined;
+  if (!action) return render(c, { ok: false, text: unknownAction }, 400);
+  try {
+    await action(signedIn, field);
+  } catch (e) {
+    if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400);
+    throw e;
+  }
+  return c.redirect(done, 303);
+}

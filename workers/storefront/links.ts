@@ -1,0 +1,92 @@
+import { and, eq, sql } from "drizzle-orm";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie, setCookie } from "hono/cookie";
+import { z } from "zod";
+import { pageView, shortLink } from "#shared/db/schema";
+import { withStore } from "#shared/db/with-store";
+import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { AppError, badRequest } from "#shared/http/errors";
+import { issuesOf } from "#shared/http/validate";
+import { LINK_COOKIE, LINK_COOKIE_MAX_AGE, LINK_SLUG, linkDestination } from "#shared/storefront/short-links";
+import type { StorefrontEnv } from "./context";
+import type { ShopRequest } from "./shop";
+
+/**
+ * Short links and the page beacon (issue 10 part 5). `/l/<slug>` is a page of the store (served at
+ * `/-s/<storeId>/l/<slug>`, so while the storefront password is on it shows the password page like
+ * every page); the beacon is an API route of the public app.
+ */
+
+const secureCookie = (hostname: string) => !/^(localhost|.+\.localhost)$/.test(hostname);
+const noSuchLink = () => new AppError("NOT_FOUND", "There is no page at this address in this store.");
+
+export const shortLinks = new Hono<{ Variables: { shop: ShopRequest } }>();
+
+shortLinks.get("/-s/:storeId/l/:slug", async (c) => {
+  const { db, store, hostname } = c.var.shop;
+  const slug = c.req.param("slug");
+  if (!LINK_SLUG.test(slug)) throw noSuchLink();
+  // One atomic statement: concurrent clicks each add exactly one.
+  const link = await withStore(db, store.id, async (tx) => {
+    const [row] = await tx
+      .update(shortLink)
+      .set({ clicks: sql`${shortLink.clicks} + 1` })
+      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.slug, slug)))
+      .returning({
+        id: shortLink.id,
+        target: shortLink.target,
+        source: shortLink.utmSource,
+        medium: shortLink.utmMedium,
+        campaign: shortLink.utmCampaign,
+        term: shortLink.utmTerm,
+        content: shortLink.utmContent,
+      });
+    return row;
+  });
+  if (!link) throw noSuchLink();
+  setCookie(c, LINK_COOKIE, link.id, { maxAge: LINK_COOKIE_MAX_AGE, path: "/", sameSite: "Lax", httpOnly: true, secure: secureCookie(hostname) });
+  c.header("cache-control", "no-store");
+  return c.redirect(linkDestination(link.target, link, new URL(c.req.url).origin), 302);
+});
+
+const BEACON_MAX_BYTES = 4096;
+const beaconBody = z.object({
+  path: z
+    .string()
+    .max(2048)
+    .regex(/^\/[^\u0000-\u001f\u007f]*$/, "A path that starts with / (no control characters)."),
+});
+
+export const beacon = new Hono<StorefrontEnv>();
+
+beacon.post(
+  "/api/beacon",
+  bodyLimit({
+    maxSize: BEACON_MAX_BYTES,
+    onError: () => {
+      throw new AppError("PAYLOAD_TOO_LARGE", `The beacon body is limited to ${BEACON_MAX_BYTES} bytes.`, { issues: [{ path: "", message: "too large" }] });
+    },
+  }),
+  async (c) => {
+    if (isCrossSite(c)) throw crossSiteRefused("the store");
+    // Any content type: navigator.sendBeacon sends a string as text/plain.
+    let json: unknown;
+    try {
+      json = JSON.parse(await c.req.text());
+    } catch {
+      throw badRequest([{ path: "", message: 'Send JSON such as {"path": "/"}.' }]);
+    }
+    const parsed = beaconBody.safeParse(json);
+    if (!parsed.success) throw badRequest(issuesOf(parsed.error));
+    const cookie = getCookie(c, LINK_COOKIE);
+    const linkId = cookie && z.uuid().safeParse(cookie).success ? cookie : null;
+    await withStore(c.var.db, c.var.storeId, async (tx) => {
+      // Credited only to a link that exists in this store: another store's id or a deleted link gives null.
+      const credited = linkId ? sql`(select s.id from short_link s where s.store_id = ${tx.storeId} and s.id = ${linkId})` : null;
+      await tx.insert(pageView).values({ storeId: tx.storeId, path: parsed.data.path, linkId: credited });
+    });
+    c.header("cache-control", "no-store");
+    return c.body(null, 204);
+  },
+);
