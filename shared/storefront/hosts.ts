@@ -66,7 +66,8 @@ export async function resolveHost(
   const entry = parseEntry(await kv.get(keyOf(hostname), "json").catch(() => null));
   if (entry && now - entry.at >= 0 && now - entry.at < HOST_CACHE_MS) return { storeId: entry.storeId, cached: true };
   const storeId = await lookup(hostname);
-  await writeHostEntry(kv, hostname, storeId, now);
+  // The database answered: serve from it even if KV cannot take the entry right now.
+  await writeHostEntry(kv, hostname, storeId, now).catch(() => undefined);
   return { storeId, cached: false };
 }
 
