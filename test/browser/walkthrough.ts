@@ -1,0 +1,99 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, inject, it } from "vitest";
+import { findChromium, launchChromium } from "./chromium";
+import { SCREENSHOT_DIR, type AdminWorker } from "./support";
+
+/**
+ * One browser walkthrough: Chromium and a Worker under `wrangler dev` started together before the
+ * steps, one page shared by every step in order, screenshots of failing steps (and of each step when
+ * asked) in .data/screenshots/. Set-up failures are kept and thrown by the first step rather than by
+ * beforeAll, so they count as failed tests (vitest would report the steps as skipped otherwise).
+ */
+export interface WalkthroughOptions {
+  /** Starts the Worker the steps drive. */
+  start(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker>;
+  viewport: { width: number; height: number };
+  /** The page's base URL from the Worker's (e.g. a store's hostname instead of 127.0.0.1). */
+  baseUrl?(workerUrl: string): string;
+  /** Screenshot names start with this. */
+  prefix?: string;
+  /** Keep a screenshot of every step, not only of failing ones. */
+  shootEachStep?: boolean;
+}
+
+export interface Walkthrough {
+  readonly page: Page;
+  readonly worker: AdminWorker;
+  screenshot(name: string): Promise<string>;
+  step(name: string, slug: string, fn: () => Promise<void>): void;
+}
+
+export function walkthrough(options: WalkthroughOptions): Walkthrough {
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  let page: Page | undefined;
+  let worker: AdminWorker | undefined;
+  let setupError: unknown;
+  let reported = false;
+
+  beforeAll(async () => {
+    try {
+      const binary = await findChromium(); // no Chromium: fail at once, with the hint, before starting anything
+      console.log(`[browser] Chromium from ${binary.source}`);
+      const [b, w] = await Promise.allSettled([launchChromium(binary), options.start({ databaseUrl: inject("databaseUrl"), wsProxy: inject("wsProxy") })]);
+      if (b.status === "fulfilled") browser = b.value;
+      if (w.status === "fulfilled") worker = w.value;
+      if (b.status === "rejected") throw b.reason;
+      if (w.status === "rejected") throw w.reason;
+      const baseURL = options.baseUrl ? options.baseUrl(worker!.url) : worker!.url;
+      context = await browser!.newContext({ baseURL, viewport: options.viewport });
+      page = await context.newPage();
+      // Local pages answer in milliseconds: short waits keep a failing step (and those after it) quick.
+      page.setDefaultTimeout(5_000);
+      page.setDefaultNavigationTimeout(10_000);
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    } catch (e) {
+      setupError = e;
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await worker?.stop();
+  }, 30_000);
+
+  const session: Walkthrough = {
+    get page() {
+      return page!;
+    },
+    get worker() {
+      return worker!;
+    },
+    async screenshot(name) {
+      const file = path.join(SCREENSHOT_DIR, `${options.prefix ?? ""}${name}.png`);
+      await page!.screenshot({ path: file, fullPage: true });
+      return file;
+    },
+    step(name, slug, fn) {
+      it(name, async () => {
+        if (setupError) {
+          if (reported) throw new Error("Not run: the walkthrough's set-up failed (see the first step's error).");
+          reported = true;
+          throw setupError;
+        }
+        try {
+          await fn();
+          if (options.shootEachStep) await session.screenshot(slug);
+        } catch (e) {
+          const shot = await session.screenshot(`failed-${slug}`).catch(() => "(none)");
+          console.error(`[browser] step "${name}" failed at ${page?.url()}; screenshot ${shot}\n[worker output]\n${worker?.output() ?? ""}`);
+          throw e;
+        }
+      });
+    },
+  };
+  return session;
+}
