@@ -3,8 +3,10 @@
  * WebSocket proxy), in one run, and reports ratios and round trips, never a lone absolute time.
  *
  *   - GET /health (worker: one `select 1`) as the baseline;
- *   - GET / on the storefront for demo.localhost: a privileged hostname lookup plus one store-scoped
- *     read through withStore;
+ *   - the storefront for demo.localhost: GET / and a product page from a warm edge cache (the host and the
+ *     store's facts held in KV, the page in the Cache API: no database work), the product page with a
+ *     cold cache (a query the cache has never seen: one store unit renders it), against the storefront's
+ *     bare answer (a 404 by the first path rule, no I/O); database connections per 1 000 warm requests;
  *   - POST /api/rpc/products/list on the admin as the demo Owner (session cookie): the session lookup,
  *     then one store-scoped unit with the membership check and the page query;
  *   - database round trips per request, counted by the proxy ("turns": the client speaking again after
@@ -42,6 +44,8 @@ interface Target {
   method?: "GET" | "POST";
   headers?: Record<string, string>;
   body?: string;
+  /** Adds a query the edge cache has never seen to each request (a cold cache). */
+  cold?: boolean;
   expect: (status: number, body: string) => boolean;
 }
 
@@ -60,6 +64,13 @@ const targets: Target[] = [
     name: "storefrontProduct",
     url: `http://127.0.0.1:${PORTS.storefront}/products/cotton-kurta`,
     headers: { host: "demo.localhost" },
+    expect: (status, body) => status === 200 && body.includes("Cotton Kurta"),
+  },
+  {
+    name: "storefrontProductCold",
+    url: `http://127.0.0.1:${PORTS.storefront}/products/cotton-kurta`,
+    headers: { host: "demo.localhost" },
+    cold: true,
     expect: (status, body) => status === 200 && body.includes("Cotton Kurta"),
   },
   {
@@ -109,17 +120,23 @@ let nextToken = 0;
 const limiterMs: number[] = [];
 /** The storefront's HOSTS cache, as its answers report it (Server-Timing `host;desc=hit|miss`). */
 const hostCache = { hit: 0, miss: 0 };
+/** The edge cache's verdicts per storefront target (Server-Timing `edge;desc=hit|miss|bypass`). */
+const edgeCache: Record<string, Record<string, number>> = {};
+let coldQuery = 0;
 
 
 async function hit(t: Target): Promise<number> {
   const headers = { ...t.headers };
   if (BEARER_TARGETS.has(t.name)) headers.authorization = `Bearer ${tokens[nextToken++ % tokens.length]}`;
+  const url = t.cold ? `${t.url}?cold=${Date.now()}-${coldQuery++}` : t.url;
   const started = performance.now();
-  const { status, body, headers: answer } = await send(t.url, { method: t.method ?? "GET", headers, ...(t.body ? { body: t.body } : {}) });
+  const { status, body, headers: answer } = await send(url, { method: t.method ?? "GET", headers, ...(t.body ? { body: t.body } : {}) });
   const timing = /limiter;dur=([0-9.]+)/.exec(String(answer["server-timing"] ?? ""));
   if (timing) limiterMs.push(Number(timing[1]));
   const host = /host;desc="(hit|miss)"/.exec(String(answer["server-timing"] ?? ""))?.[1];
   if (host) hostCache[host as "hit" | "miss"]++;
+  const edge = /edge;desc="(\w+)"/.exec(String(answer["server-timing"] ?? ""))?.[1];
+  if (edge) (edgeCache[t.name] ??= {})[edge] = (edgeCache[t.name]?.[edge] ?? 0) + 1;
   const ms = performance.now() - started;
   if (!t.expect(status, body)) throw new Error(`${t.name}: unexpected answer ${status}: ${body.slice(0, 200)}`);
   return ms;
@@ -174,8 +191,15 @@ async function main(): Promise<void> {
       const s = proxy.stats();
       roundTrips[t.name] = { turnsPerRequest: s.turns / N, connectionsPerRequest: s.connections / N };
     }
+    // Connections per 1 000 warm storefront requests (the product page from the edge cache).
+    const warm = targets.find((t) => t.name === "storefrontProduct")!;
+    proxy.resetStats();
+    const warmStoreMisses = hostCache.miss;
+    for (let i = 0; i < 1000; i++) await hit(warm);
+    await new Promise((r) => setTimeout(r, 200));
+    const warmConnections = proxy.stats().connections;
     const health = roundTrips.health!.turnsPerRequest;
-    const home = roundTrips.storefrontHome!.turnsPerRequest;
+    const cold = roundTrips.storefrontProductCold!.turnsPerRequest;
     // /health = connect + 1 query; storefront / = connect + 1 lookup + one withStore unit.
     const result = {
       benchmark: "foundation",
@@ -184,14 +208,20 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       latencyMs: latency,
       ratios: {
-        storefrontHomeVsHealthP50: vsHealth(latency, "storefrontHome", "p50"),
-        storefrontHomeVsHealthP95: vsHealth(latency, "storefrontHome", "p95"),
+        storefrontHomeWarmVsFloorP50: vsHealth(latency, "storefrontHome", "p50", "storefrontFloor"),
+        storefrontHomeWarmVsHealthP50: vsHealth(latency, "storefrontHome", "p50"),
       },
       storefrontProduct: {
-        vsFloorP50: vsHealth(latency, "storefrontProduct", "p50", "storefrontFloor"),
-        vsHealthP50: vsHealth(latency, "storefrontProduct", "p50"),
-        connectionsPerRequest: roundTrips.storefrontProduct!.connectionsPerRequest,
-        note: "GET /products/cotton-kurta on demo.localhost with no edge cache yet (issue 10 part 7): every request reads the store and the product. The floor is /-s/x, refused by the first path rule with no I/O.",
+        warmVsFloorP50: vsHealth(latency, "storefrontProduct", "p50", "storefrontFloor"),
+        warmVsFloorP95: vsHealth(latency, "storefrontProduct", "p95", "storefrontFloor"),
+        coldVsFloorP50: vsHealth(latency, "storefrontProductCold", "p50", "storefrontFloor"),
+        coldVsWarmP50: vsHealth(latency, "storefrontProductCold", "p50", "storefrontProduct"),
+        goal: "warm p50 <= 2x the floor, 0 connections when warm",
+        connectionsPer1000Warm: warmConnections,
+        hostLookupsDuringThem: hostCache.miss - warmStoreMisses,
+        coldRoundTrips: cold,
+        edgeVerdicts: edgeCache,
+        note: "GET /products/cotton-kurta on demo.localhost. Warm: the host and the store's facts from the HOSTS KV namespace, the page from the Cache API (keyed by store, catalogue version, host, path). Cold: the same page with a query the cache has never seen, rendered by one read-only store unit (BEGIN+set_config, the product and the primary hostname, COMMIT) and stored. The floor is /-s/x, refused by the first path rule with no I/O. The held entries are read from the database again once a minute, so a long warm run may show a connection or two.",
       },
       hostCache: {
         ...hostCache,
@@ -200,7 +230,7 @@ async function main(): Promise<void> {
       databaseRoundTrips: {
         perRequest: roundTrips,
         connectionSetup: health - 1,
-        withStoreUnitOneQuery: home - health,
+        storefrontColdPageAfterConnect: cold - (health - 1),
         note: "Turns counted at the local WebSocket proxy. Connection setup here is startup, password (the proxy does SCRAM with Postgres, as Neon's does) and Terminate; Neon's pipelined connect sends startup and password with the first query.",
       },
     };

@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
 import { emit } from "#shared/db/outbox";
+import { createLogger } from "#shared/log";
+import { pushStoreFactsTo } from "#shared/storefront/store-facts";
 import {
   aiApproval,
   apiActivity,
@@ -26,10 +28,18 @@ import {
 } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 
-/** A database for this test file, as the runtime role (app_user), closed when the file is done. */
+/**
+ * A database for this test file, as the runtime role (app_user), closed when the file is done. Like the
+ * runtimes' own, a commit that changes a storefront pushes the store's facts to the HOSTS namespace when
+ * the project binds it (so a test's direct write is seen by the storefront as an admin's would be).
+ */
 export function testDb(): Database {
   const bindings = env as unknown as { DATABASE_URL: string; DB_WS_PROXY?: string };
-  const db = new Database({ url: bindings.DATABASE_URL, wsProxy: bindings.DB_WS_PROXY || undefined });
+  const db = new Database({
+    url: bindings.DATABASE_URL,
+    wsProxy: bindings.DB_WS_PROXY || undefined,
+    onStorefrontChange: pushStoreFactsTo(env, createLogger({ test: true }, "warn")),
+  });
   afterAll(() => db.close());
   return db;
 }

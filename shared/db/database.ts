@@ -12,6 +12,12 @@ export interface DatabaseConfig {
   wsProxy?: string | undefined;
   /** Give up on connecting after this long (ms). */
   connectTimeoutMs?: number;
+  /**
+   * Called after a unit of work commits a change to what a store's storefront shows (its catalogue
+   * version was bumped), with the store's row of the `storefrontFacts` statement. Runtimes that bind the
+   * HOSTS namespace push the store's new facts there, so the edge cache's next request renders afresh.
+   */
+  onStorefrontChange?: ((row: Record<string, unknown>) => Promise<void>) | undefined;
 }
 
 let localProxyConfigured: string | undefined;
@@ -61,6 +67,10 @@ export class Database {
   get orm(): Orm {
     this.#orm ??= drizzle({ client: this.pool, schema });
     return this.#orm;
+  }
+
+  get onStorefrontChange(): DatabaseConfig["onStorefrontChange"] {
+    return this.#config.onStorefrontChange;
   }
 
   async connect(): Promise<PoolClient> {

@@ -79,6 +79,17 @@ export const storeDomain = pgTable("store_domain", {
   updatedAt: updatedAt(),
 });
 
+/** The storefront's catalogue version per store (migration 0008): bumped by triggers, read by the edge cache. */
+export const storefrontVersion = pgTable("storefront_version", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: uuid("store_id")
+    .notNull()
+    .unique()
+    .references(() => store.id, { onDelete: "cascade" }),
+  version: bigint("version", { mode: "number" }).notNull().default(1),
+  changedAt: ts("changed_at").notNull().defaultNow(),
+});
+
 export const outboxEvent = pgTable("outbox_event", {
   id: uuid("id").primaryKey().defaultRandom(),
   storeId: uuid("store_id")

@@ -110,3 +110,24 @@ export function foldReadActivity(entry: { grantId: string; procedure: string; vi
     ],
   );
 }
+
+const STOREFRONT_FACTS = `select s.id, s.name, s.currency, s.storefront_password_hash as password_hash, coalesce(v.version, 0) as version
+  from store s left join storefront_version v on v.store_id = s.id
+  where s.id = ${CURRENT_STORE}`;
+
+/** What the storefront needs of the unit's store (shared/storefront/hosts.ts `StoreFacts`). */
+export function storefrontFacts(): Statement {
+  return statement("storefrontFacts", STOREFRONT_FACTS, []);
+}
+
+/**
+ * The same, only when this transaction changed what the storefront shows (migration 0008's trigger set
+ * app.storefront_changed to the store). Sent with COMMIT; when nothing changed it reads no table.
+ */
+export function storefrontFactsIfChanged(): Statement {
+  return statement(
+    "storefrontFactsIfChanged",
+    `${STOREFRONT_FACTS} and current_setting('app.storefront_changed', true) = current_setting('app.store_id', true)`,
+    [],
+  );
+}

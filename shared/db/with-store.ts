@@ -2,7 +2,7 @@ import type { PoolClient } from "@neondatabase/serverless";
 import type { Database, Orm } from "./database";
 import { ormFor } from "./database";
 import { isUuid } from "./ids";
-import { inline, storeExpression, type Statement, type StoreKey } from "./statements";
+import { inline, storeExpression, storefrontFactsIfChanged, type Statement, type StoreKey } from "./statements";
 
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
 export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolClient };
@@ -19,6 +19,9 @@ export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolCl
  *
  * Round trips: BEGIN, set_config and the optional opening statement go in one message, then one per
  * statement of `fn`, then COMMIT. A one-query unit costs 3.
+ *
+ * A writing unit's COMMIT message also asks whether the transaction changed what the store's storefront
+ * shows (migration 0008); if it did, `db.onStorefrontChange` gets the store's new facts after the commit.
  */
 export interface WithStoreOptions {
   /** A READ ONLY transaction: it cannot write even by mistake, at no extra cost. */
@@ -48,7 +51,10 @@ export async function withStore<T>(
   if ("id" in key && !isUuid(key.id)) throw new TypeError("withStore: storeId must be a UUID");
   const storeSql = `coalesce((${inline(storeExpression(key))})::text, '')`;
   const client = await db.connect();
+  const probe = !options.readOnly && db.onStorefrontChange ? `${inline(storefrontFactsIfChanged())}; ` : "";
+  let changed: Record<string, unknown> | undefined;
   let broken = false;
+  let result: T;
   try {
     const begin = options.readOnly ? "begin transaction read only" : "begin";
     const opening = options.opening ? `; ${inline(options.opening)}` : "";
@@ -60,9 +66,9 @@ export async function withStore<T>(
     const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
       if (!storeId) throw new StoreUnresolved();
-      const result = await fn(tx, openingRows);
-      await client.query("commit");
-      return result;
+      result = await fn(tx, openingRows);
+      if (probe) changed = await commitWithProbe(client, probe);
+      else await client.query("commit");
     } catch (e) {
       await client.query("rollback").catch(() => {
         broken = true;
@@ -72,5 +78,23 @@ export async function withStore<T>(
   } finally {
     // A connection whose rollback failed is in an unknown state: destroy it rather than reuse it.
     client.release(broken);
+  }
+  if (changed) await db.onStorefrontChange?.(changed);
+  return result;
+}
+
+/**
+ * COMMIT with the storefront probe in front, in one message. A transaction that a caught statement error
+ * left aborted refuses the probe (25P02) before COMMIT runs; a bare COMMIT there rolls back without an
+ * error, so the same is done by hand: roll back, nothing changed.
+ */
+async function commitWithProbe(client: PoolClient, probe: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const results = (await client.query(`${probe}commit`)) as unknown as { rows: Record<string, unknown>[] }[];
+    return results[0]?.rows[0];
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== "25P02") throw e;
+    await client.query("rollback");
+    return undefined;
   }
 }

@@ -1,6 +1,7 @@
 import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../log";
 import { baseEnvSchema, parseEnv } from "../http/env";
+import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
 
@@ -52,8 +53,14 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
 /** What a job run needs, from the Worker's env (validated once) and the trigger that started it. */
 export function jobDeps(env: object, trigger: string): JobRunnerDeps {
   const config = parseEnv(baseEnvSchema, env);
+  const log = createLogger({ service: "worker", trigger }, config.LOG_LEVEL);
   return {
-    db: { url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS },
-    log: createLogger({ service: "worker", trigger }, config.LOG_LEVEL),
+    db: {
+      url: config.DATABASE_URL,
+      wsProxy: config.DB_WS_PROXY,
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      onStorefrontChange: pushStoreFactsTo(env, log),
+    },
+    log,
   };
 }

@@ -33,19 +33,33 @@ export interface HostsKv {
   put(key: string, value: string, options?: { expirationTtl?: number }): Promise<void>;
 }
 
-interface HostEntry {
-  storeId: string | null;
-  at: number;
+/**
+ * One entry of the HOSTS namespace, trusted for 60 000 ms after it was written: from the cache while it is
+ * younger than that, else from `load` (a database read), whose answer, found or not, is written back.
+ */
+async function held<T>(
+  kv: HostsKv,
+  key: string,
+  parse: (value: unknown) => T | undefined,
+  load: () => Promise<T>,
+  now: number,
+): Promise<{ value: T; cached: boolean }> {
+  const entry = (await kv.get(key, "json").catch(() => null)) as { value?: unknown; at?: unknown } | null;
+  const at = typeof entry?.at === "number" ? entry.at : NaN;
+  const value = entry && now - at >= 0 && now - at < HOST_CACHE_MS ? parse(entry.value) : undefined;
+  if (value !== undefined) return { value, cached: true };
+  const loaded = await load();
+  // The database answered: serve from it even if KV cannot take the entry right now.
+  await writeHeld(kv, key, loaded, now).catch(() => undefined);
+  return { value: loaded, cached: false };
 }
 
-const keyOf = (hostname: string) => `host:${hostname}`;
-
-function parseEntry(value: unknown): HostEntry | null {
-  if (typeof value !== "object" || value === null) return null;
-  const { storeId, at } = value as Record<string, unknown>;
-  if (typeof at !== "number" || !(storeId === null || isUuid(storeId))) return null;
-  return { storeId, at };
+function writeHeld(kv: HostsKv, key: string, value: unknown, now: number): Promise<void> {
+  return kv.put(key, JSON.stringify({ value, at: now }), { expirationTtl: KV_EXPIRY_SECONDS });
 }
+
+const hostKey = (hostname: string) => `host:${hostname}`;
+const parseStoreId = (v: unknown) => (v === null || isUuid(v) ? v : undefined);
 
 export interface HostResolution {
   storeId: string | null;
@@ -53,26 +67,63 @@ export interface HostResolution {
   cached: boolean;
 }
 
-/**
- * The store serving `hostname` (already normalised): from the cache while its entry is younger than
- * 60 s, else from `lookup` (the privileged id lookup), whose answer, found or not, is written back.
- */
+/** The store serving `hostname` (already normalised), through its held entry (`lookup`: the privileged id lookup). */
 export async function resolveHost(
   kv: HostsKv,
   hostname: string,
   lookup: (hostname: string) => Promise<string | null>,
   now: number = Date.now(),
 ): Promise<HostResolution> {
-  const entry = parseEntry(await kv.get(keyOf(hostname), "json").catch(() => null));
-  if (entry && now - entry.at >= 0 && now - entry.at < HOST_CACHE_MS) return { storeId: entry.storeId, cached: true };
-  const storeId = await lookup(hostname);
-  // The database answered: serve from it even if KV cannot take the entry right now.
-  await writeHostEntry(kv, hostname, storeId, now).catch(() => undefined);
-  return { storeId, cached: false };
+  const { value, cached } = await held(kv, hostKey(hostname), parseStoreId, () => lookup(hostname), now);
+  return { storeId: value, cached };
 }
 
 /** Overwrites a hostname's entry at once (a domain added, verified, removed or moved; null: serves no store). */
-export async function writeHostEntry(kv: HostsKv, hostname: string, storeId: string | null, now: number = Date.now()): Promise<void> {
-  const entry: HostEntry = { storeId, at: now };
-  await kv.put(keyOf(hostname), JSON.stringify(entry), { expirationTtl: KV_EXPIRY_SECONDS });
+export function writeHostEntry(kv: HostsKv, hostname: string, storeId: string | null, now: number = Date.now()): Promise<void> {
+  return writeHeld(kv, hostKey(hostname), storeId, now);
+}
+
+/**
+ * What the storefront's gate and pages need of a store, held beside the hostnames so that a warm page
+ * costs no database work: the name and currency, the password state and the catalogue version that keys
+ * the edge cache. The password is held only as the SHA-256 of the cookie value that opens the store.
+ */
+export interface StoreFacts {
+  id: string;
+  name: string;
+  currency: string;
+  /** SHA-256 (hex) of the `wc_sf_pass` value that opens the store while its password is on; null while off. */
+  passwordCookieHash: string | null;
+  version: number;
+}
+
+const factsKey = (storeId: string) => `store:${storeId}`;
+
+function parseFacts(v: unknown): StoreFacts | null | undefined {
+  if (v === null) return null;
+  if (typeof v !== "object") return undefined;
+  const f = v as Record<string, unknown>;
+  const ok =
+    isUuid(f["id"]) &&
+    typeof f["name"] === "string" &&
+    typeof f["currency"] === "string" &&
+    (f["passwordCookieHash"] === null || typeof f["passwordCookieHash"] === "string") &&
+    typeof f["version"] === "number";
+  return ok ? (f as unknown as StoreFacts) : undefined;
+}
+
+/** A store's facts through their held entry (`load` reads them from the database; null: no such store). */
+export async function resolveStoreFacts(
+  kv: HostsKv,
+  storeId: string,
+  load: () => Promise<StoreFacts | null>,
+  now: number = Date.now(),
+): Promise<{ facts: StoreFacts | null; cached: boolean }> {
+  const { value, cached } = await held(kv, factsKey(storeId), parseFacts, load, now);
+  return { facts: value, cached };
+}
+
+/** Overwrites a store's facts at once (after a commit that changed what its storefront shows). */
+export function writeStoreFacts(kv: HostsKv, facts: StoreFacts, now: number = Date.now()): Promise<void> {
+  return writeHeld(kv, factsKey(facts.id), facts, now);
 }

@@ -1,5 +1,6 @@
 import type { HonoEnv } from "#shared/http/app";
+import type { StoreFacts } from "#shared/storefront/hosts";
 import type { StorefrontBindings } from "./env";
 
-/** The storefront's per-request variables: the store of the request's hostname (SPEC rule 1). */
-export type StorefrontEnv = HonoEnv<StorefrontBindings, { storeId: string; hostname: string }>;
+/** The storefront's per-request variables: the store of the request's hostname (SPEC rule 1) and its held facts. */
+export type StorefrontEnv = HonoEnv<StorefrontBindings, { storeId: string; hostname: string; store: StoreFacts }>;

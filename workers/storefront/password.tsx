@@ -10,30 +10,26 @@ import { safeRedirectPath } from "#shared/http/redirect";
 import { hit } from "#shared/limits/limit";
 import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
 import type { StorefrontEnv } from "./context";
-import { loadShopStore } from "./store";
+import { passwordCookieValue } from "#shared/storefront/store-facts";
+import { loadPasswordHash, type ShopStore } from "./store";
 
 /**
  * The storefront password (SPEC "Storefront behaviour" 3): while it is on, every page is the password
  * page. The right password sets an HttpOnly cookie for this store on this hostname whose value is
- * derived from the store id and the password's hash, so changing the password (or turning it off and
- * on) signs every shopper out, and a cookie of one store never opens another.
+ * derived from the store id and the password's hash (`passwordCookieValue`), so changing the password (or
+ * turning it off and on) signs every shopper out, and a cookie of one store never opens another. The gate
+ * checks the cookie against the store's held facts, which keep only the SHA-256 of the value that opens it.
  */
 export const PASSWORD_COOKIE = "wc_sf_pass";
 export const PASSWORD_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
 const COOKIE_DAYS = 30;
 
-/** The cookie value that opens `storeId` while its password hash is `passwordHash`. */
-export async function passwordCookieValue(storeId: string, passwordHash: string): Promise<string> {
-  return sha256Hex(`storefront-password:${storeId}:${passwordHash}`);
-}
-
 /** Whether this request carries the cookie that opens the store now. */
-export async function hasPasswordCookie(c: Context, storeId: string, passwordHash: string): Promise<boolean> {
+export async function hasPasswordCookie(c: Context, store: ShopStore): Promise<boolean> {
   const sent = getCookie(c, PASSWORD_COOKIE);
-  if (!sent || !/^[0-9a-f]{64}$/.test(sent)) return false;
-  const expected = await passwordCookieValue(storeId, passwordHash);
+  if (!store.passwordCookieHash || !sent || !/^[0-9a-f]{64}$/.test(sent)) return false;
   const enc = new TextEncoder();
-  return constantTimeEqual(enc.encode(sent), enc.encode(expected));
+  return constantTimeEqual(enc.encode(await sha256Hex(sent)), enc.encode(store.passwordCookieHash));
 }
 
 export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: string | undefined }> = ({ storeName, returnTo, message }) => (
@@ -70,17 +66,18 @@ password.post("/api/storefront/password", async (c) => {
   const returnTo = safeRedirectPath(rawReturn, origin);
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
   const decision = await hit(c.env.RATE_LIMITER, `storefront-password:${c.var.storeId}:${ip}`, PASSWORD_POLICY);
-  const shop = await loadShopStore(c.var.db, c.var.storeId);
+  const shop = c.var.store;
   if (!decision.allowed) {
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.header(name, value);
     const minutes = Math.ceil((decision.retryAfterSeconds ?? 60) / 60);
     return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message={`Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`} />, 429);
   }
-  if (!shop.passwordHash) return c.redirect(returnTo, 303); // the store is open: nothing to enter
-  if (!given || !(await verifyPassword(given, shop.passwordHash))) {
+  const hash = await loadPasswordHash(c.var.db, shop.id);
+  if (!hash) return c.redirect(returnTo, 303); // the store is open: nothing to enter
+  if (!given || !(await verifyPassword(given, hash))) {
     return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message="That password is not right. Check it and try again." />, 401);
   }
-  setCookie(c, PASSWORD_COOKIE, await passwordCookieValue(shop.id, shop.passwordHash), {
+  setCookie(c, PASSWORD_COOKIE, await passwordCookieValue(shop.id, hash), {
     httpOnly: true,
     sameSite: "Lax",
     path: "/",

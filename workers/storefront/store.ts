@@ -2,30 +2,20 @@ import { eq } from "drizzle-orm";
 import type { Database } from "#shared/db/database";
 import { store } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { AppError } from "#shared/http/errors";
+import type { StoreFacts } from "#shared/storefront/hosts";
 
-/** What every storefront page needs of its store, read in one read-only unit. */
-export interface ShopStore {
-  id: string;
-  name: string;
-  currency: string;
-  /** Null while the storefront password is off. */
-  passwordHash: string | null;
-}
+/** What every storefront page knows of its store: its held facts (the HOSTS namespace, 60 s). */
+export type ShopStore = StoreFacts;
 
-export async function loadShopStore(db: Database, storeId: string): Promise<ShopStore> {
-  const row = await withStore(
+/** The storefront password's hash, read only where a password is checked (null while it is off). */
+export async function loadPasswordHash(db: Database, storeId: string): Promise<string | null> {
+  return withStore(
     db,
     storeId,
     async (tx) => {
-      const [found] = await tx
-        .select({ id: store.id, name: store.name, currency: store.currency, passwordHash: store.storefrontPasswordHash })
-        .from(store)
-        .where(eq(store.id, tx.storeId));
-      return found;
+      const [row] = await tx.select({ hash: store.storefrontPasswordHash }).from(store).where(eq(store.id, tx.storeId));
+      return row?.hash ?? null;
     },
     { readOnly: true },
   );
-  if (!row) throw new AppError("NOT_FOUND", "This store is no longer open.");
-  return row;
 }

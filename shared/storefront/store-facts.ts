@@ -1,0 +1,53 @@
+import { sha256Hex } from "../auth/tokens";
+import type { Database } from "../db/database";
+import { storefrontFacts } from "../db/statements";
+import { withStore } from "../db/with-store";
+import { errorFields, type Logger } from "../log";
+import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
+
+/**
+ * The storefront password's cookie (SPEC "Storefront behaviour" 3): its value is derived from the store id
+ * and the password's hash, so changing the password (or turning it off and on) signs every shopper out, and
+ * a cookie of one store never opens another.
+ */
+export function passwordCookieValue(storeId: string, passwordHash: string): Promise<string> {
+  return sha256Hex(`storefront-password:${storeId}:${passwordHash}`);
+}
+
+/** A row of the `storefrontFacts` statement as the HOSTS namespace holds it (the password only as a cookie hash). */
+export async function factsFromRow(row: Record<string, unknown>): Promise<StoreFacts> {
+  const id = String(row["id"]);
+  const hash = row["password_hash"];
+  return {
+    id,
+    name: String(row["name"]),
+    currency: String(row["currency"]),
+    passwordCookieHash: typeof hash === "string" ? await sha256Hex(await passwordCookieValue(id, hash)) : null,
+    version: Number(row["version"]),
+  };
+}
+
+/** Reads a store's facts: one read-only unit whose only statement travels with BEGIN (2 round trips). */
+export async function loadStoreFacts(db: Database, storeId: string): Promise<StoreFacts | null> {
+  const row = await withStore(db, storeId, async (_tx, rows) => rows[0], { readOnly: true, opening: storefrontFacts() });
+  return row ? factsFromRow(row) : null;
+}
+
+/**
+ * The `onStorefrontChange` hook of a runtime's databases: when the runtime binds the HOSTS namespace, a
+ * commit that changed a store's storefront overwrites the store's facts there at once. A failed write is
+ * logged and never fails the committed request: the facts' 60 s hold bounds how long it can matter.
+ */
+export function pushStoreFactsTo(env: object, log: Logger): ((row: Record<string, unknown>) => Promise<void>) | undefined {
+  const kv = (env as { HOSTS?: HostsKv }).HOSTS;
+  if (!kv) return undefined;
+  return async (row) => {
+    try {
+      const facts = await factsFromRow(row);
+      await writeStoreFacts(kv, facts);
+      log.debug("storefront.facts_pushed", { storeId: facts.id, version: facts.version });
+    } catch (e) {
+      log.warn("storefront.facts_push_failed", { storeId: String(row["id"]), ...errorFields(e) });
+    }
+  };
+}
