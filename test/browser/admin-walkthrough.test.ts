@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MemoryOAuthClient } from "../oauth-client";
 import { startAdminWorker } from "./support";
-import { walkthrough } from "./walkthrough";
+import { signIn, walkthrough } from "./walkthrough";
 
 const PAGE_SIZE = 20;
 const demoStore = DEMO_STORES.find((s) => s.slug === "demo")!;
@@ -34,21 +34,7 @@ async function rowTexts(): Promise<string[]> {
   return w.page.locator("table tbody tr").allInnerTexts();
 }
 
-/** Signs in through the form; a refused or failed sign-in fails here with what the page said. */
-async function signIn(email: string): Promise<void> {
-  await w.page.goto("/login");
-  await w.page.fill("input[name=email]", email);
-  await w.page.fill("input[name=password]", DEMO_PASSWORD);
-  const answer = w.page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/login");
-  await w.page.click("form[action='/login'] button[type=submit]");
-  const response = await answer;
-  if (response.status() !== 303) {
-    await w.page.waitForLoadState();
-    const said = (await w.page.locator("body").innerText()).replace(/\s+/g, " ").slice(0, 300);
-    throw new Error(`Signing in as ${email}: POST /login answered ${response.status()}, not a 303 redirect. The page says: ${said}`);
-  }
-  await w.page.waitForURL((u) => u.pathname !== "/login");
-}
+const signInAs = (email: string) => signIn(w.page, email, DEMO_PASSWORD);
 
 describe("admin walkthrough in Chromium", () => {
   step("1. /login shows the sign-in form; the owner signs in", "1-login", async () => {
@@ -57,7 +43,7 @@ describe("admin walkthrough in Chromium", () => {
     await expect(w.page.locator("input[name=email]").count()).resolves.toBe(1);
     await expect(w.page.locator("input[name=password]").count()).resolves.toBe(1);
     await expect(w.page.locator("form[action='/login'] button[type=submit]").count()).resolves.toBe(1);
-    await signIn(person("owner").email);
+    await signInAs(person("owner").email);
   });
 
   step("2. lands on / with the store's name and the role Owner", "2-home", async () => {
@@ -106,7 +92,7 @@ describe("admin walkthrough in Chromium", () => {
   });
 
   step("6. staff signs in; /settings answers 403 in place", "6-staff", async () => {
-    await signIn(person("staff").email);
+    await signInAs(person("staff").email);
     expect(pathOf(w.page)).toBe("/");
     expect((await w.page.locator("[data-testid=role]").innerText()).trim()).toBe("Staff");
     const response = await w.page.goto("/settings");

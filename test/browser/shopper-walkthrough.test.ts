@@ -1,23 +1,81 @@
 /**
  * A shopper in a real browser: Chromium (playwright-core) against the storefront Worker under
  * `wrangler dev`, on the seeded test database, at http://demo.localhost:<port>/ (browsers resolve
- * *.localhost to this machine). Screenshots of each page land in .data/screenshots/shopper-*.png.
+ * *.localhost to this machine). The admin Worker runs beside it on the same local state (the HOSTS KV
+ * namespace it writes after a commit is the one the storefront reads), so the demo Owner can turn the
+ * storefront password on and off and make a short link in the same run. Screenshots of each page land
+ * in .data/screenshots/shopper-*.png.
  */
-import { describe, expect } from "vitest";
-import { DEMO_STORES } from "../../scripts/lib/seed";
-import { startStorefrontWorker } from "./support";
-import { walkthrough } from "./walkthrough";
+import { afterAll, describe, expect } from "vitest";
+import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "../../scripts/lib/seed";
+import { adminRpcAs, startStorefrontWithAdmin, type AdminWorker } from "./support";
+import { signIn, walkthrough } from "./walkthrough";
 
 const demo = DEMO_STORES.find((s) => s.slug === "demo")!;
+const owner = DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === "owner")!;
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+
+/** The demo store's address on the storefront Worker (browsers resolve *.localhost to this machine). */
+const storeUrl = (workerUrl: string) => workerUrl.replace("127.0.0.1", "demo.localhost");
+const ownerRpc = (admin: AdminWorker) => adminRpcAs(admin.url, owner.email, DEMO_PASSWORD);
+
+/** Turns the demo store's password off (an earlier run may have stopped with it on). */
+async function openTheStore(admin: AdminWorker): Promise<void> {
+  await (await ownerRpc(admin))("store/update", { storefrontPassword: null });
+}
 
 const w = walkthrough({
-  start: startStorefrontWorker,
-  viewport: { width: 390, height: 844 }, // a phone
-  baseUrl: (url) => url.replace("127.0.0.1", "demo.localhost"),
+  start: async (db) => {
+    const workers = await startStorefrontWithAdmin(db);
+    try {
+      await openTheStore(workers.admin);
+    } catch (e) {
+      await workers.stop();
+      throw e;
+    }
+    return workers;
+  },
+  viewport: PHONE,
+  baseUrl: storeUrl,
   prefix: "shopper-",
   shootEachStep: true,
 });
 const { step } = w;
+
+// What the steps below leave behind until they undo it themselves.
+const left = { passwordOn: false, linkSlug: null as string | null };
+afterAll(async () => {
+  if (!w.worker || (!left.passwordOn && !left.linkSlug)) return;
+  const rpc = await ownerRpc(w.worker.admin);
+  if (left.passwordOn) await rpc("store/update", { storefrontPassword: null });
+  if (left.linkSlug) {
+    const { items } = (await rpc("links/list", { pageSize: 100 })) as { items: { id: string; slug: string }[] };
+    const link = items.find((l) => l.slug === left.linkSlug);
+    if (link) await rpc("links/delete", { id: link.id });
+  }
+}, 30_000);
+
+/** The admin at a desktop's size, or the storefront at a phone's, on the one page of the walkthrough. */
+async function inAdmin(path: string): Promise<void> {
+  await w.page.setViewportSize(DESKTOP);
+  await w.page.goto(`${w.worker.admin.url}${path}`);
+}
+async function onStore(path: string): Promise<void> {
+  await w.page.setViewportSize(PHONE);
+  await w.page.goto(path);
+}
+
+/** Saves the admin's Settings form and waits for its notice. */
+async function saveSettings(): Promise<void> {
+  await Promise.all([w.page.waitForURL((u) => u.searchParams.get("saved") === "1"), w.page.click("form[action='/settings'] button[type=submit]")]);
+  expect(await w.page.locator("[role=status]").innerText()).toContain("Settings saved.");
+}
+
+const passwordForm = () => w.page.locator("form[action='/api/storefront/password'] input[name=password]");
+const STORE_PASSWORD = `walkthrough-${Date.now().toString(36)}`;
+const LINK_SLUG = `tour-${Date.now().toString(36)}`;
+const linkRow = () => w.page.locator(`tr[data-slug="${LINK_SLUG}"]`);
 
 const total = (name: string) => w.page.locator(`[data-total=${name}]`).innerText();
 
@@ -69,5 +127,96 @@ describe("a shopper in Chromium", () => {
     await w.page.waitForLoadState();
     expect(await w.page.locator("[role=alert]").innerText()).toContain("We don't know that discount code");
     expect(await total("total")).toBe("₹3,507.30");
+  });
+
+  step("6. the Owner turns the storefront password on in the admin: the store answers its password page", "6-password-page", async () => {
+    await w.page.setViewportSize(DESKTOP);
+    await signIn(w.page, owner.email, DEMO_PASSWORD, w.worker.admin.url);
+    await inAdmin("/settings");
+    await w.page.fill("input[name=storefrontPassword]", STORE_PASSWORD);
+    left.passwordOn = true;
+    await saveSettings();
+    expect(await w.page.locator("form[action='/settings']").innerText()).toContain("On: shoppers need the password.");
+    await onStore("/products/cotton-kurta");
+    expect(await w.page.locator("h1").innerText()).toBe(demo.name);
+    expect(await passwordForm().count()).toBe(1);
+    expect(await w.page.locator("text=Cotton Kurta").count()).toBe(0);
+  });
+
+  step("7. enters the password and is back on the page asked for", "7-password-entered", async () => {
+    await w.page.fill("form[action='/api/storefront/password'] input[name=password]", STORE_PASSWORD);
+    await Promise.all([
+      w.page.waitForURL((u) => u.pathname === "/products/cotton-kurta"),
+      w.page.click("form[action='/api/storefront/password'] button[type=submit]"),
+    ]);
+    expect(await w.page.locator("h1").innerText()).toBe("Cotton Kurta");
+    await onStore("/");
+    expect(await w.page.locator("ul.grid li").count()).toBeGreaterThan(0);
+  });
+
+  step("8. the Owner turns the password off: a new shopper sees the store without one", "8-password-off", async () => {
+    await inAdmin("/settings");
+    await w.page.check("input[name=removeStorefrontPassword]");
+    await saveSettings();
+    left.passwordOn = false;
+    expect(await w.page.locator("form[action='/settings']").innerText()).toContain("Off: the storefront is open.");
+    const stranger = await w.page.context().browser()!.newContext({ viewport: PHONE });
+    try {
+      const fresh = await stranger.newPage();
+      await fresh.goto(storeUrl(w.worker.url));
+      expect(await fresh.locator("h1").innerText()).toBe(demo.name);
+      expect(await fresh.locator("form[action='/api/storefront/password']").count()).toBe(0);
+      expect(await fresh.locator("ul.grid li").count()).toBeGreaterThan(0);
+    } finally {
+      await stranger.close();
+    }
+  });
+
+  step("9. the Owner makes a short link on the admin's Links page", "9-link-created", async () => {
+    await inAdmin("/links");
+    await w.page.fill("#slug", LINK_SLUG);
+    await w.page.fill("#target", "/products/cotton-kurta");
+    await w.page.fill("#utm_source", "walkthrough");
+    await w.page.fill("#utm_medium", "qr");
+    await w.page.fill("#utm_campaign", "draft");
+    left.linkSlug = LINK_SLUG;
+    await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "created"), w.page.click("form:has(input[name=action][value=create]) button[type=submit]")]);
+    expect(await w.page.locator("[role=status]").innerText()).toContain("Short link created.");
+    expect(await linkRow().locator("td[data-clicks]").innerText()).toBe("0");
+  });
+
+  step("10. the Owner edits the link: a bad target is named next to its field, then the fixed one is saved", "10-link-edited", async () => {
+    await Promise.all([w.page.waitForURL((u) => u.searchParams.has("edit")), w.page.click(`a[aria-label="Edit ${LINK_SLUG}"]`)]);
+    expect(await w.page.inputValue("#edit-utm_campaign")).toBe("draft");
+    await w.page.fill("#edit-utm_campaign", "tour");
+    await w.page.fill("#edit-target", "products/cotton-kurta");
+    await Promise.all([w.page.waitForLoadState("load"), w.page.click("form#edit button[type=submit]")]);
+    expect(await w.page.locator("#edit-target-error").innerText()).toContain("a path that starts with a single /");
+    expect(await w.page.inputValue("#edit-target")).toBe("products/cotton-kurta");
+    expect(await w.page.inputValue("#edit-utm_campaign")).toBe("tour");
+    await w.screenshot("10-link-edit-refused");
+    await w.page.fill("#edit-target", "/products/cotton-kurta");
+    await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "updated"), w.page.click("form#edit button[type=submit]")]);
+    expect(await w.page.locator("[role=status]").innerText()).toContain("Short link saved.");
+    expect(await linkRow().innerText()).toContain("walkthrough · qr · tour");
+  });
+
+  step("11. a shopper follows /l/<slug> and lands on its target with the UTM tags", "11-link-followed", async () => {
+    await onStore(`/l/${LINK_SLUG}`);
+    const landed = new URL(w.page.url());
+    expect(landed.pathname).toBe("/products/cotton-kurta");
+    expect(Object.fromEntries(landed.searchParams)).toEqual({ utm_source: "walkthrough", utm_medium: "qr", utm_campaign: "tour" });
+    expect(await w.page.locator("h1").innerText()).toBe("Cotton Kurta");
+  });
+
+  step("12. the click is counted on the admin's Links page", "12-link-clicks", async () => {
+    await inAdmin("/links");
+    expect(await linkRow().locator("td[data-clicks]").innerText()).toBe("1");
+  });
+
+  step("13. the Owner deletes the link: the store is left as it was", "13-link-deleted", async () => {
+    await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "deleted"), w.page.click(`button[aria-label="Delete ${LINK_SLUG}"]`)]);
+    left.linkSlug = null;
+    expect(await linkRow().count()).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Node-side helpers for the browser walkthrough: the real admin Worker under `wrangler dev` on free ports,
- * against the test database that test/node/global-setup.ts prepared. Which Chromium: ./chromium.ts.
+ * Node-side helpers for the browser walkthroughs: the real admin and storefront Workers under `wrangler dev`
+ * on free ports, against the test database that test/node/global-setup.ts prepared. Which Chromium: ./chromium.ts.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -32,24 +32,88 @@ export interface AdminWorker {
   stop(): Promise<void>;
 }
 
+export interface WorkerOptions {
+  /**
+   * The local state folder (KV, Durable Objects) to use instead of a fresh one of its own. Workers given
+   * the same folder share their KV namespaces, as under `npm run dev`; the caller removes it.
+   */
+  persistTo?: string;
+}
+
+type Db = { databaseUrl: string; wsProxy: string };
+
 /**
  * `wrangler dev --env admin`, like scripts/lib/workers.ts's startWorkerProcess, but with its local state
- * (Durable Objects such as the sign-in rate limiter, KV) in a fresh temporary folder: runs never share
- * rate-limit counters with each other or with `npm run dev`. Runs in its own process group so workerd
- * goes down with it; an exit hook kills the group if the test process ends without afterAll.
+ * (Durable Objects such as the sign-in rate limiter, KV) in a fresh temporary folder unless one is given:
+ * runs never share rate-limit counters with each other or with `npm run dev`. Runs in its own process
+ * group so workerd goes down with it; an exit hook kills the group if the test process ends without afterAll.
  */
-export function startAdminWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
-  return startWorker("admin", "/login", db);
+export function startAdminWorker(db: Db, options: WorkerOptions = {}): Promise<AdminWorker> {
+  return startWorker("admin", "/login", db, options);
 }
 
 /** `wrangler dev --env storefront` the same way; shoppers reach it as http://<store host>:<port>/. */
-export function startStorefrontWorker(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
-  return startWorker("storefront", "/", db);
+export function startStorefrontWorker(db: Db, options: WorkerOptions = {}): Promise<AdminWorker> {
+  return startWorker("storefront", "/", db, options);
 }
 
-async function startWorker(name: "admin" | "storefront", probe: string, db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker> {
+/** The storefront (its URL, output and stop) with the admin beside it. */
+export interface StorefrontWithAdmin extends AdminWorker {
+  admin: AdminWorker;
+}
+
+/**
+ * The storefront and the admin at once, on one local state folder of their own: what the admin writes
+ * to the HOSTS namespace after a commit (domains, store facts) is what the storefront reads next.
+ */
+export async function startStorefrontWithAdmin(db: Db): Promise<StorefrontWithAdmin> {
+  const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-shared-"));
+  const [shop, admin] = await Promise.allSettled([startStorefrontWorker(db, { persistTo }), startAdminWorker(db, { persistTo })]);
+  const stop = async () => {
+    await Promise.all([shop, admin].map((w) => (w.status === "fulfilled" ? w.value.stop() : undefined)));
+    fs.rmSync(persistTo, { recursive: true, force: true });
+  };
+  if (shop.status === "rejected" || admin.status === "rejected") {
+    await stop();
+    throw shop.status === "rejected" ? shop.reason : (admin as PromiseRejectedResult).reason;
+  }
+  return {
+    url: shop.value.url,
+    output: () => `[storefront]\n${shop.value.output()}\n[admin]\n${admin.value.output()}`,
+    stop,
+    admin: admin.value,
+  };
+}
+
+/**
+ * The admin's RPC from Node as a signed-in member (sign-in through the real form), for a walkthrough's
+ * set-up and clean-up around what the browser does.
+ */
+export async function adminRpcAs(adminUrl: string, email: string, password: string): Promise<(procedure: string, input: unknown) => Promise<unknown>> {
+  const login = await fetch(`${adminUrl}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: adminUrl },
+    body: new URLSearchParams({ email, password }).toString(),
+    redirect: "manual",
+  });
+  const session = login.headers.getSetCookie().find((c) => c.startsWith("wc_session="))?.split(";")[0];
+  if (login.status !== 303 || !session) throw new Error(`Signing in as ${email} from Node: POST /login answered ${login.status}.`);
+  return async (procedure, input) => {
+    const res = await fetch(`${adminUrl}/api/rpc/${procedure}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: adminUrl, cookie: session },
+      body: JSON.stringify({ json: input }),
+    });
+    const body = (await res.json()) as { json: unknown };
+    if (res.status !== 200) throw new Error(`${procedure}: ${res.status} ${JSON.stringify(body)}`);
+    return body.json;
+  };
+}
+
+async function startWorker(name: "admin" | "storefront", probe: string, db: Db, options: WorkerOptions): Promise<AdminWorker> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
+  const ownState = options.persistTo === undefined;
+  const persistTo = options.persistTo ?? fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
   const vars: Record<string, string> = {
     APP_ENV: "test",
     LOG_LEVEL: "warn",
@@ -93,7 +157,7 @@ async function startWorker(name: "admin" | "storefront", probe: string, db: { da
   const stop = async () => {
     process.removeListener("exit", killGroup);
     await stopWorkerProcesses([child]);
-    fs.rmSync(persistTo, { recursive: true, force: true });
+    if (ownState) fs.rmSync(persistTo, { recursive: true, force: true });
   };
   const output = () => lines.slice(-40).join("\n");
 

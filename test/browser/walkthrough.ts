@@ -11,9 +11,9 @@ import { SCREENSHOT_DIR, type AdminWorker } from "./support";
  * asked) in .data/screenshots/. Set-up failures are kept and thrown by the first step rather than by
  * beforeAll, so they count as failed tests (vitest would report the steps as skipped otherwise).
  */
-export interface WalkthroughOptions {
-  /** Starts the Worker the steps drive. */
-  start(db: { databaseUrl: string; wsProxy: string }): Promise<AdminWorker>;
+export interface WalkthroughOptions<W extends AdminWorker> {
+  /** Starts the Worker(s) the steps drive. */
+  start(db: { databaseUrl: string; wsProxy: string }): Promise<W>;
   viewport: { width: number; height: number };
   /** The page's base URL from the Worker's (e.g. a store's hostname instead of 127.0.0.1). */
   baseUrl?(workerUrl: string): string;
@@ -23,18 +23,18 @@ export interface WalkthroughOptions {
   shootEachStep?: boolean;
 }
 
-export interface Walkthrough {
+export interface Walkthrough<W extends AdminWorker> {
   readonly page: Page;
-  readonly worker: AdminWorker;
+  readonly worker: W;
   screenshot(name: string): Promise<string>;
   step(name: string, slug: string, fn: () => Promise<void>): void;
 }
 
-export function walkthrough(options: WalkthroughOptions): Walkthrough {
+export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W>): Walkthrough<W> {
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;
   let page: Page | undefined;
-  let worker: AdminWorker | undefined;
+  let worker: W | undefined;
   let setupError: unknown;
   let reported = false;
 
@@ -65,7 +65,7 @@ export function walkthrough(options: WalkthroughOptions): Walkthrough {
     await worker?.stop();
   }, 30_000);
 
-  const session: Walkthrough = {
+  const session: Walkthrough<W> = {
     get page() {
       return page!;
     },
@@ -96,4 +96,20 @@ export function walkthrough(options: WalkthroughOptions): Walkthrough {
     },
   };
   return session;
+}
+
+/** Signs in through the admin's form; a refused or failed sign-in fails here with what the page said. */
+export async function signIn(page: Page, email: string, password: string, adminUrl = ""): Promise<void> {
+  await page.goto(`${adminUrl}/login`);
+  await page.fill("input[name=email]", email);
+  await page.fill("input[name=password]", password);
+  const answer = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/login");
+  await page.click("form[action='/login'] button[type=submit]");
+  const response = await answer;
+  if (response.status() !== 303) {
+    await page.waitForLoadState();
+    const said = (await page.locator("body").innerText()).replace(/\s+/g, " ").slice(0, 300);
+    throw new Error(`Signing in as ${email}: POST /login answered ${response.status()}, not a 303 redirect. The page says: ${said}`);
+  }
+  await page.waitForURL((u) => u.pathname !== "/login");
 }

@@ -1,11 +1,12 @@
 import { and, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { pageView, shortLink, store as storeTable, storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { call } from "../../test/call";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import worker from "./index";
+import { BEACON_POLICY } from "./links";
 
 /** Short links (`/l/<slug>`) and the page beacon, through the real storefront Worker. */
 const db = testDb();
@@ -28,8 +29,8 @@ const clicksOf = (s: TestStore, id: string) =>
 const viewsOf = (s: TestStore, path: string) =>
   withStore(db, s.id, (tx) => tx.select({ linkId: pageView.linkId }).from(pageView).where(and(eq(pageView.storeId, s.id), eq(pageView.path, path))));
 
-const beacon = (host: string, body: string, headers: Record<string, string> = {}) =>
-  send(host, "/api/beacon", { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
+const beacon = (host: string, body: string, headers: Record<string, string> = {}, env: Record<string, unknown> = {}) =>
+  call(worker, `https://${host}/api/beacon`, { method: "POST", body, headers: { host, "content-type": "application/json", ...headers } }, env);
 
 describe("short links", () => {
   it("302 to the target with the UTM tags merged into its query, and the wc_lk cookie", async () => {
@@ -152,5 +153,35 @@ describe("the page beacon", () => {
     expect((await beacon(s.hostname, JSON.stringify({ path: "/" }), { "sec-fetch-site": "cross-site" })).status).toBe(403);
     expect((await send(s.hostname, "/api/beacon")).status).toBe(404);
     expect(await viewsOf(s, "relative")).toEqual([]);
+  });
+
+  it(`limits page views to ${BEACON_POLICY.limit} per ${BEACON_POLICY.windowMs / 1000} s per IP per store: then 429 before any database work, nothing written`, async () => {
+    const s = await makeStore(db);
+    const other = await makeStore(db);
+    const ip = { "cf-connecting-ip": "198.51.100.23" };
+    const view = (path: string) => JSON.stringify({ path });
+    const statuses: number[] = [];
+    for (let sent = 0; sent < BEACON_POLICY.limit; sent += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, () => beacon(s.hostname, view("/counted"), ip)));
+      statuses.push(...batch.map((r) => r.status));
+    }
+    expect(statuses).toEqual(Array(BEACON_POLICY.limit).fill(204));
+    const over = await beacon(s.hostname, view("/over"), ip);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(over.headers.get("ratelimit-policy")).toBe(`"default";q=${BEACON_POLICY.limit};w=${BEACON_POLICY.windowMs / 1000}`);
+    expect(over.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
+    expect(((await over.json()) as { json: { code: string } }).json.code).toBe("TOO_MANY_REQUESTS");
+    // With no database to reach at all, the refusal is still a 429 (the host comes from the HOSTS cache): it never touched the database.
+    expect((await beacon(s.hostname, view("/over"), ip, { DATABASE_URL: inject("noSlotsDatabaseUrl") })).status).toBe(429);
+    expect(await viewsOf(s, "/over")).toEqual([]);
+    expect(await viewsOf(s, "/counted")).toHaveLength(BEACON_POLICY.limit);
+    // Another address at the same store, and the same address at another store, still count.
+    const next = await beacon(s.hostname, view("/other-ip"), { "cf-connecting-ip": "198.51.100.24" });
+    expect(next.status).toBe(204);
+    expect(next.headers.get("ratelimit")).toMatch(/^"default";r=119;t=\d+$/);
+    expect(await viewsOf(s, "/other-ip")).toEqual([{ linkId: null }]);
+    expect((await beacon(other.hostname, view("/same-ip"), ip)).status).toBe(204);
+    expect(await viewsOf(other, "/same-ip")).toEqual([{ linkId: null }]);
   });
 });

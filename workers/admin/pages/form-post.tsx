@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { isAppError } from "#shared/http/errors";
+import { isAppError, type AppError } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, type AdminContext, type SignedIn } from "../context";
 import { storePage } from "./chrome";
@@ -17,18 +17,27 @@ export const Notice: FC<{ notice: FormNotice | undefined }> = ({ notice }) =>
     </p>
   ) : null;
 
-type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409) => Promise<Response>;
-type Field = (name: string) => string | undefined;
+export type Field = (name: string) => string | undefined;
+
+/** A post the procedure refused with a 400 or 409: which action, what was typed, and why. */
+export interface FailedPost {
+  action: string;
+  field: Field;
+  error: AppError;
+}
+
+type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409, failed?: FailedPost) => Promise<Response>;
 
 /**
  * A settings-style form post: refuses cross-site posts and a wrong session CSRF token, runs the chosen
- * action, re-renders the page with the message of a 400 or 409, and otherwise sends the browser back
- * to `done` (303). An unknown action is a 400.
+ * action, re-renders the page with the message of a 400 or 409 (and the failed post, so a page can keep
+ * what was typed and name the field), and otherwise sends the browser back to `done` (303), which may
+ * depend on the action. An unknown action is a 400.
  */
 export async function handleFormPost(
   c: AdminContext,
   render: Render,
-  done: string,
+  done: string | ((action: string) => string),
   actions: Record<string, (signedIn: SignedIn, field: Field) => Promise<unknown>>,
   unknownAction: string,
 ): Promise<Response> {
@@ -37,13 +46,16 @@ export async function handleFormPost(
   const form = await c.req.parseBody();
   const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
-  const action = Object.hasOwn(actions, field("action") ?? "") ? actions[field("action")!] : undefined;
+  const name = field("action") ?? "";
+  const action = Object.hasOwn(actions, name) ? actions[name] : undefined;
   if (!action) return render(c, { ok: false, text: unknownAction }, 400);
   try {
     await action(signedIn, field);
   } catch (e) {
-    if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400);
+    if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) {
+      return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400, { action: name, field, error: e });
+    }
     throw e;
   }
-  return c.redirect(done, 303);
+  return c.redirect(typeof done === "string" ? done : done(name), 303);
 }

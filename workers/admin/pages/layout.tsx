@@ -22,6 +22,7 @@ select{padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;font:
 .check{display:flex;gap:.6rem;align-items:flex-start;font-weight:400;margin:.75rem 0}.check input{width:auto;margin-top:.3rem}
 .notice{padding:.75rem 1rem;border-radius:8px;border:1px solid #2e9d5b;color:#2e9d5b;margin:1rem 0}
 .alert{padding:.75rem 1rem;border-radius:8px;border:1px solid #c8453b;color:#c8453b;margin:1rem 0}
+.field-error{color:#c8453b;font-size:.875rem;margin:.25rem 0 0}input[aria-invalid=true]{border-color:#c8453b}
 ul.stores{list-style:none;padding:0}ul.stores li{margin:.5rem 0}ul.stores button{width:100%;text-align:left;margin:0;background:var(--card);color:var(--fg);border:1px solid var(--line)}
 .badge.revoked{border-color:#c8453b;color:#c8453b}.badge.expired{color:var(--muted)}
 section{margin:1.5rem 0}h2{font-size:1.125rem;margin:0 0 .5rem}.scroll{overflow-x:auto}

@@ -1,21 +1,51 @@
 import { Hono } from "hono";
-import { createLink, deleteLink, listLinks } from "#shared/procedures/links";
+import { AppError } from "#shared/http/errors";
+import { permissionDenied } from "#shared/pipeline/principal";
+import { createLink, deleteLink, listLinks, updateLink } from "#shared/procedures/links";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
-import { handleFormPost, Notice, type FormNotice } from "./form-post";
+import { handleFormPost, Notice, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
+import { EMPTY_LINK, LinkForm, linkInput, stateOfFailure, stateOfLink, type LinkFormState } from "./links-form";
 
 /**
  * Links (`/links`): the store's short links with their short URL on the primary domain, target, UTM
- * tags, clicks and credited page views; create and delete through the links procedures.
+ * tags, clicks and credited page views; create, edit (`/links?edit=<id>`) and delete through the links
+ * procedures. A member sees only the actions their role allows.
  */
 export const linksPage = new Hono<AdminEnv>();
 
-async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
-  const { chrome, signedIn } = await storePage(c);
+const linkNotFound = () => new AppError("NOT_FOUND", "Short link not found in this store.");
+
+/** The edit form's link and state: from the post that failed, else the stored link named by `?edit=`. */
+interface Editing {
+  id: string;
+  slug: string;
+  state: LinkFormState;
+}
+
+async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
+  const { chrome, signedIn, me } = await storePage(c);
+  const can = { write: me.permissions.includes("content.write"), delete: me.permissions.includes("records.delete") };
   const pageNo = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
   const { items, total } = await pageCall(c, signedIn, listLinks, { page: pageNo, pageSize: PAGE_SIZE_MAX });
+
+  const refused = failed ? stateOfFailure(failed) : undefined;
+  if (refused && refused.unplaced.length === 0) notice = { ok: false, text: "Not saved: correct the fields marked below." };
+  let editing: Editing | undefined;
+  if (failed?.action === "update") {
+    const id = failed.field("id") ?? "";
+    editing = { id, slug: items.find((l) => l.id === id)?.slug ?? refused!.draft.slug, state: refused! };
+  } else if (c.req.query("edit") !== undefined) {
+    if (!can.write) throw permissionDenied("content.write");
+    const link = items.find((l) => l.id === c.req.query("edit"));
+    if (!link) throw linkNotFound();
+    editing = { id: link.id, slug: link.slug, state: stateOfLink(link) };
+  }
+  const created = failed?.action === "create" ? refused! : EMPTY_LINK;
+  const pageQuery = pageNo > 1 ? `page=${pageNo}&` : "";
+
   return c.html(
     <AdminPage title="Links" chrome={chrome}>
       <h1>Short links</h1>
@@ -24,6 +54,9 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
         (they replace the target's own tags of the same name). Views are storefront pages seen after arriving through the link.
       </p>
       <Notice notice={notice} />
+      {editing ? (
+        <LinkForm csrf={chrome.csrf} action="update" id={editing.id} heading={`Edit /l/${editing.slug}`} submit="Save link" state={editing.state} />
+      ) : null}
       <table>
         <thead>
           <tr>
@@ -32,12 +65,12 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
             <th scope="col">UTM</th>
             <th scope="col">Clicks</th>
             <th scope="col">Views</th>
-            <th scope="col">Actions</th>
+            {can.write || can.delete ? <th scope="col">Actions</th> : null}
           </tr>
         </thead>
         <tbody>
           {items.map((l) => (
-            <tr>
+            <tr data-slug={l.slug}>
               <td>
                 <strong>{l.slug}</strong>
                 <br />
@@ -49,68 +82,56 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
               <td>
                 {[l.utm.source, l.utm.medium, l.utm.campaign, l.utm.term, l.utm.content].filter((t) => t !== null).join(" · ")}
               </td>
-              <td>{l.clicks}</td>
+              <td data-clicks>{l.clicks}</td>
               <td>{l.views}</td>
-              <td>
-                <form method="post" action="/links" class="inline">
-                  <input type="hidden" name="csrf" value={chrome.csrf} />
-                  <input type="hidden" name="id" value={l.id} />
-                  <button type="submit" name="action" value="delete" class="secondary" aria-label={`Delete ${l.slug}`}>
-                    Delete
-                  </button>
-                </form>
-              </td>
+              {can.write || can.delete ? (
+                <td>
+                  {can.write ? (
+                    <a href={`/links?${pageQuery}edit=${l.id}#edit`} aria-label={`Edit ${l.slug}`}>
+                      Edit
+                    </a>
+                  ) : null}{" "}
+                  {can.delete ? (
+                    <form method="post" action="/links" class="inline">
+                      <input type="hidden" name="csrf" value={chrome.csrf} />
+                      <input type="hidden" name="id" value={l.id} />
+                      <button type="submit" name="action" value="delete" class="secondary" aria-label={`Delete ${l.slug}`}>
+                        Delete
+                      </button>
+                    </form>
+                  ) : null}
+                </td>
+              ) : null}
             </tr>
           ))}
         </tbody>
       </table>
       {total > items.length ? <p class="muted">{`Showing ${items.length} of ${total}.`}</p> : null}
-      <form method="post" action="/links" class="card">
-        <input type="hidden" name="csrf" value={chrome.csrf} />
-        <input type="hidden" name="action" value="create" />
-        <h2>New short link</h2>
-        <label for="slug">Slug</label>
-        <input id="slug" name="slug" required maxlength={64} pattern="[a-z0-9\-]{1,64}" placeholder="summer-sale" />
-        <label for="target">Target</label>
-        <input id="target" name="target" required maxlength={2048} placeholder="/collections/sale or https://example.com/page" />
-        {UTM_FIELDS.map(([name, label, required]) => (
-          <>
-            <label for={name}>{label}</label>
-            <input id={name} name={name} required={required} maxlength={200} />
-          </>
-        ))}
-        <button type="submit">Create link</button>
-      </form>
+      {can.write ? <LinkForm csrf={chrome.csrf} action="create" heading="New short link" submit="Create link" state={created} /> : null}
     </AdminPage>,
     status,
   );
 }
 
-const UTM_FIELDS: [string, string, boolean][] = [
-  ["utm_source", "UTM source", true],
-  ["utm_medium", "UTM medium", true],
-  ["utm_campaign", "UTM campaign", true],
-  ["utm_term", "UTM term (optional)", false],
-  ["utm_content", "UTM content (optional)", false],
-];
+const DONE: Record<string, string> = { created: "Short link created.", updated: "Short link saved.", deleted: "Short link deleted." };
 
-// GET /links (content.read; without it the 403 page).
-linksPage.get("/links", async (c) => render(c, c.req.query("done") ? { ok: true, text: "Links saved." } : undefined));
+// GET /links (content.read; without it the 403 page). `?edit=<id>` opens a link of this page for editing (content.write).
+linksPage.get("/links", async (c) => {
+  const done = c.req.query("done") ?? "";
+  return render(c, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
+});
 
-// POST /links: create or delete (session CSRF token required).
+// POST /links: create, update or delete (session CSRF token required). Another store's link id is the 404 page.
 linksPage.post("/links", (c) =>
   handleFormPost(
     c,
     render,
-    "/links?done=1",
+    (action) => `/links?done=${action === "create" ? "created" : action === "update" ? "updated" : "deleted"}`,
     {
-      create: (signedIn, field) => {
-        const optional = (name: string) => field(name)?.trim() || undefined;
-        const utm = { source: field("utm_source") ?? "", medium: field("utm_medium") ?? "", campaign: field("utm_campaign") ?? "", term: optional("utm_term"), content: optional("utm_content") };
-        return pageCall(c, signedIn, createLink, { slug: field("slug") ?? "", target: field("target") ?? "", utm }, ["BAD_REQUEST", "CONFLICT"]);
-      },
-      delete: (signedIn, field) => pageCall(c, signedIn, deleteLink, { id: field("id") }, ["BAD_REQUEST"]),
+      create: (signedIn, field) => pageCall(c, signedIn, createLink, linkInput(field), ["BAD_REQUEST", "CONFLICT"]),
+      update: (signedIn, field) => pageCall(c, signedIn, updateLink, { id: field("id"), ...linkInput(field) }, ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]),
+      delete: (signedIn, field) => pageCall(c, signedIn, deleteLink, { id: field("id") }, ["BAD_REQUEST", "NOT_FOUND"]),
     },
-    "Choose create or delete.",
+    "Choose create, update or delete.",
   ),
 );
