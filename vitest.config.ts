@@ -61,7 +61,8 @@ export default defineConfig({
       workerProject("admin", ["workers/admin/**/*.test.{ts,tsx}"], ["**/*.load.test.ts"]),
       // Bursts count connections at the shared WebSocket proxy, so they run alone, after everything else.
       workerProject("admin", ["workers/admin/**/*.load.test.ts"], [], { project: "load", groupOrder: 1 }),
-      workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"]),
+      workerProject("storefront", ["workers/storefront/**/*.test.{ts,tsx}"], ["**/*.load.test.ts"]),
+      workerProject("storefront", ["workers/storefront/**/*.load.test.ts"], [], { project: "load-storefront", groupOrder: 2 }),
       workerProject(
         "worker",
         ["workers/worker/**/*.test.{ts,tsx}", "shared/**/*.test.{ts,tsx}", "test/**/*.test.{ts,tsx}"],
