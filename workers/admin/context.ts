@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { HonoEnv } from "#shared/http/app";
 import { isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
 import { logReporter } from "#shared/http/report";
+import { errorFields } from "#shared/log";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";
 import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
@@ -37,16 +38,22 @@ type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> }
 /** Runs a registered procedure for a signed-in member (the /api/rpc door and the pages). */
 export async function runForSession(c: AdminContext, session: SessionInfo, proc: Procedure, input: unknown): Promise<unknown> {
   if (isSessionProcedure(proc)) return runSessionProcedure(c.var.db, session, proc, input, { log: c.var.log });
+  // Host entries are written once the change has committed: a rolled-back change leaves KV alone.
+  const hosts: { hostname: string; storeId: string | null }[] = [];
   const outcome = await runProcedure(c.var.db, { kind: "member", userId: session.userId, storeId: session.activeStoreId }, proc, input, {
     door: "session",
     log: c.var.log,
     services: {
       revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
       hostsChanged: async (entries) => {
-        await Promise.all(entries.map((e) => writeHostEntry(c.env.HOSTS, e.hostname, e.storeId)));
+        hosts.push(...entries);
       },
     },
   });
+  // A KV write that fails never fails the committed change: the entries' 60 s hold bounds it.
+  await Promise.all(hosts.map((e) => writeHostEntry(c.env.HOSTS, e.hostname, e.storeId))).catch((e: unknown) =>
+    c.var.log.warn("storefront.hosts_write_failed", { hostnames: hosts.map((h) => h.hostname), ...errorFields(e) }),
+  );
   return outcome.kind === "done" ? outcome.output : outcome.proposal;
 }
 
