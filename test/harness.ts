@@ -12,21 +12,28 @@ import {
   cartLine,
   customer,
   discount,
+  fulfillmentOrder,
+  fulfillmentOrderLine,
   inventoryAdjustment,
   inventoryLevel,
   location,
   member,
+  orderCounter,
+  orderLine,
   page,
   pageView,
+  paymentAttempt,
   product,
   productVariant,
+  shopOrder,
   shortLink,
   staffInvitation,
   store,
   storeDomain,
   userAccount,
+  webhookReceipt,
 } from "#shared/db/schema";
-import { withStore } from "#shared/db/with-store";
+import { withStore, type StoreTx } from "#shared/db/with-store";
 
 /**
  * A database for this test file, as the runtime role (app_user), closed when the file is done. Like the
@@ -56,6 +63,38 @@ export interface TestStore {
   ownerEmail: string;
   memberId: string;
   outboxEventId: string;
+}
+
+/** One placed order with a line, a parcel, its line and a payment attempt, plus a webhook receipt. */
+async function orderFixture(tx: StoreTx, variantId: string, locationId: string): Promise<void> {
+  await tx.insert(orderCounter).values({ storeId: tx.storeId, nextNumber: 1002 });
+  const [o] = await tx
+    .insert(shopOrder)
+    .values({
+      storeId: tx.storeId,
+      number: 1001,
+      email: "buyer@example.test",
+      shippingAddress: { name: "Fixture Buyer", line1: "1 Fixture Road", city: "Mumbai", state: "IN-MH", postalCode: "400001", country: "IN" },
+      shipToState: "IN-MH",
+      paymentMethod: "gateway",
+      currency: "INR",
+      subtotal: 1000,
+      total: 1000,
+      tax: 152,
+    })
+    .returning({ id: shopOrder.id });
+  const orderId = o!.id;
+  const [line] = await tx
+    .insert(orderLine)
+    .values({ storeId: tx.storeId, orderId, variantId, productTitle: "Fixture", variantTitle: "Default", taxClass: "gst_18", quantity: 1, unitPrice: 1000, lineTotal: 1000 })
+    .returning({ id: orderLine.id });
+  const [parcel] = await tx
+    .insert(fulfillmentOrder)
+    .values({ storeId: tx.storeId, orderId, locationId, originState: "IN-MH", subtotal: 1000, tax: 152, cgst: 76, sgst: 76 })
+    .returning({ id: fulfillmentOrder.id });
+  await tx.insert(fulfillmentOrderLine).values({ storeId: tx.storeId, fulfillmentOrderId: parcel!.id, orderLineId: line!.id, quantity: 1, reserved: 0 });
+  await tx.insert(paymentAttempt).values({ storeId: tx.storeId, orderId, attempt: 1, idempotencyKey: `${orderId}:1`, provider: "local", amount: 1000 });
+  await tx.insert(webhookReceipt).values({ storeId: tx.storeId, provider: "local", eventId: `evt_${orderId}` });
 }
 
 /**
@@ -137,6 +176,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       .values({ storeId: id, slug: "fixture", target: "/", utmSource: "fixture", utmMedium: "test", utmCampaign: "fixture" })
       .returning({ id: shortLink.id });
     await tx.insert(pageView).values({ storeId: id, path: "/", linkId: link!.id });
+    await orderFixture(tx, v!.id, l!.id);
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

@@ -18,6 +18,9 @@ export const store = pgTable("store", {
   mcpReadCustomerDetails: boolean("mcp_read_customer_details").notNull().default(false),
   mcpAllowChanges: boolean("mcp_allow_changes").notNull().default(false),
   mcpChangesNeedApproval: boolean("mcp_changes_need_approval").notNull().default(true),
+  /** What an order pays for shipping (inclusive of GST), and the subtotal from which it is free. */
+  shippingFeeMinor: bigint("shipping_fee_minor", { mode: "number" }).notNull().default(0),
+  freeShippingOverMinor: bigint("free_shipping_over_minor", { mode: "number" }),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -165,6 +168,10 @@ export const location = pgTable("location", {
   name: text("name").notNull(),
   sellsOnline: boolean("sells_online").notNull().default(true),
   city: text("city"),
+  /** ISO 3166-2:IN code of where it ships from (its GST origin); null: not known (treated as another state). */
+  state: text("state"),
+  /** Reservation order among locations that sell online: lower first. */
+  priority: integer("priority").notNull().default(100),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -308,6 +315,8 @@ export const cart = pgTable("cart", {
   tokenHash: text("token_hash").notNull(),
   currency: char("currency", { length: 3 }).notNull(),
   discountId: uuid("discount_id"),
+  /** The order placed from this cart (migration 0009): a converted cart is no longer the shopper's cart. */
+  convertedOrderId: uuid("converted_order_id"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -347,4 +356,112 @@ export const pageView = pgTable("page_view", {
   path: text("path").notNull(),
   linkId: uuid("link_id"),
   viewedAt: ts("viewed_at").notNull().defaultNow(),
+});
+
+// Orders, parcels and payment attempts (migrations/0009_orders.sql) -------------------------------------
+
+const money = (name: string) => bigint(name, { mode: "number" });
+
+export const orderCounter = pgTable("order_counter", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  nextNumber: integer("next_number").notNull().default(1001),
+});
+
+export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;
+export const PAYMENT_METHODS = ["gateway", "manual_transfer"] as const;
+
+export const shopOrder = pgTable("shop_order", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  number: integer("number").notNull(),
+  cartId: uuid("cart_id"),
+  email: text("email").notNull(),
+  phone: text("phone"),
+  shippingAddress: jsonb("shipping_address").$type<Record<string, string>>().notNull(),
+  shipToState: text("ship_to_state").notNull(),
+  paymentMethod: text("payment_method", { enum: PAYMENT_METHODS }).notNull(),
+  currency: char("currency", { length: 3 }).notNull(),
+  subtotal: money("subtotal").notNull(),
+  discount: money("discount").notNull().default(0),
+  shipping: money("shipping").notNull().default(0),
+  tax: money("tax").notNull().default(0),
+  total: money("total").notNull(),
+  discountCode: text("discount_code"),
+  status: text("status", { enum: ORDER_STATUSES }).notNull().default("open"),
+  paymentStatus: text("payment_status").notNull().default("unpaid"),
+  fulfillmentStatus: text("fulfillment_status").notNull().default("unfulfilled"),
+  expiresAt: ts("expires_at"),
+  placedAt: ts("placed_at").notNull().defaultNow(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const orderLine = pgTable("order_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  variantId: uuid("variant_id"),
+  productTitle: text("product_title").notNull(),
+  variantTitle: text("variant_title").notNull(),
+  sku: text("sku"),
+  taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull(),
+  preorder: boolean("preorder").notNull().default(false),
+  quantity: integer("quantity").notNull(),
+  unitPrice: money("unit_price").notNull(),
+  lineTotal: money("line_total").notNull(),
+  discount: money("discount").notNull().default(0),
+  position: integer("position").notNull().default(0),
+});
+
+export const fulfillmentOrder = pgTable("fulfillment_order", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  locationId: uuid("location_id"),
+  originState: text("origin_state"),
+  subtotal: money("subtotal").notNull(),
+  discount: money("discount").notNull().default(0),
+  shipping: money("shipping").notNull().default(0),
+  tax: money("tax").notNull().default(0),
+  cgst: money("cgst").notNull().default(0),
+  sgst: money("sgst").notNull().default(0),
+  igst: money("igst").notNull().default(0),
+  position: integer("position").notNull().default(0),
+  createdAt: createdAt(),
+});
+
+export const fulfillmentOrderLine = pgTable("fulfillment_order_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  fulfillmentOrderId: uuid("fulfillment_order_id").notNull(),
+  orderLineId: uuid("order_line_id").notNull(),
+  quantity: integer("quantity").notNull(),
+  reserved: integer("reserved").notNull(),
+});
+
+export const PAYMENT_ATTEMPT_STATUSES = ["created", "pending", "authorized", "captured", "refunded", "failed"] as const;
+
+export const paymentAttempt = pgTable("payment_attempt", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  attempt: integer("attempt").notNull(),
+  idempotencyKey: text("idempotency_key").notNull(),
+  provider: text("provider").notNull(),
+  providerRef: text("provider_ref"),
+  providerPaymentId: text("provider_payment_id"),
+  status: text("status", { enum: PAYMENT_ATTEMPT_STATUSES }).notNull().default("created"),
+  amount: money("amount").notNull(),
+  lastError: text("last_error"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const webhookReceipt = pgTable("webhook_receipt", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  provider: text("provider").notNull(),
+  eventId: text("event_id").notNull(),
+  receivedAt: ts("received_at").notNull().defaultNow(),
 });

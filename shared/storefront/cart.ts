@@ -8,7 +8,7 @@
  * (null when none). A code attached earlier that is no longer live (expired, disabled, used up) takes
  * nothing off and is not shown; checkout re-checks anyway.
  */
-import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, inArray, isNull, eq, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { randomSecret, sha256Hex } from "../auth/tokens";
 import { cart, cartLine, CART_LINE_QUANTITY_MAX, discount, product, productVariant, store } from "../db/schema";
@@ -61,7 +61,8 @@ export async function findCart(tx: StoreTx, token: string | undefined, lock: boo
   const query = tx
     .select({ id: cart.id, currency: cart.currency })
     .from(cart)
-    .where(and(eq(cart.storeId, tx.storeId), eq(cart.tokenHash, await sha256Hex(token))));
+    // A converted cart is an order now: the shopper's next change starts a new cart (with a new token).
+    .where(and(eq(cart.storeId, tx.storeId), eq(cart.tokenHash, await sha256Hex(token)), isNull(cart.convertedOrderId)));
   const [row] = lock ? await query.for("update") : await query;
   return row;
 }
