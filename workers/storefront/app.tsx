@@ -9,6 +9,7 @@ import { cachedPage, edgeCacheKey, type CacheStatus } from "./edge-cache";
 import { beacon } from "./links";
 import { hasPasswordCookie, password } from "./password";
 import { cartRoutes } from "./cart";
+import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
 
 export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables"]>({
@@ -52,6 +53,7 @@ app.use(async function storefrontGate(c, next) {
 
 app.route("/", password);
 app.route("/", cartRoutes);
+app.route("/", checkout);
 app.route("/", beacon);
 
 // Every other path is a page: the password page while the store's password is on and the shopper has
