@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { TAX_CLASSES, type TaxClass } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import type { GstRates } from "./gst";
+
+// India keeps one time zone, UTC+05:30, with no daylight saving.
+const IST_OFFSET_MS = 330 * 60_000;
+
+/** The calendar day in India at an instant (YYYY-MM-DD): the day whose GST rates apply to a supply then. */
+export const indianDate = (at: Date): string => new Date(at.getTime() + IST_OFFSET_MS).toISOString().slice(0, 10);
+
+const day = z.iso.date();
+
+/**
+ * The rate in force for every tax class on a day in India (a Date is taken as the instant of supply), in
+ * one query on the global gst_rate table (migration 0010). Any unit of work may read it.
+ */
+export async function ratesOn(tx: StoreTx, on: Date | string): Promise<GstRates> {
+  const date = typeof on === "string" ? day.parse(on) : indianDate(on);
+  const { rows } = await tx.$client.query<{ tax_class: TaxClass; rate_bp: number }>(
+    `select distinct on (tax_class) tax_class, rate_bp from gst_rate
+     where effective_from <= $1::date order by tax_class, effective_from desc`,
+    [date],
+  );
+  const found = new Map(rows.map((r) => [r.tax_class, r.rate_bp]));
+  const missing = TAX_CLASSES.filter((c) => !found.has(c));
+  if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
+  return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, number>;
+}
