@@ -16,6 +16,8 @@ export interface SeedLocation {
   name: string;
   sellsOnline: boolean;
   city: string;
+  /** ISO 3166-2:IN: where it ships from (the GST origin). */
+  state: string;
 }
 
 export interface SeedVariant {
@@ -81,8 +83,8 @@ const BQ = "boutique";
 
 const DEMO: StoreSeed = {
   locations: [
-    { key: WH, name: "Mumbai Warehouse", sellsOnline: true, city: "Mumbai" },
-    { key: BQ, name: "Bandra Boutique", sellsOnline: false, city: "Mumbai" },
+    { key: WH, name: "Mumbai Warehouse", sellsOnline: true, city: "Mumbai", state: "IN-MH" },
+    { key: BQ, name: "Bandra Boutique", sellsOnline: false, city: "Mumbai", state: "IN-MH" },
   ],
   products: [
     {
@@ -304,7 +306,7 @@ const DEMO: StoreSeed = {
 const DL = "delhi";
 
 const OTHER: StoreSeed = {
-  locations: [{ key: DL, name: "Delhi Warehouse", sellsOnline: true, city: "New Delhi" }],
+  locations: [{ key: DL, name: "Delhi Warehouse", sellsOnline: true, city: "New Delhi", state: "IN-DL" }],
   products: [
     {
       handle: "phulkari-dupatta", title: "Phulkari Dupatta", status: "active", vendor: "Patiala Phulkari", hsnCode: "6214",

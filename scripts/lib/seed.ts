@@ -64,11 +64,17 @@ async function seedStoreData(client: pg.Client, storeId: string, data: StoreSeed
   let inserted = 0;
 
   inserted += await run(
-    `insert into location (store_id, name, sells_online, city)
-     select $1::uuid, l.name, l.sells_online, l.city
-     from jsonb_to_recordset($2::jsonb) as l(name text, sells_online boolean, city text)
+    `insert into location (store_id, name, sells_online, city, state)
+     select $1::uuid, l.name, l.sells_online, l.city, l.state
+     from jsonb_to_recordset($2::jsonb) as l(name text, sells_online boolean, city text, state text)
      on conflict (store_id, name) do nothing`,
-    data.locations.map((l) => ({ name: l.name, sells_online: l.sellsOnline, city: l.city })),
+    data.locations.map((l) => ({ name: l.name, sells_online: l.sellsOnline, city: l.city, state: l.state })),
+  );
+  // Databases seeded before locations had a state (migration 0009) get it once; not counted as new data.
+  await client.query(
+    `update location l set state = s.state from jsonb_to_recordset($2::jsonb) as s(name text, state text)
+     where l.store_id = $1::uuid and l.name = s.name and l.state is null`,
+    [storeId, json(data.locations.map((l) => ({ name: l.name, state: l.state })))],
   );
 
   inserted += await run(

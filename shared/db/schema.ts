@@ -3,7 +3,7 @@
  * grants and functions that drizzle does not model); test/schema.test.ts fails if the two drift.
  */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, char, index, integer, jsonb, pgTable, text, timestamp, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, char, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -465,3 +465,14 @@ export const webhookReceipt = pgTable("webhook_receipt", {
   eventId: text("event_id").notNull(),
   receivedAt: ts("received_at").notNull().defaultNow(),
 });
+
+/** GST rate per tax class from a day on (migration 0010); global, read-only for the runtime (docs/gst.md). */
+export const gstRate = pgTable(
+  "gst_rate",
+  {
+    taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull(),
+    effectiveFrom: date("effective_from", { mode: "string" }).notNull(),
+    rateBp: integer("rate_bp").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taxClass, t.effectiveFrom] })],
+);

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { sha256Hex } from "../auth/tokens";
 import { emit } from "../db/outbox";
+import type { TaxClass } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
-import { indianStateSchema, orderMoney, type IndianStateCode } from "./gst";
+import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
 import { ratesOn } from "./gst-rates";
 import { loadOrderView, type OrderView } from "./order-view";
 import { planReservation, type StockRow } from "./reservation";
@@ -56,7 +57,7 @@ export interface Placed {
 
 const emptyCart = () => new AppError("CONFLICT", "Your cart is empty: add a product before checking out.", { reason: "empty_cart" });
 
-interface CartLineRow {
+type CartLineRow = {
   line_id: string;
   variant_id: string;
   quantity: number;
@@ -67,7 +68,7 @@ interface CartLineRow {
   preorder: boolean;
   unit_price: string;
   product_status: string;
-}
+};
 
 export async function placeOrder(tx: StoreTx, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
   if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
@@ -141,10 +142,10 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   const destination = input.shippingAddress.state as IndianStateCode;
   const money = orderMoney({
     parcels: plan.parcels.map((p) => ({
-      originState: (stateOf.get(p.locationId) ?? null) as IndianStateCode | null,
+      originState: originOf(stateOf.get(p.locationId)),
       lines: p.lines.map((pl) => {
         const l = lineOf.get(pl.variantId)!;
-        return { taxClass: l.tax_class as never, amount: Number(l.unit_price) * pl.quantity };
+        return { taxClass: l.tax_class as TaxClass, amount: Number(l.unit_price) * pl.quantity };
       }),
     })),
     discount: taken.amount,
@@ -240,6 +241,8 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     replayed: false,
   };
 }
+
+const originOf = (state: string | null | undefined): IndianStateCode | null => (state && isIndianStateCode(state) ? state : null);
 
 /** The order of a converted cart with its newest payment attempt. */
 async function replay(tx: StoreTx, orderId: string): Promise<Placed> {

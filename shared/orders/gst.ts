@@ -60,7 +60,8 @@ export interface ParcelTaxInput {
   /** The parcel's share of the order's shipping, inclusive of GST. */
   shipping: number;
   /** The state of the location the parcel ships from. */
-  originState: IndianStateCode;
+  /** Null when the location's state is not known: treated as another state (IGST; the tax is the same). */
+  originState: IndianStateCode | null;
   /** The ship-to state (the place of supply). */
   destinationState: IndianStateCode;
   rates: GstRates;
@@ -147,7 +148,7 @@ export function splitProportionally(whole: number, weights: readonly number[]): 
  */
 export function parcelTax(input: ParcelTaxInput): ParcelTax {
   const { lines, shipping, rates } = input;
-  assertState(input.originState, "originState");
+  if (input.originState !== null) assertState(input.originState, "originState");
   assertState(input.destinationState, "destinationState");
   assertMinor(shipping, "shipping");
   if (lines.length === 0) throw new RangeError("a parcel has at least one line");
@@ -192,7 +193,7 @@ export function parcelTax(input: ParcelTaxInput): ParcelTax {
 
 export interface OrderMoneyInput {
   /** Lines carry their totals before discount (unit price × quantity, inclusive). */
-  parcels: readonly { lines: readonly TaxLine[]; originState: IndianStateCode }[];
+  parcels: readonly { lines: readonly TaxLine[]; originState: IndianStateCode | null }[];
   /** The order's discount (at most the subtotal) and shipping, both inclusive of GST. */
   discount: number;
   shipping: number;

@@ -95,7 +95,8 @@ describe("checkout", () => {
     // One location (the hub) has all 3: fewest parcels wins over the warehouse's priority.
     const parcels = (res.body.order as { parcels: Record<string, unknown>[]; tax: number }).parcels;
     expect(parcels).toHaveLength(1);
-    expect(parcels[0]).toMatchObject({ locationId: second.id, subtotal: 3000, cgst: 0, sgst: 0, igst: 0, tax: 458 });
+    // Karnataka → Karnataka: CGST + SGST, halves of ₹30.00 × 18/118 = 457.6 → 458 paise.
+    expect(parcels[0]).toMatchObject({ locationId: second.id, subtotal: 3000, cgst: 229, sgst: 229, igst: 0, tax: 458 });
 
     const other = new Shopper(s.hostname);
     await other.add(s.variantId, 2);
