@@ -1,0 +1,204 @@
+/**
+ * The two status routines' pure decisions (docs/order-status.md): which status a payment attempt may move
+ * to, and what an order's payment_status, fulfillment_status and open/completed status are, given its rows.
+ * No database, no clock: the statements that read the rows and write the answers live elsewhere.
+ */
+
+// ---- Payment attempts --------------------------------------------------------------------------------
+
+export const ATTEMPT_STATUSES = ["created", "pending", "authorized", "captured", "refunded", "failed"] as const;
+export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+
+/**
+ * The one order of attempt states; an attempt only ever moves to a higher rank, jumps allowed.
+ * `failed` sits after `authorized` and before `captured`: nothing that holds no money leaves it, but a
+ * late capture does (the gateway timed out or said failed, then the money moved after all), and so does
+ * a refund report, which proves a capture happened even when its own report has not arrived yet.
+ */
+export const ATTEMPT_RANK: Readonly<Record<AttemptStatus, number>> = {
+  created: 0,
+  pending: 1,
+  authorized: 2,
+  failed: 3,
+  captured: 4,
+  refunded: 5,
+};
+
+export type AttemptRefusal = "same" | "backwards" | "terminal";
+export type AttemptDecision = { apply: true; to: AttemptStatus } | { apply: false; reason: AttemptRefusal };
+
+/**
+ * Whether an attempt at `current` moves when a trigger (webhook, client confirmation, 'Mark as paid',
+ * expiry reconciliation) reports `requested`. Because it always keeps the higher rank, any order of any
+ * set of reports ends in the same state, and a repeated report changes nothing.
+ */
+export function decideAttemptStatus(current: AttemptStatus, requested: AttemptStatus): AttemptDecision {
+  const from = rankOf(current);
+  const to = rankOf(requested);
+  if (to > from) return { apply: true, to: requested };
+  if (to === from) return { apply: false, reason: "same" };
+  return { apply: false, reason: current === "refunded" || current === "failed" ? "terminal" : "backwards" };
+}
+
+// ---- Orders -----------------------------------------------------------------------------------------
+
+export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export const PAYMENT_STATUSES = [
+  "unpaid",
+  "pending",
+  "authorized",
+  "partially_paid",
+  "paid",
+  "partially_refunded",
+  "refunded",
+] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export const FULFILLMENT_STATUSES = [
+  "unfulfilled",
+  "partially_fulfilled",
+  "fulfilled",
+  "rto_initiated",
+  "delivered",
+  "rto_delivered",
+] as const;
+export type FulfillmentStatus = (typeof FULFILLMENT_STATUSES)[number];
+
+export const SHIPMENT_STATUSES = [
+  "pending",
+  "in_transit",
+  "delivered",
+  "rto_initiated",
+  "rto_delivered",
+  "cancelled",
+] as const;
+export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number];
+
+/** Where one parcel is, from all of its shipments. */
+export type ParcelState = "unshipped" | "shipped" | "rto_initiated" | "delivered" | "rto_delivered";
+
+/** The rows recompute reads. Money in minor units; refunds are completed refunds only. */
+export interface OrderFacts {
+  status: OrderStatus;
+  total: number;
+  attempts: readonly { status: AttemptStatus; amount: number }[];
+  refunds: readonly { amount: number }[];
+  parcels: readonly { id: string }[];
+  shipments: readonly { parcelId: string; status: ShipmentStatus }[];
+}
+
+export interface OrderStatuses {
+  paymentStatus: PaymentStatus;
+  fulfillmentStatus: FulfillmentStatus;
+  status: OrderStatus;
+}
+
+export type OrderStatusProblem =
+  | "unknown_status"
+  | "bad_amount"
+  | "refunds_exceed_captures"
+  | "no_parcels"
+  | "duplicate_parcel"
+  | "unknown_parcel";
+
+/**
+ * Rows that no valid sequence of writes produces. Thrown, never clamped: recompute runs in the writer's
+ * transaction, so the write that broke the invariant (say, a refund past what was captured) rolls back.
+ */
+export class OrderStatusError extends Error {
+  readonly problem: OrderStatusProblem;
+
+  constructor(problem: OrderStatusProblem, message: string) {
+    super(message);
+    this.name = "OrderStatusError";
+    this.problem = problem;
+  }
+}
+
+/** Payment statuses that let an order complete: paid in full (maybe partly refunded since), or all given back. */
+export const SETTLED_PAYMENT: readonly PaymentStatus[] = ["paid", "partially_refunded", "refunded"];
+/** Fulfillment statuses under which every parcel has reached its end. */
+export const ARRIVED_FULFILLMENT: readonly FulfillmentStatus[] = ["delivered", "rto_delivered"];
+
+/** The only source of payment_status, fulfillment_status and the open/completed move. */
+export function recomputeOrder(facts: OrderFacts): OrderStatuses {
+  if (!ORDER_STATUSES.includes(facts.status)) throw unknownStatus("order", facts.status);
+  const paymentStatus = paymentStatusOf(facts);
+  const fulfillmentStatus = fulfillmentStatusOf(facts);
+  if (facts.status === "cancelled" || facts.status === "expired") {
+    return { paymentStatus, fulfillmentStatus, status: facts.status };
+  }
+  const done = SETTLED_PAYMENT.includes(paymentStatus) && ARRIVED_FULFILLMENT.includes(fulfillmentStatus);
+  return { paymentStatus, fulfillmentStatus, status: done ? "completed" : "open" };
+}
+
+/** First match wins. Captured money is the attempts at `captured` or `refunded`; refunds are the refund rows. */
+export function paymentStatusOf(facts: Pick<OrderFacts, "total" | "attempts" | "refunds">): PaymentStatus {
+  const total = money(facts.total, "total");
+  let captured = 0n;
+  let authorized = false;
+  let pending = false;
+  for (const attempt of facts.attempts) {
+    const amount = money(attempt.amount, "attempt amount");
+    if (rankOf(attempt.status) >= ATTEMPT_RANK.captured) captured += amount;
+    authorized ||= attempt.status === "authorized";
+    pending ||= attempt.status === "pending";
+  }
+  const refunded = facts.refunds.reduce((sum, refund) => sum + money(refund.amount, "refund amount"), 0n);
+  if (refunded > captured) {
+    throw new OrderStatusError("refunds_exceed_captures", `Refunds (${refunded}) exceed captures (${captured})`);
+  }
+  if (captured > 0n && refunded === captured) return "refunded";
+  if (captured >= total) return captured - refunded >= total ? "paid" : "partially_refunded";
+  if (captured > 0n) return "partially_paid";
+  if (authorized) return "authorized";
+  return pending ? "pending" : "unpaid";
+}
+
+/** One parcel's state from its shipments, whatever their order: first match wins, cancelled ones ignored. */
+export function parcelStateOf(statuses: readonly ShipmentStatus[]): ParcelState {
+  for (const status of statuses) if (!SHIPMENT_STATUSES.includes(status)) throw unknownStatus("shipment", status);
+  if (statuses.includes("delivered")) return "delivered";
+  if (statuses.includes("pending") || statuses.includes("in_transit")) return "shipped";
+  if (statuses.includes("rto_initiated")) return "rto_initiated";
+  if (statuses.includes("rto_delivered")) return "rto_delivered";
+  return "unshipped";
+}
+
+export function fulfillmentStatusOf(facts: Pick<OrderFacts, "parcels" | "shipments">): FulfillmentStatus {
+  if (facts.parcels.length === 0) throw new OrderStatusError("no_parcels", "An order has at least one parcel");
+  const byParcel = new Map<string, ShipmentStatus[]>();
+  for (const parcel of facts.parcels) {
+    if (byParcel.has(parcel.id)) throw new OrderStatusError("duplicate_parcel", `Parcel ${parcel.id} is listed twice`);
+    byParcel.set(parcel.id, []);
+  }
+  for (const shipment of facts.shipments) {
+    const list = byParcel.get(shipment.parcelId);
+    if (!list) throw new OrderStatusError("unknown_parcel", `Shipment of parcel ${shipment.parcelId}, not this order's`);
+    list.push(shipment.status);
+  }
+  const states = new Set([...byParcel.values()].map(parcelStateOf));
+  if (states.has("unshipped")) return states.size === 1 ? "unfulfilled" : "partially_fulfilled";
+  if (states.has("rto_initiated")) return "rto_initiated";
+  if (states.has("shipped")) return "fulfilled";
+  return states.has("rto_delivered") ? "rto_delivered" : "delivered";
+}
+
+// The types already say so; rows and reports read from outside are checked here once more.
+function rankOf(status: AttemptStatus): number {
+  if (!ATTEMPT_STATUSES.includes(status)) throw unknownStatus("attempt", status);
+  return ATTEMPT_RANK[status];
+}
+
+function money(value: number, what: string): bigint {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new OrderStatusError("bad_amount", `The ${what} must be whole minor units, 0 or more; got ${value}`);
+  }
+  return BigInt(value);
+}
+
+function unknownStatus(kind: string, value: unknown): OrderStatusError {
+  return new OrderStatusError("unknown_status", `Unknown ${kind} status: ${String(value)}`);
+}
