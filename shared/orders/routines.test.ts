@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { applyPaymentStatus, type PaymentTrigger } from "./routines";
+import type { AttemptStatus } from "./status";
+
+/** The status-apply routine and the recompute around their pure decisions, on real rows (makeStore's fixture order). */
+const db = testDb();
+
+async function fixture(): Promise<{ store: TestStore; orderId: string; attemptId: string }> {
+  const store = await makeStore(db);
+  const [row] = await withStore(db, store.id, async (tx) => (await tx.$client.query("select id, order_id from payment_attempt")).rows);
+  return { store, orderId: row.order_id, attemptId: row.id };
+}
+const apply = (s: TestStore, attemptId: string, to: AttemptStatus, trigger: PaymentTrigger = "webhook") =>
+  withStore(db, s.id, (tx) => applyPaymentStatus(tx, attemptId, to, trigger));
+const orderOf = (s: TestStore, id: string) =>
+  withStore(db, s.id, async (tx) => (await tx.$client.query("select status, payment_status from shop_order where id = $1", [id])).rows[0]);
+const events = (s: TestStore, kind: string) =>
+  withStore(db, s.id, async (tx) => Number((await tx.$client.query("select count(*) as n from outbox_event where kind = $1", [kind])).rows[0].n));
+
+describe("the payment status routine", () => {
+  it("moves forward only, recomputes the order, and writes order.paid once", async () => {
+    const { store, orderId, attemptId } = await fixture();
+    expect(await apply(store, attemptId, "pending", "gateway")).toMatchObject({ applied: true, status: "pending", order: { paymentStatus: "pending", status: "open" } });
+    expect(await apply(store, attemptId, "captured")).toMatchObject({ applied: true, status: "captured", order: { paymentStatus: "paid" } });
+    expect(await apply(store, attemptId, "captured", "client_confirmation")).toMatchObject({ applied: false, status: "captured" });
+    expect(await apply(store, attemptId, "authorized")).toMatchObject({ applied: false, status: "captured" });
+    expect(await orderOf(store, orderId)).toEqual({ status: "open", payment_status: "paid" });
+    expect(await events(store, "order.paid")).toBe(1);
+  });
+
+  it("racing triggers capture once: 10 concurrent captures, one applied, one order.paid", async () => {
+    const { store, attemptId } = await fixture();
+    const triggers: PaymentTrigger[] = ["webhook", "client_confirmation", "mark_paid", "expiry_reconciliation", "webhook"];
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => apply(store, attemptId, "captured", triggers[i % triggers.length])));
+    expect(results.filter((r) => r.applied)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.status))).toEqual(new Set(["captured"]));
+    expect(await events(store, "order.paid")).toBe(1);
+  });
+
+  it("a gateway failure marks the attempt failed and the order stays open and unpaid; a late capture still counts", async () => {
+    const { store, orderId, attemptId } = await fixture();
+    const failed = await withStore(db, store.id, (tx) => applyPaymentStatus(tx, attemptId, "failed", "gateway", { error: "gateway unavailable" }));
+    expect(failed).toMatchObject({ applied: true, status: "failed", order: { status: "open", paymentStatus: "unpaid" } });
+    expect(await events(store, "payment.failed")).toBe(1);
+    expect(await apply(store, attemptId, "pending")).toMatchObject({ applied: false, status: "failed" });
+    expect(await apply(store, attemptId, "captured")).toMatchObject({ applied: true, order: { paymentStatus: "paid" } });
+    expect(await orderOf(store, orderId)).toEqual({ status: "open", payment_status: "paid" });
+  });
+
+  it("another store's attempt is not found", async () => {
+    const [a, b] = [await fixture(), await fixture()];
+    await expect(apply(a.store, b.attemptId, "captured")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await orderOf(b.store, b.orderId)).toEqual({ status: "open", payment_status: "unpaid" });
+  });
+});
