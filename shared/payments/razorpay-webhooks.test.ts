@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import { hmacSha256Hex } from "./crypto";
+import { razorpayGateway } from "./razorpay";
+import { RAZORPAY_EVENT_STATUS } from "./razorpay-entities";
+import { razorpayServer } from "./razorpay-server";
+import { webhookRequest, type SignedWebhook } from "./razorpay-sim";
+import { createInput } from "./testing";
+
+async function paidOrder(outcome: "authorized" | "captured" | "failed" = "captured") {
+  const server = razorpayServer();
+  const gateway = razorpayGateway({ keyId: server.keyId, keySecret: server.keySecret, baseUrl: "https://razorpay.local", fetch: server.fetch });
+  const { providerRef } = await gateway.createPayment(createInput(1, { amount: 49_900 }));
+  const paid = await server.pay(providerRef, outcome);
+  return { server, gateway, providerRef, ...paid };
+}
+
+const headersOf = (w: SignedWebhook) => new Headers(w.headers);
+
+describe("Razorpay webhooks: X-Razorpay-Signature over the raw body, deduped by X-Razorpay-Event-Id", () => {
+  it("maps each event we act on to the attempt status it means", async () => {
+    const { server, gateway, providerRef, payment, webhooks } = await paidOrder("captured");
+    expect(webhooks.map((w) => w.event)).toEqual(["payment.authorized", "payment.captured", "order.paid"]);
+    const seen = [];
+    for (const w of webhooks) seen.push(await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret));
+    expect(seen).toEqual([
+      { kind: "payment", eventId: webhooks[0]!.eventId, event: "payment.authorized", providerRef, status: "authorized", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
+      { kind: "payment", eventId: webhooks[1]!.eventId, event: "payment.captured", providerRef, status: "captured", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
+      { kind: "payment", eventId: webhooks[2]!.eventId, event: "order.paid", providerRef, status: "captured", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
+    ]);
+  });
+
+  it("payment.failed → failed; refund.processed → refunded with the refund's amount and id", async () => {
+    const failed = await paidOrder("failed");
+    const [w] = failed.webhooks;
+    expect(await failed.gateway.verifyWebhook(w!.body, headersOf(w!), failed.server.webhookSecret)).toMatchObject({ event: "payment.failed", status: "failed", providerRef: failed.providerRef });
+
+    const { server, gateway, providerRef, payment } = await paidOrder("captured");
+    const refund = await gateway.refund(payment.id, 10_000, "refund-key-0001");
+    const r = await server.refundWebhook(refund.refundId);
+    expect(await gateway.verifyWebhook(r.body, headersOf(r), server.webhookSecret)).toEqual({
+      kind: "payment",
+      eventId: r.eventId,
+      event: "refund.processed",
+      providerRef,
+      status: "refunded",
+      amount: 10_000,
+      currency: "INR",
+      providerPaymentId: payment.id,
+      refundId: refund.refundId,
+    });
+  });
+
+  it("the mapping table is exactly the five events", () => {
+    expect(RAZORPAY_EVENT_STATUS).toEqual({
+      "payment.authorized": "authorized",
+      "payment.captured": "captured",
+      "payment.failed": "failed",
+      "order.paid": "captured",
+      "refund.processed": "refunded",
+    });
+  });
+
+  it("a redelivery carries the same event id (the dedupe key)", async () => {
+    const { server, gateway, webhooks } = await paidOrder();
+    const w = webhooks[1]!;
+    const a = await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret);
+    const b = await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret);
+    expect(a?.eventId).toBe(w.eventId);
+    expect(b?.eventId).toBe(a?.eventId);
+  });
+
+  it("wrong secret, tampered body, missing or altered signature → null", async () => {
+    const { server, gateway, webhooks } = await paidOrder();
+    const w = webhooks[1]!;
+    expect(await gateway.verifyWebhook(w.body, headersOf(w), "another-webhook-secret")).toBeNull();
+    expect(await gateway.verifyWebhook(w.body.replace('"amount":49900', '"amount":100'), headersOf(w), server.webhookSecret)).toBeNull();
+    expect(await gateway.verifyWebhook(`${w.body} `, headersOf(w), server.webhookSecret)).toBeNull();
+    const unsigned = headersOf(w);
+    unsigned.delete("x-razorpay-signature");
+    expect(await gateway.verifyWebhook(w.body, unsigned, server.webhookSecret)).toBeNull();
+    const truncated = headersOf(w);
+    truncated.set("x-razorpay-signature", w.headers["x-razorpay-signature"]!.slice(0, -1));
+    expect(await gateway.verifyWebhook(w.body, truncated, server.webhookSecret)).toBeNull();
+    expect(await gateway.verifyWebhook(w.body, headersOf(w), "")).toBeNull();
+  });
+
+  it("a signed event we do not act on is acknowledged and ignored; without an event id the body's digest is the key", async () => {
+    const { server, gateway } = await paidOrder();
+    const body = JSON.stringify({ entity: "event", account_id: "acc_x", event: "refund.created", contains: [], payload: {}, created_at: 1 });
+    const headers = new Headers({ "x-razorpay-signature": await hmacSha256Hex(server.webhookSecret, body) });
+    const result = await gateway.verifyWebhook(body, headers, server.webhookSecret);
+    expect(result).toMatchObject({ kind: "ignored", event: "refund.created" });
+    expect(result?.eventId).toMatch(/^body:[0-9a-f]{40}$/);
+    expect((await gateway.verifyWebhook(body, headers, server.webhookSecret))?.eventId).toBe(result?.eventId);
+  });
+
+  it("arrives at a route as Razorpay sends it: the raw body read from the request verifies", async () => {
+    const { server, gateway, webhooks } = await paidOrder();
+    const request = webhookRequest("https://worker.local/webhooks/payments/razorpay/store-1", webhooks[1]!);
+    expect(await gateway.verifyWebhook(await request.text(), request.headers, server.webhookSecret)).toMatchObject({ status: "captured" });
+  });
+});
+
+describe("Razorpay Checkout's confirmation: HMAC-SHA256(key_secret, order_id|payment_id)", () => {
+  it("a right signature proves the payment authorized", async () => {
+    const { server, gateway, providerRef, payment, confirmation } = await paidOrder("captured");
+    expect(await gateway.verifyClientConfirmation(confirmation, server.keySecret)).toEqual({ providerRef, providerPaymentId: payment.id, status: "authorized" });
+  });
+
+  it("a wrong secret, another payment's id, a forged signature or missing fields → null", async () => {
+    const { server, gateway, confirmation } = await paidOrder("captured");
+    expect(await gateway.verifyClientConfirmation(confirmation, "another-secret")).toBeNull();
+    expect(await gateway.verifyClientConfirmation({ ...confirmation, razorpay_payment_id: "pay_Other0000000001" }, server.keySecret)).toBeNull();
+    expect(await gateway.verifyClientConfirmation({ ...confirmation, razorpay_signature: "0".repeat(64) }, server.keySecret)).toBeNull();
+    expect(await gateway.verifyClientConfirmation({ razorpay_order_id: confirmation!.razorpay_order_id }, server.keySecret)).toBeNull();
+    expect(await gateway.verifyClientConfirmation("not an object", server.keySecret)).toBeNull();
+  });
+
+  it("a failed payment brings no confirmation", async () => {
+    const { confirmation } = await paidOrder("failed");
+    expect(confirmation).toBeUndefined();
+  });
+});
