@@ -35,7 +35,7 @@ export class Shopper {
 
   constructor(readonly host: string) {}
 
-  async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, env: Record<string, unknown> = {}): Promise<Answer> {
     const h: Record<string, string> = { host: this.host, ...headers };
     if (this.cookie) h["cookie"] = `wc_cart=${this.cookie}`;
     let payload: string | undefined;
@@ -49,7 +49,7 @@ export class Shopper {
       h["content-type"] ??= "application/json";
       payload = JSON.stringify(body);
     }
-    const res = await call(worker, `http://storefront.test${path}`, { method, headers: h, body: payload, redirect: "manual" });
+    const res = await call(worker, `http://storefront.test${path}`, { method, headers: h, body: payload, redirect: "manual" }, env);
     const set = /(?:^|,\s*)wc_cart=([^;]*)/.exec(res.headers.get("set-cookie") ?? "");
     if (set) this.cookie = set[1];
     const text = await res.text();

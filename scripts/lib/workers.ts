@@ -32,6 +32,9 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
   const vars: Record<string, string> = {
     APP_ENV: "development",
     LOG_LEVEL: o.logLevel ?? "info",
+    // The local payment gateway: make-believe payments, allowed only in development and tests.
+    PAYMENT_GATEWAY: "local",
+    LOCAL_GATEWAY_SECRET: "local-gateway-development-secret",
     DATABASE_URL: o.db.appUrl,
     ...(o.db.wsProxy ? { DB_WS_PROXY: o.db.wsProxy } : {}),
   };

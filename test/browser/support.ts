@@ -116,6 +116,8 @@ async function startWorker(name: "admin" | "storefront", probe: string, db: Db, 
   const persistTo = options.persistTo ?? fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
   const vars: Record<string, string> = {
     APP_ENV: "test",
+    PAYMENT_GATEWAY: "local",
+    LOCAL_GATEWAY_SECRET: "local-gateway-test-secret",
     LOG_LEVEL: "warn",
     DATABASE_URL: db.databaseUrl,
     ...(db.wsProxy ? { DB_WS_PROXY: db.wsProxy } : {}),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
+import { deriveLocalSecret, localConfirmationFields } from "#shared/payments/local-protocol";
 import { cartOf, makeShop, Shopper, type ShopStore } from "../../test/storefront";
 
 /** POST /api/checkout through the real storefront Worker against real Postgres (issue 11 parts 1-3). */
@@ -30,13 +31,15 @@ describe("checkout", () => {
     expect(res.status).toBe(201);
     const { order: o, payment, replayed } = res.body as { order: Record<string, unknown> & { id: string; parcels: Record<string, number>[] }; payment: Record<string, unknown>; replayed: boolean };
     expect(replayed).toBe(false);
-    expect(o).toMatchObject({ number: 1002, email: "asha@example.test", status: "open", paymentStatus: "unpaid", fulfillmentStatus: "unfulfilled", currency: "INR", subtotal: 2000, discount: 0, shipping: 0, total: 2000 });
+    expect(o).toMatchObject({ number: 1002, email: "asha@example.test", status: "open", paymentStatus: "pending", fulfillmentStatus: "unfulfilled", currency: "INR", subtotal: 2000, discount: 0, shipping: 0, total: 2000 });
     // ₹20.00 inclusive of 18 % GST holds 2000 × 18 / 118 = 305.08 → 305 paise; same state: CGST + SGST.
     expect(o.tax).toBe(305);
     expect(o.parcels).toHaveLength(1);
     expect(o.parcels[0]).toMatchObject({ subtotal: 2000, tax: 305, igst: 0 });
     expect(o.parcels[0]!.cgst! + o.parcels[0]!.sgst!).toBe(305);
-    expect(payment).toMatchObject({ attempt: 1, idempotencyKey: `${o.id}:1`, status: "created" });
+    // The order committed, then the local gateway made the payment: the attempt is pending, with its page.
+    expect(payment).toMatchObject({ attempt: 1, idempotencyKey: `${o.id}:1`, status: "pending" });
+    expect(String(payment.redirectUrl)).toMatch(/\/-gateway\/pay\/lp1\./);
     expect(await reserved(s)).toBe(2);
     expect(cartOf(await buyer.get()).id).toBeNull();
     const kinds = (await sql(s, "select kind from outbox_event where payload->>'orderId' = $1 order by kind", [o.id])).map((r) => r.kind);
@@ -159,5 +162,53 @@ describe("checkout", () => {
     const late = await second.send("POST", "/api/checkout", order());
     expect([late.status, late.body.json?.data?.["reason"]]).toEqual([409, "discount_unavailable"]);
     expect(Number((await sql(s, "select usage_count from discount"))[0].usage_count)).toBe(1);
+  });
+});
+
+const LOCAL_SECRET = "local-gateway-test-secret";
+
+describe("payment attempts", () => {
+  it("the gateway down: the attempt is failed, the order stays placed; a retry from the buyer's browser makes attempt 2", async () => {
+    const s = await shop();
+    const buyer = new Shopper(s.hostname);
+    await buyer.add(s.variantId, 1);
+    const down = { LOCAL_GATEWAY_BEHAVIOUR: JSON.stringify({ failCreate: "unavailable", failCreateUpToAttempt: 1 }) };
+    const placed = await buyer.send("POST", "/api/checkout", order(), {}, down);
+    expect(placed.status).toBe(201);
+    const o = placed.body.order as { id: string; status: string; paymentStatus: string };
+    expect(placed.body.payment).toMatchObject({ attempt: 1, status: "failed" });
+    expect([o.status, o.paymentStatus]).toEqual(["open", "unpaid"]);
+    expect(await reserved(s)).toBe(1);
+    // Another browser (no cart cookie of this order) cannot retry it.
+    expect((await new Shopper(s.hostname).send("POST", `/api/checkout/${o.id}/pay`, {}, {}, down)).status).toBe(404);
+    const retry = await buyer.send("POST", `/api/checkout/${o.id}/pay`, {}, {}, down);
+    expect(retry.status).toBe(201);
+    expect(retry.body.payment).toMatchObject({ attempt: 2, idempotencyKey: `${o.id}:2`, status: "pending" });
+    const attempts = await sql(s, "select attempt, status, last_error from payment_attempt where order_id = $1 order by attempt", [o.id]);
+    expect(attempts.map((a) => [a.attempt, a.status])).toEqual([[1, "failed"], [2, "pending"]]);
+    expect(attempts[0].last_error).toMatch(/^unavailable: /);
+  });
+
+  it("the client's signed confirmation captures through the routine; a forged one is 401 and changes nothing", async () => {
+    const s = await shop();
+    const buyer = new Shopper(s.hostname);
+    await buyer.add(s.variantId, 1);
+    const placed = await buyer.send("POST", "/api/checkout", order());
+    const o = placed.body.order as { id: string };
+    const ref = decodeURIComponent(String((placed.body.payment as { redirectUrl: string }).redirectUrl).split("/-gateway/pay/")[1]!);
+    const secret = await deriveLocalSecret(LOCAL_SECRET, s.id);
+    const fields = (await localConfirmationFields(ref, "captured", secret))!;
+    const forged = await buyer.send("POST", `/api/checkout/${o.id}/confirm`, { ...fields, local_signature: "0".repeat(64) });
+    expect([forged.status, forged.body.json?.data?.["reason"]]).toEqual([401, "bad_signature"]);
+    expect((await sql(s, "select payment_status from shop_order where id = $1", [o.id]))[0].payment_status).toBe("pending");
+    const confirmed = await buyer.send("POST", `/api/checkout/${o.id}/confirm`, fields);
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.order).toMatchObject({ paymentStatus: "paid", status: "open" });
+    // The same confirmation again (a reload): nothing moves, still one order.paid.
+    expect((await buyer.send("POST", `/api/checkout/${o.id}/confirm`, fields)).status).toBe(200);
+    expect(Number((await sql(s, "select count(*) as n from outbox_event where kind = 'order.paid' and payload->>'orderId' = $1", [o.id]))[0].n)).toBe(1);
+    // A paid order takes no new attempt.
+    const again = await buyer.send("POST", `/api/checkout/${o.id}/pay`, {});
+    expect([again.status, again.body.json?.data?.["reason"]]).toEqual([409, "already_paid"]);
   });
 });

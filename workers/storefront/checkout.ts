@@ -1,38 +1,145 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { getCookie } from "hono/cookie";
+import { z } from "zod";
 import { withStore } from "#shared/db/with-store";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
-import { checkoutInput, placeOrder, type Placed } from "#shared/orders/checkout";
+import { AppError } from "#shared/http/errors";
+import { checkoutInput, placeOrder, type AttemptRow } from "#shared/orders/checkout";
+import { loadOrderView, type OrderView } from "#shared/orders/order-view";
+import { attemptByRef, isBuyer, newAttempt } from "#shared/orders/payments";
+import { applyPaymentStatus } from "#shared/orders/routines";
+import { isGatewayError, type PaymentRedirect } from "#shared/payments/gateway";
+import { gatewayConfigFromEnv, storeGateway, type StoreGateway } from "#shared/payments/select";
 import { CART_COOKIE } from "./cart";
 import { parse, readBody } from "./cart-input";
 import type { StorefrontEnv } from "./context";
 
 /**
- * POST /api/checkout (issue 11 part 1): the shopper's cart becomes an order in one transaction (cart
- * locked, stock reserved, parcels with their GST, the first payment attempt), committed before any
- * payment gateway is called. A second submit of the converted cart answers the same order with
- * `replayed: true` and 200.
+ * Checkout and payment on the storefront (issue 11 parts 1 and 4):
+ *
+ * - `POST /api/checkout`: the cart becomes an order in one transaction, committed before the gateway is
+ *   called; then the gateway makes the attempt's payment, and its answer moves the attempt (pending, or
+ *   failed: the order stays placed) through the one status routine. A second submit of the converted cart
+ *   answers the same order with `replayed: true` and 200.
+ * - `POST /api/checkout/<orderId>/pay`: a new attempt (`<orderId>:<n>`) for an order still waiting for its
+ *   money, from the buyer's own browser (the cart cookie that became the order).
+ * - `POST /api/checkout/<orderId>/confirm`: the gateway's signed confirmation, as the shopper's browser
+ *   brings it back; verified before anything is read, then applied through the same routine.
  */
+type CheckoutContext = Context<StorefrontEnv>;
+
 export const checkout = new Hono<StorefrontEnv>();
 
-/** The gateway this deployment uses for `paymentMethod: "gateway"`. */
-const GATEWAY_PROVIDER = "local";
+interface PaymentAnswer {
+  attemptId: string;
+  attempt: number;
+  idempotencyKey: string;
+  status: string;
+  redirectUrl?: string;
+  redirect?: PaymentRedirect;
+}
 
-export function paymentView(p: Placed, redirectUrl?: string) {
-  return {
-    attemptId: p.attempt.id,
-    attempt: p.attempt.attempt,
-    idempotencyKey: p.attempt.idempotencyKey,
-    status: p.attempt.status,
-    ...(redirectUrl ? { redirectUrl } : {}),
-  };
+const answerOf = (a: AttemptRow, status = a.status, redirect?: PaymentRedirect): PaymentAnswer => ({
+  attemptId: a.id,
+  attempt: a.attempt,
+  idempotencyKey: a.idempotencyKey,
+  status,
+  ...(redirect ? { redirect, ...(redirect.method === "GET" ? { redirectUrl: redirect.url } : {}) } : {}),
+});
+
+async function gatewayFor(c: CheckoutContext): Promise<StoreGateway> {
+  return storeGateway(gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>), c.var.storeId);
+}
+
+/** The shopper-facing origin of this store (the Host the shopper used, port included). */
+const shopOrigin = (c: CheckoutContext) => `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`;
+
+/**
+ * After the commit: asks the gateway for the attempt's payment and applies its answer through the status
+ * routine (pending with the provider's reference, or failed with the reason). Never throws for a gateway
+ * failure: the order is placed either way and the shopper may retry.
+ */
+async function startPayment(c: CheckoutContext, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<PaymentAnswer> {
+  try {
+    const created = await sg.gateway.createPayment({
+      orderId: order.id,
+      orderNumber: String(order.number),
+      attempt: attempt.attempt,
+      idempotencyKey: attempt.idempotencyKey,
+      amount: attempt.amount,
+      currency: order.currency,
+      customer: { email: order.email },
+      returnUrl: `${shopOrigin(c)}/api/checkout/${order.id}/confirm`,
+    });
+    const applied = await withStore(c.var.db, c.var.storeId, (tx) =>
+      applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
+    );
+    return answerOf(attempt, applied.status, created.redirect);
+  } catch (e) {
+    if (!isGatewayError(e)) throw e;
+    c.var.log.warn("payment.gateway_failed", { orderId: order.id, attempt: attempt.attempt, kind: e.kind, retryable: e.retryable });
+    const applied = await withStore(c.var.db, c.var.storeId, (tx) =>
+      applyPaymentStatus(tx, attempt.id, "failed", "gateway", { error: `${e.kind}: ${e.message}` }),
+    );
+    return answerOf(attempt, applied.status);
+  }
+}
+
+// Every checkout route carries the shopper's cookie: a cross-site page must not be able to post them.
+checkout.use("/api/checkout", refuseCrossSite);
+checkout.use("/api/checkout/:orderId/pay", refuseCrossSite);
+
+async function refuseCrossSite(c: CheckoutContext, next: () => Promise<void>) {
+  if (isCrossSite(c)) throw crossSiteRefused("the shop");
+  c.header("cache-control", "no-store");
+  await next();
 }
 
 checkout.post("/api/checkout", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused("the shop");
-  c.header("cache-control", "no-store");
   const body = await readBody(c);
   const input = parse(checkoutInput, body.fields);
-  const placed = await withStore(c.var.db, c.var.storeId, (tx) => placeOrder(tx, getCookie(c, CART_COOKIE), input, GATEWAY_PROVIDER, new Date()));
-  return c.json({ order: placed.order, payment: paymentView(placed), replayed: placed.replayed }, placed.replayed ? 200 : 201);
+  const sg = await gatewayFor(c);
+  const placed = await withStore(c.var.db, c.var.storeId, (tx) => placeOrder(tx, getCookie(c, CART_COOKIE), input, sg.provider, new Date()));
+  if (placed.replayed) return c.json({ order: placed.order, payment: answerOf(placed.attempt), replayed: true }, 200);
+  const payment = input.paymentMethod === "gateway" ? await startPayment(c, sg, placed.order, placed.attempt) : answerOf(placed.attempt);
+  const order = (await withStore(c.var.db, c.var.storeId, (tx) => loadOrderView(tx, placed.order.id), { readOnly: true })) ?? placed.order;
+  return c.json({ order, payment, replayed: false }, 201);
+});
+
+const orderIdParam = z.uuid();
+const orderIdOf = (c: CheckoutContext) => {
+  const id = orderIdParam.safeParse(c.req.param("orderId"));
+  if (!id.success) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
+  return id.data;
+};
+
+checkout.post("/api/checkout/:orderId/pay", async (c) => {
+  const orderId = orderIdOf(c);
+  const sg = await gatewayFor(c);
+  const token = getCookie(c, CART_COOKIE);
+  const made = await withStore(c.var.db, c.var.storeId, async (tx) => {
+    if (!(await isBuyer(tx, orderId, token))) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
+    return { attempt: await newAttempt(tx, orderId, sg.provider), order: (await loadOrderView(tx, orderId))! };
+  });
+  const payment = await startPayment(c, sg, made.order, made.attempt);
+  return c.json({ order: made.order, payment }, 201);
+});
+
+// The gateway's page sends the shopper back here with its signed fields (a form POST from the gateway's
+// page, so no CSRF check: the signature is what makes it authentic, and it only moves an attempt forward).
+checkout.post("/api/checkout/:orderId/confirm", async (c) => {
+  const orderId = orderIdOf(c);
+  const sg = await gatewayFor(c);
+  const isForm = (c.req.header("content-type") ?? "").startsWith("application/x-www-form-urlencoded");
+  const fields: unknown = isForm ? await c.req.parseBody().catch(() => ({})) : await c.req.json().catch(() => ({}));
+  const confirmation = await sg.gateway.verifyClientConfirmation(fields, sg.confirmationSecret);
+  if (!confirmation) throw new AppError("UNAUTHORIZED", "This payment confirmation is not signed by the store's gateway.", { reason: "bad_signature" });
+  const applied = await withStore(c.var.db, c.var.storeId, async (tx) => {
+    const attempt = await attemptByRef(tx, sg.provider, confirmation.providerRef);
+    if (!attempt || attempt.orderId !== orderId) throw new AppError("NOT_FOUND", "There is no such payment for this order.", { reason: "unknown_payment" });
+    await applyPaymentStatus(tx, attempt.id, confirmation.status, "client_confirmation", { providerPaymentId: confirmation.providerPaymentId });
+    return loadOrderView(tx, orderId);
+  });
+  if (isForm) return c.redirect(`/orders/${orderId}`, 303);
+  return c.json({ order: applied });
 });

@@ -8,8 +8,8 @@ import { withStore } from "#shared/db/with-store";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError, badRequest } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
-import { hit } from "#shared/limits/limit";
-import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
+import { enforce } from "#shared/limits/limit";
+import type { LimitPolicy } from "#shared/limits/window";
 import { LINK_COOKIE, LINK_COOKIE_MAX_AGE, LINK_SLUG, linkDestination } from "#shared/storefront/short-links";
 import type { StorefrontEnv } from "./context";
 import type { ShopRequest } from "./shop";
@@ -76,17 +76,7 @@ beacon.post(
     if (isCrossSite(c)) throw crossSiteRefused("the store");
     // Counted before the body is read and before any database work, so a refused beacon costs no connection.
     const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-    const decision = await hit(c.env.RATE_LIMITER, `storefront-beacon:${c.var.storeId}:${ip}`, BEACON_POLICY);
-    const limitHeaders = rateLimitHeaders(decision);
-    if (!decision.allowed) {
-      const wait = decision.retryAfterSeconds ?? 1;
-      throw new AppError(
-        "TOO_MANY_REQUESTS",
-        `At most ${decision.limit} page views per ${decision.windowSeconds} s from one address. Retry after ${wait} s.`,
-        { retryAfterSeconds: wait },
-        limitHeaders,
-      );
-    }
+    const limitHeaders = await enforce(c.env.RATE_LIMITER, `storefront-beacon:${c.var.storeId}:${ip}`, BEACON_POLICY, `page views per ${BEACON_POLICY.windowMs / 1000} s from one address`);
     for (const [name, value] of Object.entries(limitHeaders)) c.header(name, value);
     // Any content type: navigator.sendBeacon sends a string as text/plain.
     let json: unknown;
