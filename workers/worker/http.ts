@@ -1,8 +1,11 @@
 import { pingDatabase } from "#shared/db/ping";
 import { createApp } from "#shared/http/app";
 import type { WorkerBindings } from "./env";
+import { webhooks } from "./webhooks";
 
 export const http = createApp<WorkerBindings>({ service: "worker" });
+
+http.route("/", webhooks);
 
 // GET /health: 200 {"ok":true,"db":"up"} after a real `select 1`; 503 {"ok":false,"db":"down"} otherwise.
 http.get("/health", async (c) => {

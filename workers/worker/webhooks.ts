@@ -1,0 +1,69 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import type { HonoEnv } from "#shared/http/app";
+import { withStore } from "#shared/db/with-store";
+import { AppError } from "#shared/http/errors";
+import { enforce } from "#shared/limits/limit";
+import type { LimitPolicy } from "#shared/limits/window";
+import { attemptByRef } from "#shared/orders/payments";
+import { applyPaymentStatus } from "#shared/orders/routines";
+import { gatewayConfigFromEnv, storeGateway } from "#shared/payments/select";
+import type { WorkerBindings } from "./env";
+
+/**
+ * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
+ * hostile flood costs as little as possible: the per-IP limit (120 a minute, before anything is read), the
+ * provider and store id's shape, a body of at most 64 KiB, the signature with the store's secret (401,
+ * nothing written, before the body is parsed as anything), then one store unit: the event id recorded
+ * (a second delivery changes nothing and answers 200), the attempt found by the provider's reference,
+ * its status applied through the one routine. 2xx only after that unit commits.
+ */
+export const WEBHOOK_POLICY: LimitPolicy = { limit: 120, windowMs: 60_000 };
+const WEBHOOK_MAX_BYTES = 64 * 1024;
+
+export const webhooks = new Hono<HonoEnv<WorkerBindings>>();
+
+const notHere = () => new AppError("NOT_FOUND", "No such webhook endpoint.");
+
+webhooks.post(
+  "/webhooks/payments/:provider/:storeId",
+  async (c, next) => {
+    const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+    const headers = await enforce(c.env.RATE_LIMITER, `webhook:${ip}`, WEBHOOK_POLICY, `webhook calls per ${WEBHOOK_POLICY.windowMs / 1000} s from one address`);
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    await next();
+  },
+  bodyLimit({
+    maxSize: WEBHOOK_MAX_BYTES,
+    onError: () => {
+      throw new AppError("PAYLOAD_TOO_LARGE", `A webhook body is limited to ${WEBHOOK_MAX_BYTES} bytes.`);
+    },
+  }),
+  async (c) => {
+    const storeId = z.uuid().safeParse(c.req.param("storeId"));
+    const config = gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>);
+    if (!storeId.success || c.req.param("provider") !== config.provider) throw notHere();
+    const sg = await storeGateway(config, storeId.data);
+    const raw = await c.req.text();
+    const event = await sg.gateway.verifyWebhook(raw, c.req.raw.headers, sg.webhookSecret);
+    if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
+    if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
+    const outcome = await withStore(c.var.db, storeId.data, async (tx) => {
+      const { rowCount } = await tx.$client.query(
+        "insert into webhook_receipt (store_id, provider, event_id) values ($1, $2, $3) on conflict (store_id, provider, event_id) do nothing",
+        [tx.storeId, sg.provider, event.eventId],
+      );
+      if (rowCount === 0) return { duplicate: true };
+      const attempt = await attemptByRef(tx, sg.provider, event.providerRef);
+      // Unknown here: nothing is kept (the receipt rolls back), so the provider's retry can still apply it.
+      if (!attempt) throw new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
+      if (event.amount !== attempt.amount && event.status === "captured") {
+        c.var.log.warn("payment.amount_mismatch", { attemptId: attempt.id, expected: attempt.amount, received: event.amount });
+      }
+      const applied = await applyPaymentStatus(tx, attempt.id, event.status, "webhook", { providerPaymentId: event.providerPaymentId });
+      return { duplicate: false, applied: applied.applied, status: applied.status };
+    });
+    return c.json({ ok: true, ...outcome });
+  },
+);
