@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { ROOT } from "./config";
+import { ROOT, WORKER_PORTS } from "./config";
 import type { PreparedDatabase } from "./stack";
 
 export type WorkerName = "admin" | "storefront" | "worker";
@@ -11,6 +11,8 @@ export interface WorkerProcessOptions {
   inspectorPort: number;
   db: PreparedDatabase;
   logLevel?: string;
+  /** The worker Worker's port, for the local gateway's webhooks (default 8789). */
+  workerPort?: number;
   /** Receives each line the process prints (stdout and stderr). */
   onLine?: (line: string, stream: "out" | "err") => void;
 }
@@ -35,6 +37,8 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     // The local payment gateway: make-believe payments, allowed only in development and tests.
     PAYMENT_GATEWAY: "local",
     LOCAL_GATEWAY_SECRET: "local-gateway-development-secret",
+    // Where the local gateway's page sends its webhooks: the worker of this stack.
+    PAYMENT_WEBHOOK_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
     DATABASE_URL: o.db.appUrl,
     ...(o.db.wsProxy ? { DB_WS_PROXY: o.db.wsProxy } : {}),
   };

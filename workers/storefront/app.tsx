@@ -66,7 +66,8 @@ app.all("*", async (c) => {
   const asked = url.pathname + url.search;
   const locked = store.passwordCookieHash !== null && !(await hasPasswordCookie(c, store));
   const internalPath = locked ? `/-p/${store.id}` : `/-s/${store.id}${url.pathname}${url.search}`;
-  const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked });
+  const origin = `${url.protocol}//${c.req.header("host") ?? hostname}`;
+  const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked, env: c.env, origin, defer: c.var.defer });
   const key = locked ? null : edgeCacheKey(c.req.raw, store, hostname);
   let res: Response;
   let status: CacheStatus = "bypass";

@@ -4,7 +4,7 @@ import { withStore } from "#shared/db/with-store";
 import { cartView, findCart } from "#shared/storefront/cart";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
-import { ShopPage } from "./layout";
+import { Alert, EmptyCart, ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
 const CART_ERRORS: Record<string, string> = {
@@ -31,15 +31,9 @@ export async function cartPage(c: Context<ShopEnv>) {
   return c.html(
     <ShopPage head={{ storeName: store.name, title: "Cart", description: `Your cart at ${store.name}.`, noindex: true }}>
       <h1>Cart</h1>
-      {problem ? (
-        <p class="alert" role="alert">
-          {CART_ERRORS[problem] ?? "That did not work. Try again."}
-        </p>
-      ) : null}
+      <Alert message={problem ? (CART_ERRORS[problem] ?? "That did not work. Try again.") : undefined} />
       {cart.lines.length === 0 ? (
-        <p>
-          Your cart is empty. <a href="/products">Browse the products</a>.
-        </p>
+        <EmptyCart />
       ) : (
         <>
           <table>
@@ -110,6 +104,11 @@ export async function cartPage(c: Context<ShopEnv>) {
               <strong>{money(cart.total)}</strong>
             </dd>
           </dl>
+          <p>
+            <a href="/checkout" class="button">
+              Check out
+            </a>
+          </p>
         </>
       )}
     </ShopPage>,

@@ -4,7 +4,9 @@ import { z } from "zod";
 import { withStore } from "#shared/db/with-store";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError } from "#shared/http/errors";
-import { checkoutInput, placeOrder, type AttemptRow } from "#shared/orders/checkout";
+import type { Database } from "#shared/db/database";
+import type { Logger } from "#shared/log";
+import { checkoutInput, placeOrder, type AttemptRow, type CheckoutInput } from "#shared/orders/checkout";
 import { loadOrderView, type OrderView } from "#shared/orders/order-view";
 import { attemptByRef, isBuyer, newAttempt } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
@@ -28,6 +30,24 @@ import type { StorefrontEnv } from "./context";
  */
 type CheckoutContext = Context<StorefrontEnv>;
 
+/** What paying needs, from either door (the API route or the checkout page). */
+export interface PayDeps {
+  db: Database;
+  log: Logger;
+  storeId: string;
+  env: object;
+  /** The shopper-facing origin of the store (the Host the shopper used, port included). */
+  origin: string;
+}
+
+const depsOf = (c: CheckoutContext): PayDeps => ({
+  db: c.var.db,
+  log: c.var.log,
+  storeId: c.var.storeId,
+  env: c.env,
+  origin: `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`,
+});
+
 export const checkout = new Hono<StorefrontEnv>();
 
 interface PaymentAnswer {
@@ -47,19 +67,16 @@ const answerOf = (a: AttemptRow, status = a.status, redirect?: PaymentRedirect):
   ...(redirect ? { redirect, ...(redirect.method === "GET" ? { redirectUrl: redirect.url } : {}) } : {}),
 });
 
-async function gatewayFor(c: CheckoutContext): Promise<StoreGateway> {
-  return storeGateway(gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>), c.var.storeId);
+export function gatewayFor(d: Pick<PayDeps, "env" | "storeId">): Promise<StoreGateway> {
+  return storeGateway(gatewayConfigFromEnv(d.env as Record<string, unknown>), d.storeId);
 }
-
-/** The shopper-facing origin of this store (the Host the shopper used, port included). */
-const shopOrigin = (c: CheckoutContext) => `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`;
 
 /**
  * After the commit: asks the gateway for the attempt's payment and applies its answer through the status
  * routine (pending with the provider's reference, or failed with the reason). Never throws for a gateway
  * failure: the order is placed either way and the shopper may retry.
  */
-async function startPayment(c: CheckoutContext, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<PaymentAnswer> {
+async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<PaymentAnswer> {
   try {
     const created = await sg.gateway.createPayment({
       orderId: order.id,
@@ -69,16 +86,16 @@ async function startPayment(c: CheckoutContext, sg: StoreGateway, order: OrderVi
       amount: attempt.amount,
       currency: order.currency,
       customer: { email: order.email },
-      returnUrl: `${shopOrigin(c)}/api/checkout/${order.id}/confirm`,
+      returnUrl: `${d.origin}/api/checkout/${order.id}/confirm`,
     });
-    const applied = await withStore(c.var.db, c.var.storeId, (tx) =>
+    const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
     );
     return answerOf(attempt, applied.status, created.redirect);
   } catch (e) {
     if (!isGatewayError(e)) throw e;
-    c.var.log.warn("payment.gateway_failed", { orderId: order.id, attempt: attempt.attempt, kind: e.kind, retryable: e.retryable });
-    const applied = await withStore(c.var.db, c.var.storeId, (tx) =>
+    d.log.warn("payment.gateway_failed", { orderId: order.id, attempt: attempt.attempt, kind: e.kind, retryable: e.retryable });
+    const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "failed", "gateway", { error: `${e.kind}: ${e.message}` }),
     );
     return answerOf(attempt, applied.status);
@@ -95,15 +112,21 @@ async function refuseCrossSite(c: CheckoutContext, next: () => Promise<void>) {
   await next();
 }
 
+/** Places the order from the shopper's cart and, for a gateway order, starts its payment. */
+export async function checkoutAndPay(d: PayDeps, cartToken: string | undefined, input: CheckoutInput) {
+  const sg = await gatewayFor(d);
+  const placed = await withStore(d.db, d.storeId, (tx) => placeOrder(tx, cartToken, input, sg.provider, new Date()));
+  if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true };
+  const payment = input.paymentMethod === "gateway" ? await startPayment(d, sg, placed.order, placed.attempt) : answerOf(placed.attempt);
+  const order = (await withStore(d.db, d.storeId, (tx) => loadOrderView(tx, placed.order.id), { readOnly: true })) ?? placed.order;
+  return { order, payment, replayed: false };
+}
+
 checkout.post("/api/checkout", async (c) => {
   const body = await readBody(c);
   const input = parse(checkoutInput, body.fields);
-  const sg = await gatewayFor(c);
-  const placed = await withStore(c.var.db, c.var.storeId, (tx) => placeOrder(tx, getCookie(c, CART_COOKIE), input, sg.provider, new Date()));
-  if (placed.replayed) return c.json({ order: placed.order, payment: answerOf(placed.attempt), replayed: true }, 200);
-  const payment = input.paymentMethod === "gateway" ? await startPayment(c, sg, placed.order, placed.attempt) : answerOf(placed.attempt);
-  const order = (await withStore(c.var.db, c.var.storeId, (tx) => loadOrderView(tx, placed.order.id), { readOnly: true })) ?? placed.order;
-  return c.json({ order, payment, replayed: false }, 201);
+  const result = await checkoutAndPay(depsOf(c), getCookie(c, CART_COOKIE), input);
+  return c.json(result, result.replayed ? 200 : 201);
 });
 
 const orderIdParam = z.uuid();
@@ -115,13 +138,17 @@ const orderIdOf = (c: CheckoutContext) => {
 
 checkout.post("/api/checkout/:orderId/pay", async (c) => {
   const orderId = orderIdOf(c);
-  const sg = await gatewayFor(c);
+  const sg = await gatewayFor(depsOf(c));
   const token = getCookie(c, CART_COOKIE);
   const made = await withStore(c.var.db, c.var.storeId, async (tx) => {
     if (!(await isBuyer(tx, orderId, token))) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
     return { attempt: await newAttempt(tx, orderId, sg.provider), order: (await loadOrderView(tx, orderId))! };
   });
-  const payment = await startPayment(c, sg, made.order, made.attempt);
+  const payment = await startPayment(depsOf(c), sg, made.order, made.attempt);
+  // The order page's "Pay now" is a form: it goes on to the gateway's page (or back to the order).
+  if ((c.req.header("content-type") ?? "").startsWith("application/x-www-form-urlencoded")) {
+    return c.redirect(payment.redirectUrl ?? `/orders/${orderId}`, 303);
+  }
   return c.json({ order: made.order, payment }, 201);
 });
 
@@ -129,7 +156,7 @@ checkout.post("/api/checkout/:orderId/pay", async (c) => {
 // page, so no CSRF check: the signature is what makes it authentic, and it only moves an attempt forward).
 checkout.post("/api/checkout/:orderId/confirm", async (c) => {
   const orderId = orderIdOf(c);
-  const sg = await gatewayFor(c);
+  const sg = await gatewayFor(depsOf(c));
   const isForm = (c.req.header("content-type") ?? "").startsWith("application/x-www-form-urlencoded");
   const fields: unknown = isForm ? await c.req.parseBody().catch(() => ({})) : await c.req.json().catch(() => ({}));
   const confirmation = await sg.gateway.verifyClientConfirmation(fields, sg.confirmationSecret);

@@ -65,3 +65,18 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
     </html>
   </>
 );
+
+/** A message the shopper must read (announced by screen readers); nothing when there is none. */
+export const Alert: FC<{ message: string | undefined }> = ({ message }) =>
+  message ? (
+    <p class="alert" role="alert">
+      {message}
+    </p>
+  ) : null;
+
+/** What a page about the cart says when it is empty. */
+export const EmptyCart: FC = () => (
+  <p>
+    Your cart is empty. <a href="/products">Browse the products</a>.
+  </p>
+);

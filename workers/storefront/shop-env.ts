@@ -10,6 +10,12 @@ export interface ShopRequest {
   hostname: string;
   /** The path and query the shopper asked for (for the password page's return). */
   asked: string;
+  /** The Worker's bindings and variables (the payment gateway's configuration). */
+  env: object;
+  /** Work to finish after the answer (the public app's `defer`, kept alive by waitUntil). */
+  defer: (work: Promise<unknown>) => void;
+  /** The shopper-facing origin (the Host the shopper used, port included). */
+  origin: string;
 }
 
 export type ShopEnv = { Variables: { shop: ShopRequest } };

@@ -1,0 +1,242 @@
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { FC } from "hono/jsx";
+import { withStore } from "#shared/db/with-store";
+import { isCrossSite } from "#shared/http/csrf";
+import { isAppError } from "#shared/http/errors";
+import { issuesOf } from "#shared/http/validate";
+import { checkoutInput } from "#shared/orders/checkout";
+import { INDIAN_STATE_CODES, INDIAN_STATE_NAMES } from "#shared/orders/gst";
+import { loadOrderView } from "#shared/orders/order-view";
+import { isBuyer } from "#shared/orders/payments";
+import { cartView, findCart } from "#shared/storefront/cart";
+import { formatMoney } from "#shared/storefront/catalog";
+import { CART_COOKIE } from "./cart";
+import { checkoutAndPay, type PayDeps } from "./checkout";
+import { notFoundPage } from "./catalog-pages";
+import { Alert, EmptyCart, ShopPage } from "./layout";
+import type { ShopEnv } from "./shop-env";
+
+/**
+ * The checkout page (an address form and the order summary, usable without JavaScript) and the order
+ * page the shopper returns to. The form posts to /checkout, which places the order through the same code
+ * as `POST /api/checkout`; a mistake re-renders the form with what was typed and each message by its field.
+ */
+type ShopContext = Context<ShopEnv>;
+
+type Values = Record<string, string>;
+type Errors = Record<string, string>;
+
+const FIELDS: [name: string, label: string, autocomplete: string, type?: string][] = [
+  ["email", "Email", "email", "email"],
+  ["phone", "Mobile (optional, e.g. +919876543210)", "tel", "tel"],
+  ["shippingAddress.name", "Full name", "name"],
+  ["shippingAddress.line1", "Address", "address-line1"],
+  ["shippingAddress.line2", "Address line 2 (optional)", "address-line2"],
+  ["shippingAddress.city", "City", "address-level2"],
+  ["shippingAddress.postalCode", "PIN code", "postal-code"],
+];
+
+const deps = (c: ShopContext): PayDeps => {
+  const { db, log, store, env, origin } = c.var.shop;
+  return { db, log, storeId: store.id, env, origin };
+};
+
+const Field: FC<{ name: string; label: string; autocomplete: string; type?: string | undefined; values: Values; errors: Errors }> = (p) => {
+  const id = p.name.replace(".", "-");
+  const error = p.errors[p.name];
+  return (
+    <>
+      <label for={id}>{p.label}</label>
+      <input id={id} name={p.name} type={p.type ?? "text"} autocomplete={p.autocomplete} value={p.values[p.name] ?? ""} aria-invalid={error ? "true" : undefined} aria-describedby={error ? `${id}-error` : undefined} />
+      {error ? (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      ) : null}
+    </>
+  );
+};
+
+async function renderCheckout(c: ShopContext, values: Values, errors: Errors, problem?: string, status: 200 | 400 | 409 = 200) {
+  const { store, db } = c.var.shop;
+  const cart = await withStore(db, store.id, async (tx) => cartView(tx, await findCart(tx, getCookie(c, CART_COOKIE), false)), { readOnly: true });
+  const money = (minor: number) => formatMoney(minor, store.currency);
+  c.header("cache-control", "no-store");
+  const state = values["shippingAddress.state"] ?? "";
+  const method = values["paymentMethod"] ?? "gateway";
+  return c.html(
+    <ShopPage head={{ storeName: store.name, title: "Checkout", description: `Check out at ${store.name}.`, noindex: true }}>
+      <h1>Checkout</h1>
+      <Alert message={problem} />
+      {cart.lines.length === 0 ? (
+        <EmptyCart />
+      ) : (
+        <>
+          <h2>Your order</h2>
+          <ul>
+            {cart.lines.map((l) => (
+              <li>
+                {l.quantity} × {l.productTitle} · {l.variantTitle} — {money(l.lineTotal)}
+              </li>
+            ))}
+          </ul>
+          <dl class="totals">
+            <dt>Subtotal</dt>
+            <dd>{money(cart.subtotal)}</dd>
+            {cart.discount > 0 ? (
+              <>
+                <dt>Discount ({cart.discountCode})</dt>
+                <dd>−{money(cart.discount)}</dd>
+              </>
+            ) : null}
+            <dt>Total before shipping</dt>
+            <dd>
+              <strong>{money(cart.total)}</strong>
+            </dd>
+          </dl>
+          <p class="muted">Prices include GST. Shipping and the GST in your order are shown on the next page, per parcel.</p>
+          <form method="post" action="/checkout" class="card">
+            <h2>Where to send it</h2>
+            {FIELDS.map(([name, label, autocomplete, type]) => (
+              <Field name={name} label={label} autocomplete={autocomplete} type={type} values={values} errors={errors} />
+            ))}
+            <label for="shippingAddress-state">State</label>
+            <select id="shippingAddress-state" name="shippingAddress.state" autocomplete="address-level1" aria-invalid={errors["shippingAddress.state"] ? "true" : undefined}>
+              <option value="">Choose your state</option>
+              {INDIAN_STATE_CODES.map((code) => (
+                <option value={code} selected={code === state}>
+                  {INDIAN_STATE_NAMES[code]}
+                </option>
+              ))}
+            </select>
+            {errors["shippingAddress.state"] ? <p class="field-error">{errors["shippingAddress.state"]}</p> : null}
+            <input type="hidden" name="shippingAddress.country" value="IN" />
+            <fieldset>
+              <legend>Payment</legend>
+              <label>
+                <input type="radio" name="paymentMethod" value="gateway" checked={method === "gateway"} /> Pay online now
+              </label>
+              <label>
+                <input type="radio" name="paymentMethod" value="manual_transfer" checked={method === "manual_transfer"} /> Bank transfer (within 3 days)
+              </label>
+            </fieldset>
+            <button type="submit">Place order</button>
+          </form>
+        </>
+      )}
+    </ShopPage>,
+    status,
+  );
+}
+
+export const checkoutPage = (c: ShopContext) => renderCheckout(c, {}, {});
+
+/** Form fields (`shippingAddress.city`, …) as the nested input the API takes; empty optional fields left out. */
+function nested(values: Values): Record<string, unknown> {
+  const address: Record<string, string> = {};
+  const top: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value === "" && (key === "phone" || key === "shippingAddress.line2")) continue;
+    if (key.startsWith("shippingAddress.")) address[key.slice("shippingAddress.".length)] = value;
+    else top[key] = value;
+  }
+  return { ...top, shippingAddress: address };
+}
+
+export async function submitCheckout(c: ShopContext) {
+  if (isCrossSite(c)) return renderCheckout(c, {}, {}, "This form must be sent from the store's own page.", 400);
+  const form = await c.req.parseBody().catch(() => ({}));
+  const values: Values = Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string").map(([k, v]) => [k, v.slice(0, 500)]));
+  const parsed = checkoutInput.safeParse(nested(values));
+  if (!parsed.success) {
+    const errors: Errors = {};
+    for (const issue of issuesOf(parsed.error)) errors[issue.path] ??= issue.message;
+    return renderCheckout(c, values, errors, "Please check the highlighted fields.", 400);
+  }
+  try {
+    const result = await checkoutAndPay(deps(c), getCookie(c, CART_COOKIE), parsed.data);
+    return c.redirect(result.payment.redirectUrl ?? `/orders/${result.order.id}`, 303);
+  } catch (e) {
+    if (isAppError(e) && e.status === 409) return renderCheckout(c, values, {}, e.message, 409);
+    throw e;
+  }
+}
+
+/** The buyer's order page: only from the browser whose cart became the order. */
+export async function orderPage(c: ShopContext) {
+  const { store, db } = c.var.shop;
+  const orderId = c.req.param("orderId") ?? "";
+  const found = /^[0-9a-f-]{36}$/.test(orderId)
+    ? await withStore(
+        db,
+        store.id,
+        async (tx) => {
+          if (!(await isBuyer(tx, orderId, getCookie(c, CART_COOKIE)))) return null;
+          const order = await loadOrderView(tx, orderId);
+          const { rows } = await tx.$client.query<{ status: string; payment_method: string }>(
+            `select a.status, o.payment_method from payment_attempt a join shop_order o on o.store_id = a.store_id and o.id = a.order_id
+             where a.store_id = $1 and a.order_id = $2 order by a.attempt desc limit 1`,
+            [tx.storeId, orderId],
+          );
+          return order ? { order, attempt: rows[0] } : null;
+        },
+        { readOnly: true },
+      )
+    : null;
+  if (!found) return notFoundPage(c);
+  const { order, attempt } = found;
+  const money = (minor: number) => formatMoney(minor, order.currency);
+  const canPay = order.status === "open" && attempt?.payment_method === "gateway" && ["unpaid", "pending"].includes(order.paymentStatus);
+  c.header("cache-control", "no-store");
+  return c.html(
+    <ShopPage head={{ storeName: store.name, title: `Order #${order.number}`, description: `Your order at ${store.name}.`, noindex: true }}>
+      <h1>Order #{order.number}</h1>
+      <p>
+        Thank you for your order. We will write to <strong>{order.email}</strong> about it.
+      </p>
+      <dl class="totals">
+        <dt>Order</dt>
+        <dd data-status="order">{order.status}</dd>
+        <dt>Payment</dt>
+        <dd data-status="payment">{order.paymentStatus.replace("_", " ")}</dd>
+        <dt>Shipping</dt>
+        <dd data-status="fulfillment">{order.fulfillmentStatus.replace("_", " ")}</dd>
+      </dl>
+      {attempt?.status === "failed" ? (
+        <p class="alert" role="alert">
+          Your last payment did not go through. Your order is kept: you can pay again.
+        </p>
+      ) : null}
+      {canPay ? (
+        <form method="post" action={`/api/checkout/${order.id}/pay`}>
+          <button type="submit">Pay now</button>
+        </form>
+      ) : null}
+      <h2>Parcels</h2>
+      <ol>
+        {order.parcels.map((p) => (
+          <li>
+            {money(p.subtotal - p.discount + p.shipping)} (GST {money(p.tax)}: {p.igst > 0 ? `IGST ${money(p.igst)}` : `CGST ${money(p.cgst)} + SGST ${money(p.sgst)}`})
+          </li>
+        ))}
+      </ol>
+      <dl class="totals">
+        <dt>Subtotal</dt>
+        <dd>{money(order.subtotal)}</dd>
+        {order.discount > 0 ? (
+          <>
+            <dt>Discount</dt>
+            <dd>−{money(order.discount)}</dd>
+          </>
+        ) : null}
+        <dt>Shipping</dt>
+        <dd>{money(order.shipping)}</dd>
+        <dt>Total (incl. GST {money(order.tax)})</dt>
+        <dd data-total="order">
+          <strong>{money(order.total)}</strong>
+        </dd>
+      </dl>
+    </ShopPage>,
+  );
+}
