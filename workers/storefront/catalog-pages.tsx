@@ -202,7 +202,7 @@ export async function contentPage(c: ShopContext) {
 export async function robotsTxt(c: ShopContext) {
   const { base } = await read(c, async () => undefined);
   c.header("content-type", "text/plain; charset=utf-8");
-  return c.body(`User-agent: *\nDisallow: /cart\nDisallow: /search\nDisallow: /api/\nSitemap: ${base}/sitemap.xml\n`);
+  return c.body(`User-agent: *\nDisallow: /cart\nDisallow: /checkout\nDisallow: /orders/\nDisallow: /search\nDisallow: /api/\nSitemap: ${base}/sitemap.xml\n`);
 }
 
 const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
