@@ -1,0 +1,39 @@
+import type { Database } from "#shared/db/database";
+import { withStore } from "#shared/db/with-store";
+import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/checkout";
+import type { IndianStateCode } from "#shared/orders/gst";
+import { addLine, createCart, newCartToken } from "#shared/storefront/cart";
+import { makeShop, type ShopStore } from "./storefront";
+
+export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao", line1: "12 MG Road", city: "Pune", state, postalCode: "411001", country: "IN" as const });
+
+/**
+ * Places an order the way checkout does: a cart made with the cart helpers, then placeOrder, in one
+ * store unit. `lines` are variant ids with quantities; `at` is when it is placed.
+ */
+export async function placeTestOrder(
+  db: Database,
+  s: ShopStore,
+  options: { lines?: [string, number][]; email?: string; phone?: string; paymentMethod?: CheckoutInput["paymentMethod"]; at?: Date } = {},
+): Promise<Placed> {
+  return withStore(db, s.id, async (tx) => {
+    const { token, hash } = await newCartToken();
+    const cart = await createCart(tx, hash);
+    for (const [variantId, quantity] of options.lines ?? [[s.variantId, 1]]) await addLine(tx, cart, variantId, quantity);
+    const input: CheckoutInput = {
+      email: options.email ?? "asha@example.test",
+      ...(options.phone ? { phone: options.phone } : {}),
+      shippingAddress: address(),
+      paymentMethod: options.paymentMethod ?? "gateway",
+    };
+    return placeOrder(tx, token, input, "local", options.at ?? new Date());
+  });
+}
+
+/** A shop (active fixture product, 5 in stock at a warehouse in Maharashtra) and a query helper for it. */
+export async function orderShop(db: Database): Promise<{ s: ShopStore; sql: <R = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<R[]> }> {
+  const s = await makeShop(db);
+  const sql = <R,>(text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
+  await sql("update location set state = 'IN-MH'");
+  return { s, sql };
+}
