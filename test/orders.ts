@@ -1,22 +1,49 @@
-import { sha256Hex } from "#shared/auth/tokens";
 import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
-import { placeOrder, type CheckoutInput } from "#shared/orders/checkout";
+import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/checkout";
+import type { IndianStateCode } from "#shared/orders/gst";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { storeGateway, type StoreGateway } from "#shared/payments/select";
-import type { ShopStore } from "./storefront";
+import { addLine, createCart, newCartToken } from "#shared/storefront/cart";
+import { makeShop, type ShopStore } from "./storefront";
+
+export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao", line1: "12 MG Road", city: "Pune", state, postalCode: "411001", country: "IN" as const });
+
+/**
+ * Places an order the way checkout does: a cart made with the cart helpers, then placeOrder, in one
+ * store unit. `lines` are variant ids with quantities; `at` is when it is placed.
+ */
+export async function placeTestOrder(
+  db: Database,
+  s: ShopStore,
+  options: { lines?: [string, number][]; email?: string; phone?: string; paymentMethod?: CheckoutInput["paymentMethod"]; at?: Date } = {},
+): Promise<Placed> {
+  return withStore(db, s.id, async (tx) => {
+    const { token, hash } = await newCartToken();
+    const cart = await createCart(tx, hash);
+    for (const [variantId, quantity] of options.lines ?? [[s.variantId, 1]]) await addLine(tx, cart, variantId, quantity);
+    const input: CheckoutInput = {
+      email: options.email ?? "asha@example.test",
+      ...(options.phone ? { phone: options.phone } : {}),
+      shippingAddress: address(),
+      paymentMethod: options.paymentMethod ?? "gateway",
+    };
+    return placeOrder(tx, token, input, "local", options.at ?? new Date());
+  });
+}
+
+/** A shop (active fixture product, 5 in stock at a warehouse in Maharashtra) and a query helper for it. */
+export async function orderShop(db: Database): Promise<{ s: ShopStore; sql: <R = Record<string, unknown>>(text: string, values?: unknown[]) => Promise<R[]> }> {
+  const s = await makeShop(db);
+  const sql = <R,>(text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
+  await sql("update location set state = 'IN-MH'");
+  return { s, sql };
+}
 
 /** The gateway the test projects are configured with (vitest.config.ts bindings). */
 export const TEST_GATEWAY = { provider: "local", rootSecret: "local-gateway-test-secret" } as const;
 
-export const testCheckout = (overrides: Partial<CheckoutInput> = {}): CheckoutInput => ({
-  email: "asha@example.test",
-  shippingAddress: { name: "Asha Rao", line1: "12 MG Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" },
-  paymentMethod: "gateway",
-  ...overrides,
-});
-
-export interface TestOrder {
+export interface GatewayOrder {
   orderId: string;
   attemptId: string;
   providerRef: string;
@@ -24,17 +51,9 @@ export interface TestOrder {
   sg: StoreGateway;
 }
 
-/**
- * An order placed the way the storefront places it: a cart with `quantity` of the shop's variant, the
- * checkout unit, then the local gateway's payment and the attempt moved to pending through the routine.
- */
-export async function placeTestOrder(db: Database, shop: ShopStore, quantity = 1): Promise<TestOrder> {
-  const token = crypto.randomUUID().replace(/-/g, "") + "abcdefghijk";
-  await withStore(db, shop.id, async (tx) => {
-    const { rows } = await tx.$client.query("insert into cart (store_id, token_hash, currency) values ($1, $2, 'INR') returning id", [shop.id, await sha256Hex(token)]);
-    await tx.$client.query("insert into cart_line (store_id, cart_id, variant_id, quantity) values ($1, $2, $3, $4)", [shop.id, rows[0].id, shop.variantId, quantity]);
-  });
-  const placed = await withStore(db, shop.id, (tx) => placeOrder(tx, token, testCheckout(), "local", new Date()));
+/** An order placed as above, then its payment made by the local gateway and the attempt moved to pending through the routine. */
+export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity = 1): Promise<GatewayOrder> {
+  const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]] });
   const sg = await storeGateway(TEST_GATEWAY, shop.id);
   const created = await sg.gateway.createPayment({
     orderId: placed.order.id,

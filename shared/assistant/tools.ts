@@ -7,6 +7,7 @@ import { getCustomer, listCustomers } from "../procedures/customers";
 import { procedureKey, type Procedure, type StoreInfo, type StoreProcedure } from "../procedures/define";
 import { createDiscount, listDiscounts } from "../procedures/discounts";
 import { adjustInventory, listLevels, listLocations } from "../procedures/inventory";
+import { getOrder, listOrders } from "../procedures/orders";
 import { getProduct, listProducts, updateProduct } from "../procedures/products";
 import { textOrValue, valueChange, type Proposal } from "./changes";
 import { describeDiscountCreation, describeInventoryAdjustment, describePageUpdate, describeProductUpdate } from "./describe";
@@ -62,6 +63,16 @@ export const TOOLS: readonly Tool[] = [
     "customerDetails",
     getCustomer,
     "Contact details of one customer by `id`: email, phone, city and note. Answers only while the store lets AI clients read customer details.",
+  ),
+  read(
+    "listOrders",
+    listOrders,
+    "List orders, newest first, 20 per page by default: number, statuses, total (minor units) and when placed. Filter with `status`, `paymentStatus`, `fulfillmentStatus`, `placedFrom` / `placedTo` (ISO times); search `query` by order number (#1002) or email. Emails are null while the store keeps customer details from AI clients.",
+  ),
+  read(
+    "getOrder",
+    getOrder,
+    "Get one order by `id`: money, parcels with GST, lines, payment attempts, shipments and its timeline of events. It carries the customer's email, phone and address, so it answers only while the store lets AI clients read customer details.",
   ),
   read("listDiscounts", listDiscounts, "List discount codes with their kind, value, validity window, usage and state (live, scheduled, expired, used_up, disabled)."),
   read("listPages", listPages, "List the store's content pages (title, handle, status) without their text."),

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { applyPaymentStatus, type PaymentTrigger } from "./routines";
@@ -6,6 +8,7 @@ import type { AttemptStatus } from "./status";
 
 /** The status-apply routine and the recompute around their pure decisions, on real rows (makeStore's fixture order). */
 const db = testDb();
+const bindings = env as unknown as { DATABASE_URL: string; DB_WS_PROXY?: string };
 
 async function fixture(): Promise<{ store: TestStore; orderId: string; attemptId: string }> {
   const store = await makeStore(db);
@@ -33,7 +36,11 @@ describe("the payment status routine", () => {
   it("racing triggers capture once: 10 concurrent captures, one applied, one order.paid", async () => {
     const { store, attemptId } = await fixture();
     const triggers: PaymentTrigger[] = ["webhook", "client_confirmation", "mark_paid", "expiry_reconciliation", "webhook"];
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => apply(store, attemptId, "captured", triggers[i % triggers.length])));
+    // Each trigger on its own connection (one test Database has one), so they really race at the row lock.
+    const dbs = Array.from({ length: 10 }, () => new Database({ url: bindings.DATABASE_URL, wsProxy: bindings.DB_WS_PROXY || undefined }));
+    const results = await Promise.all(
+      dbs.map((own, i) => withStore(own, store.id, (tx) => applyPaymentStatus(tx, attemptId, "captured", triggers[i % triggers.length]!))),
+    ).finally(() => Promise.all(dbs.map((d) => d.close())));
     expect(results.filter((r) => r.applied)).toHaveLength(1);
     expect(new Set(results.map((r) => r.status))).toEqual(new Set(["captured"]));
     expect(await events(store, "order.paid")).toBe(1);

@@ -8,6 +8,7 @@ import { domainProcedures } from "./domains";
 import { inventoryProcedures } from "./inventory";
 import { linkProcedures } from "./links";
 import { mcpSettingsProcedures } from "./mcp-settings";
+import { orderProcedures } from "./orders";
 import { productProcedures } from "./products";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
@@ -23,6 +24,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...productProcedures,
   ...inventoryProcedures,
   ...customersProcedures,
+  ...orderProcedures,
   ...discountsProcedures,
   ...contentProcedures,
   ...linkProcedures,

@@ -20,6 +20,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   aiApprovals: "ai_approval",
   domains: "store_domain",
   links: "short_link",
+  orders: "shop_order",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -31,12 +32,17 @@ const TABLE_OF_FIELD: Record<string, string> = {
   discountId: "discount",
   pageId: "page",
   grantId: "api_grant",
+  orderId: "shop_order",
 };
 /** Valid values for the other fields a probe needs, so the call reaches the id lookup. */
-const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true };
+const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true, action: "mark_paid" };
 
 async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
-  const tables = ["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation", "api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"];
+  const tables = [
+    ...["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation"],
+    ...["api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"],
+    ...["shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt", "outbox_event"],
+  ];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};
     for (const t of tables) out[t] = (await tx.$client.query(`select * from ${t} order by id`)).rows;

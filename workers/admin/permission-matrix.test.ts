@@ -53,11 +53,13 @@ describe("permission matrix (every registered procedure × every role)", () => {
       "customers.list", "customers.get", "customers.create", "customers.update",
       "discounts.list", "discounts.create", "discounts.update", "discounts.disable",
       "content.list", "content.get", "content.create", "content.update", "content.publish", "analytics.summary",
+      "orders.list", "orders.get", "orders.setStatus", "orders.cancel",
     ]) {
       expect(keys.has(key), key).toBe(true);
     }
     expect(PROCEDURES.find((p) => procedureKey(p) === "staff.me")?.access).toBe("none");
     expect(PROCEDURES.find((p) => procedureKey(p) === "store.switch")?.access).toBe("session");
     expect(PROCEDURES.find((p) => procedureKey(p) === "products.delete")?.access).toBe("records.delete");
+    expect(PROCEDURES.find((p) => procedureKey(p) === "orders.cancel")?.access).toBe("orders.cancel");
   });
 });

@@ -4,7 +4,7 @@ import { applyPaymentStatus } from "#shared/orders/routines";
 import { buildLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
-import { placeTestOrder, type TestOrder } from "../../test/orders";
+import { placeGatewayOrder, type GatewayOrder } from "../../test/orders";
 import { makeShop, type ShopStore } from "../../test/storefront";
 import worker from "./index";
 import { WEBHOOK_POLICY } from "./webhooks";
@@ -13,8 +13,9 @@ import { WEBHOOK_POLICY } from "./webhooks";
 const db = testDb();
 const ORIGIN = "http://worker.test";
 
-const ip = () => `198.51.100.${Math.floor(Math.random() * 250)}`;
-async function webhook(shop: ShopStore, o: TestOrder, outcome: LocalOutcome, options: { ip?: string; tamper?: boolean } = {}) {
+/** A documentation-range IPv6 address of its own for each call site, so no test shares another's limit. */
+const ip = () => `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
+async function webhook(shop: ShopStore, o: GatewayOrder, outcome: LocalOutcome, options: { ip?: string; tamper?: boolean } = {}) {
   const hook = (await buildLocalWebhook({ providerRef: o.providerRef, outcome, secret: o.sg.webhookSecret, workerOrigin: ORIGIN }))!;
   const body = options.tamper ? hook.body.replace('"amount":', '"amount":1') : hook.body;
   return call(worker, `${ORIGIN}/webhooks/payments/local/${shop.id}`, {
@@ -30,7 +31,7 @@ const paidEvents = async (s: ShopStore, orderId: string) =>
 describe("payment webhooks", () => {
   it("a signed capture applies through the routine; the same delivery again changes nothing", async () => {
     const shop = await makeShop(db);
-    const o = await placeTestOrder(db, shop);
+    const o = await placeGatewayOrder(db, shop);
     const first = await webhook(shop, o, "captured");
     expect(first.status).toBe(200);
     expect(await first.json()).toMatchObject({ ok: true, duplicate: false, applied: true, status: "captured" });
@@ -43,7 +44,7 @@ describe("payment webhooks", () => {
 
   it("a bad signature, a tampered body, another store's path or provider: refused with nothing written", async () => {
     const [shop, other] = [await makeShop(db), await makeShop(db)];
-    const o = await placeTestOrder(db, shop);
+    const o = await placeGatewayOrder(db, shop);
     expect((await webhook(shop, o, "captured", { tamper: true })).status).toBe(401);
     const hook = (await buildLocalWebhook({ providerRef: o.providerRef, outcome: "captured", secret: o.sg.webhookSecret, workerOrigin: ORIGIN }))!;
     const send = (path: string) => call(worker, `${ORIGIN}${path}`, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": ip() }, body: hook.body });
@@ -57,7 +58,7 @@ describe("payment webhooks", () => {
 
   it("a webhook racing the client's confirmation captures once", async () => {
     const shop = await makeShop(db);
-    const o = await placeTestOrder(db, shop);
+    const o = await placeGatewayOrder(db, shop);
     const [hook] = await Promise.all([
       webhook(shop, o, "captured"),
       withStore(db, shop.id, (tx) => applyPaymentStatus(tx, o.attemptId, "captured", "client_confirmation")),
@@ -70,7 +71,7 @@ describe("payment webhooks", () => {
 
   it("a failure webhook marks the attempt failed and the order stays placed", async () => {
     const shop = await makeShop(db);
-    const o = await placeTestOrder(db, shop);
+    const o = await placeGatewayOrder(db, shop);
     expect(await (await webhook(shop, o, "failed")).json()).toMatchObject({ applied: true, status: "failed" });
     expect((await rows(shop, "select status, payment_status from shop_order where id = $1", [o.orderId]))[0]).toEqual({ status: "open", payment_status: "unpaid" });
   });

@@ -1,0 +1,98 @@
+import type { StoreTx } from "../db/with-store";
+import { AppError } from "../http/errors";
+import { loadOrderView, type OrderView } from "./order-view";
+
+/** What orders.get answers: the order view plus its lines, attempts, shipments and timeline (issue 11 "Shapes"). */
+export interface OrderLineView {
+  id: string;
+  variantId: string | null;
+  productTitle: string;
+  variantTitle: string;
+  sku: string | null;
+  taxClass: string;
+  quantity: number;
+  unitPrice: number;
+  lineTotal: number;
+  discount: number;
+  preorder: boolean;
+}
+
+export interface AttemptView {
+  attempt: number;
+  idempotencyKey: string;
+  status: string;
+  provider: string;
+  amount: number;
+  createdAt: Date;
+}
+
+export interface OrderEventView {
+  kind: string;
+  createdAt: Date;
+}
+
+export interface OrderDetail extends OrderView {
+  phone: string | null;
+  shippingAddress: Record<string, string>;
+  paymentMethod: string;
+  discountCode: string | null;
+  placedAt: Date;
+  expiresAt: Date | null;
+  lines: OrderLineView[];
+  attempts: AttemptView[];
+  /** Always empty until shipments are recorded (no shipment table yet). */
+  shipments: never[];
+  events: OrderEventView[];
+}
+
+export const orderNotFound = () => new AppError("NOT_FOUND", "Order not found in this store.");
+
+interface DetailRow {
+  phone: string | null;
+  shipping_address: Record<string, string>;
+  payment_method: string;
+  discount_code: string | null;
+  placed_at: Date;
+  expires_at: Date | null;
+  lines: OrderLineView[];
+  attempts: (Omit<AttemptView, "createdAt"> & { createdAt: string })[];
+  events: (Omit<OrderEventView, "createdAt"> & { createdAt: string })[];
+}
+
+/**
+ * The order's own fields, lines (by position), attempts (newest first) and the outbox events that name it
+ * in `payload.orderId` (oldest first; events of one transaction share its time and are ordered by kind).
+ */
+export async function loadOrderDetail(tx: StoreTx, orderId: string): Promise<OrderDetail> {
+  const view = await loadOrderView(tx, orderId);
+  if (!view) throw orderNotFound();
+  const { rows } = await tx.$client.query<DetailRow>(
+    `select o.phone, o.shipping_address, o.payment_method, o.discount_code, o.placed_at, o.expires_at,
+       coalesce((select json_agg(json_build_object('id', l.id, 'variantId', l.variant_id, 'productTitle', l.product_title,
+           'variantTitle', l.variant_title, 'sku', l.sku, 'taxClass', l.tax_class, 'quantity', l.quantity, 'unitPrice', l.unit_price,
+           'lineTotal', l.line_total, 'discount', l.discount, 'preorder', l.preorder) order by l.position, l.id)
+         from order_line l where l.store_id = o.store_id and l.order_id = o.id), '[]'::json) as lines,
+       coalesce((select json_agg(json_build_object('attempt', a.attempt, 'idempotencyKey', a.idempotency_key, 'status', a.status,
+           'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at) order by a.attempt desc)
+         from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts,
+       coalesce((select json_agg(json_build_object('kind', e.kind, 'createdAt', e.created_at) order by e.created_at, e.kind, e.id)
+         from outbox_event e where e.store_id = o.store_id and e.payload->>'orderId' = o.id::text), '[]'::json) as events
+     from shop_order o where o.store_id = $1 and o.id = $2`,
+    [tx.storeId, orderId],
+  );
+  const row = rows[0];
+  if (!row) throw orderNotFound();
+  return {
+    ...view,
+    phone: row.phone,
+    shippingAddress: row.shipping_address,
+    paymentMethod: row.payment_method,
+    discountCode: row.discount_code,
+    placedAt: row.placed_at,
+    expiresAt: row.expires_at,
+    lines: row.lines,
+    attempts: row.attempts.map((a) => ({ ...a, createdAt: new Date(a.createdAt) })),
+    shipments: [],
+    events: row.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })),
+  };
+}

@@ -1,0 +1,122 @@
+import { and, desc, eq, gte, ilike, lt, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { shopOrder } from "../db/schema";
+import { cancelOrder, markPaid } from "../orders/actions";
+import { loadOrderDetail } from "../orders/order-detail";
+import { loadOrderView } from "../orders/order-view";
+import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../orders/status";
+import { storeProcedure } from "./define";
+import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+
+const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with an offset, e.g. 2026-01-31T00:00:00Z" });
+const orderId = z.uuid().describe("The order's id");
+
+/** `#1002` or `1002`: an order number. */
+const ORDER_NUMBER = /^#?([0-9]{1,9})$/;
+
+export const listOrders = storeProcedure({
+  router: "orders",
+  name: "list",
+  description:
+    "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or any part of the email, ignoring case. Totals are in minor units.",
+  access: "orders.read",
+  mutates: false,
+  input: z
+    .strictObject({
+      ...pagingInput,
+      query: z.string().trim().max(200).optional(),
+      status: z.enum(ORDER_STATUSES).optional(),
+      paymentStatus: z.enum(PAYMENT_STATUSES).optional(),
+      fulfillmentStatus: z.enum(FULFILLMENT_STATUSES).optional(),
+      placedFrom: instant.optional(),
+      placedTo: instant.optional(),
+    })
+    .refine((v) => !v.placedFrom || !v.placedTo || Date.parse(v.placedTo) > Date.parse(v.placedFrom), {
+      path: ["placedTo"],
+      message: "placedTo must be after placedFrom.",
+    }),
+  async run({ tx, aiClient, store }, input) {
+    // An AI client barred from customer details sees no emails and cannot probe them by searching.
+    const contact = !aiClient || store.mcpReadCustomerDetails;
+    const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, tx.storeId)];
+    if (input.status) conditions.push(eq(shopOrder.status, input.status));
+    if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
+    if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
+    if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
+    if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
+    if (input.query) {
+      const number = ORDER_NUMBER.exec(input.query)?.[1];
+      const byEmail = contact && !input.query.startsWith("#") ? ilike(shopOrder.email, likePattern(input.query)) : undefined;
+      const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
+      conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
+    }
+    const where = and(...conditions);
+    const rows = await tx
+      .select({
+        id: shopOrder.id,
+        number: shopOrder.number,
+        email: contact ? shopOrder.email : sql<string | null>`null`,
+        status: shopOrder.status,
+        paymentStatus: shopOrder.paymentStatus,
+        fulfillmentStatus: shopOrder.fulfillmentStatus,
+        currency: shopOrder.currency,
+        // `total` is the page's row count (totalColumn); the order's own total is renamed back below.
+        orderTotal: shopOrder.total,
+        placedAt: shopOrder.placedAt,
+        ...totalColumn(),
+      })
+      .from(shopOrder)
+      .where(where)
+      .orderBy(desc(shopOrder.placedAt), desc(shopOrder.number))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(
+      rows,
+      input,
+      () => tx.select(countColumn()).from(shopOrder).where(where),
+      ({ orderTotal, placedAt, ...item }) => ({ ...item, total: orderTotal, placedAt }),
+    );
+  },
+});
+
+export const getOrder = storeProcedure({
+  router: "orders",
+  name: "get",
+  description:
+    "One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments (empty: shipments are not recorded yet) and the timeline of its events (oldest first).",
+  access: "orders.read",
+  mutates: false,
+  customerDetails: true,
+  input: z.strictObject({ id: orderId }),
+  run: ({ tx }, input) => loadOrderDetail(tx, input.id),
+});
+
+export const setOrderStatus = storeProcedure({
+  router: "orders",
+  name: "setStatus",
+  description:
+    "Record a payment made outside the gateway: action mark_paid captures the newest open payment attempt (or a new manual one for the balance) through the payment status routine, and the order becomes paid. Already paid: nothing changes. A cancelled or expired order is refused.",
+  access: "orders.write",
+  mutates: true,
+  input: z.strictObject({ orderId, action: z.enum(["mark_paid"]) }),
+  async run({ tx }, input) {
+    await markPaid(tx, input.orderId);
+    return (await loadOrderView(tx, input.orderId))!;
+  },
+});
+
+export const cancelOrderProcedure = storeProcedure({
+  router: "orders",
+  name: "cancel",
+  description:
+    "Cancel an open order that is not paid and has not shipped: its reserved stock is released at once. A paid order must be refunded first. Cancelling a cancelled order changes nothing.",
+  access: "orders.cancel",
+  mutates: true,
+  input: z.strictObject({ orderId, reason: z.string().trim().min(1).max(500).optional().describe("Why; kept with the order.cancelled event") }),
+  async run({ tx }, input) {
+    await cancelOrder(tx, input.orderId, input.reason);
+    return (await loadOrderView(tx, input.orderId))!;
+  },
+});
+
+export const orderProcedures = [listOrders, getOrder, setOrderStatus, cancelOrderProcedure];
