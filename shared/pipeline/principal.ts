@@ -1,4 +1,4 @@
-import { describePermission, ROLE_PERMISSIONS, type Permission } from "../auth/permissions";
+import { describePermission, RESERVED_PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "../auth/permissions";
 import { effectivePermissions } from "../api/grants";
 import type { RoleName } from "../db/schema";
 import { grantById, grantByTokenHash, membershipOf, type Statement, type StoreKey } from "../db/statements";
@@ -124,8 +124,13 @@ export function permissionDenied(permission: Permission): AppError {
 export function grantPermissionDenied(caller: Caller, permission: Permission): AppError {
   const byRole = ROLE_PERMISSIONS[caller.member.role].has(permission);
   const what = describePermission(permission);
+  const kind = caller.grant?.kind === "oauth" ? "connection" : "token";
+  // Refunds, cancels, deletes, settings, staff and billing belong to members only: no area grants them.
+  if ((RESERVED_PERMISSIONS as readonly string[]).includes(permission)) {
+    return new AppError("FORBIDDEN", `A ${kind} can never be used for ${what} (${permission}): only a member can, in the admin.`, { permission, reason: "members_only" });
+  }
   const message = byRole
-    ? `This ${caller.grant?.kind === "oauth" ? "connection" : "token"}'s grant does not allow ${what} (${permission}). ${caller.grant?.kind === "oauth" ? "Reconnect the client and allow that area." : "Create a token with that area."}`
+    ? `This ${kind}'s grant does not allow ${what} (${permission}). ${kind === "connection" ? "Reconnect the client and allow that area." : "Create a token with that area."}`
     : `The member's role does not allow ${what} (${permission}).`;
   return new AppError("FORBIDDEN", message, { permission });
 }

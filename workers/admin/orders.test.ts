@@ -57,7 +57,7 @@ describe("orders at /api/v1", () => {
     const everything = (await createToken(owner, [...AREA_SCOPES])).token;
     const cancel = await api(everything, "orders/cancel", { orderId: id });
     expect(cancel.status).toBe(403);
-    expect(await rpcJson<RpcError>(cancel)).toMatchObject({ code: "FORBIDDEN", data: { permission: "orders.cancel" } });
+    expect(await rpcJson<RpcError>(cancel)).toMatchObject({ code: "FORBIDDEN", data: { permission: "orders.cancel", reason: "members_only" } });
     expect(await orderOf(store)).toMatchObject({ status: "open", payment_status: "unpaid" });
     const writer = (await createToken(owner, ["orders:write"])).token;
     expect(await rpcJson(await api(writer, "orders/setStatus", { orderId: id, action: "mark_paid" }))).toMatchObject({ id, paymentStatus: "paid" });
