@@ -22,7 +22,10 @@
  *   - bursts: 200 concurrent token-API calls for one grant (status counts, and connections opened at
  *     the proxy by the refused ones), and 400 concurrent calls over 4 grants.
  *
- * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json and burst.json.
+ *   - checkout throughput with 1, 10 and 50 buyers at once, through the storefront Worker and the same
+ *     code and SQL directly from Node (bench/checkout.ts).
+ *
+ * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json, burst.json and checkout.json.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -31,6 +34,7 @@ import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, ROOT } from "../scripts/lib/config";
 import { prepareDatabase } from "../scripts/lib/stack";
 import { burst } from "./burst";
+import { checkoutBench } from "./checkout";
 import { createTokens, PORTS, send, signIn } from "./http";
 import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
 
@@ -161,7 +165,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     for (const [name, port] of Object.entries(PORTS) as [WorkerName, number][]) {
-      children.push(startWorkerProcess({ name, port, inspectorPort: port + 1000, db, logLevel: "warn" }));
+      children.push(startWorkerProcess({ name, port, inspectorPort: port + 1000, db, logLevel: "warn", workerPort: PORTS.worker! }));
     }
     for (const t of targets) {
       const probe = t.method === "POST" ? t.url.replace(/\/api\/rpc\/.*$/, "/login") : t.url;
@@ -302,12 +306,25 @@ async function main(): Promise<void> {
       fourGrants: await burst(cookie, proxy, 400, 4),
       note: "POST /api/v1/products/list, all requests in flight at once. The per-grant limiter (120 a rolling minute) decides before any database work, so a refused call opens no connection (each answered call opens exactly one: its activity upsert reuses it). Connections are WebSockets counted at the local proxy, which queues them in front of a bounded number of Postgres connections as Neon's pooler does.",
     };
-    for (const [file, data] of [["foundation.json", result], ["admin.json", adminResult], ["token-api.json", apiResult], ["mcp.json", mcpResult], ["burst.json", burstResult]] as const) {
+    const checkoutResult = {
+      benchmark: "checkout",
+      at: result.at,
+      machine: result.machine,
+      ...(await checkoutBench(db, latency.storefrontFloor!.p50, log)),
+    };
+    for (const [file, data] of [
+      ["foundation.json", result],
+      ["admin.json", adminResult],
+      ["token-api.json", apiResult],
+      ["mcp.json", mcpResult],
+      ["burst.json", burstResult],
+      ["checkout.json", checkoutResult],
+    ] as const) {
       const out = path.join(ROOT, "bench", "results", file);
       fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
       log(`Written to ${path.relative(ROOT, out)}`);
     }
-    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult, burst: burstResult }, null, 2));
+    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult, burst: burstResult, checkout: checkoutResult }, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();
