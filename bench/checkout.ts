@@ -13,6 +13,7 @@ import { sha256Hex } from "../shared/auth/tokens";
 import { Database } from "../shared/db/database";
 import { withStore } from "../shared/db/with-store";
 import { placeOrder, type CheckoutInput } from "../shared/orders/checkout";
+import { paymentRequest } from "../shared/orders/payments";
 import { applyPaymentStatus } from "../shared/orders/routines";
 import { storeGateway } from "../shared/payments/select";
 import { PORTS } from "./http";
@@ -127,16 +128,7 @@ export async function checkoutBench(db: { appUrl: string; wsProxy?: string }, fl
       const conn = direct(); // one connection per checkout, as a Worker request has
       try {
         const placed = await withStore(conn, storeId, (tx) => placeOrder(tx, token, INPUT, "local", new Date()));
-        const created = await sg.gateway.createPayment({
-          orderId: placed.order.id,
-          orderNumber: String(placed.order.number),
-          attempt: 1,
-          idempotencyKey: placed.attempt.idempotencyKey,
-          amount: placed.order.total,
-          currency: placed.order.currency,
-          customer: { email: placed.order.email },
-          returnUrl: `http://${HOST}/api/checkout/${placed.order.id}/confirm`,
-        });
+        const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `http://${HOST}/api/checkout/${placed.order.id}/confirm`));
         await withStore(conn, storeId, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));
       } finally {
         // Closed after the answer, as a Worker closes its database in waitUntil: not part of the checkout.

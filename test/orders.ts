@@ -2,6 +2,7 @@ import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/checkout";
 import type { IndianStateCode } from "#shared/orders/gst";
+import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { storeGateway, type StoreGateway } from "#shared/payments/select";
 import { addLine, createCart, newCartToken } from "#shared/storefront/cart";
@@ -55,16 +56,7 @@ export interface GatewayOrder {
 export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity = 1): Promise<GatewayOrder> {
   const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]] });
   const sg = await storeGateway(TEST_GATEWAY, shop.id);
-  const created = await sg.gateway.createPayment({
-    orderId: placed.order.id,
-    orderNumber: String(placed.order.number),
-    attempt: 1,
-    idempotencyKey: placed.attempt.idempotencyKey,
-    amount: placed.order.total,
-    currency: "INR",
-    customer: { email: placed.order.email },
-    returnUrl: `https://${shop.hostname}/api/checkout/${placed.order.id}/confirm`,
-  });
+  const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `https://${shop.hostname}/api/checkout/${placed.order.id}/confirm`));
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));
   return { orderId: placed.order.id, attemptId: placed.attempt.id, providerRef: created.providerRef, total: placed.order.total, sg };
 }

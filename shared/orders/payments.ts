@@ -1,6 +1,7 @@
 import { sha256Hex } from "../auth/tokens";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import type { CreatePaymentInput } from "../payments/gateway";
 import type { AttemptRow } from "./checkout";
 
 /**
@@ -55,4 +56,22 @@ export async function attemptByRef(tx: StoreTx, provider: string, providerRef: s
   );
   const r = rows[0];
   return r ? { id: r.id, orderId: r.order_id, amount: Number(r.amount) } : null;
+}
+
+/** What the gateway is asked for an attempt of an order (the one shape every caller builds). */
+export function paymentRequest(
+  order: { id: string; number: number; currency: string; email: string },
+  attempt: { attempt: number; idempotencyKey: string; amount: number },
+  returnUrl: string,
+): CreatePaymentInput {
+  return {
+    orderId: order.id,
+    orderNumber: String(order.number),
+    attempt: attempt.attempt,
+    idempotencyKey: attempt.idempotencyKey,
+    amount: attempt.amount,
+    currency: order.currency,
+    customer: { email: order.email },
+    returnUrl,
+  };
 }

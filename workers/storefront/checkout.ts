@@ -8,7 +8,7 @@ import type { Database } from "#shared/db/database";
 import type { Logger } from "#shared/log";
 import { checkoutInput, placeOrder, type AttemptRow, type CheckoutInput } from "#shared/orders/checkout";
 import { loadOrderView, type OrderView } from "#shared/orders/order-view";
-import { attemptByRef, isBuyer, newAttempt } from "#shared/orders/payments";
+import { attemptByRef, isBuyer, newAttempt, paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { isGatewayError, type PaymentRedirect } from "#shared/payments/gateway";
 import { gatewayConfigFromEnv, storeGateway, type StoreGateway } from "#shared/payments/select";
@@ -78,16 +78,7 @@ export function gatewayFor(d: Pick<PayDeps, "env" | "storeId">): Promise<StoreGa
  */
 async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<PaymentAnswer> {
   try {
-    const created = await sg.gateway.createPayment({
-      orderId: order.id,
-      orderNumber: String(order.number),
-      attempt: attempt.attempt,
-      idempotencyKey: attempt.idempotencyKey,
-      amount: attempt.amount,
-      currency: order.currency,
-      customer: { email: order.email },
-      returnUrl: `${d.origin}/api/checkout/${order.id}/confirm`,
-    });
+    const created = await sg.gateway.createPayment(paymentRequest(order, attempt, `${d.origin}/api/checkout/${order.id}/confirm`));
     const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
     );
