@@ -62,3 +62,17 @@ describe("the payment status routine", () => {
     expect(await orderOf(b.store, b.orderId)).toEqual({ status: "open", payment_status: "unpaid" });
   });
 });
+
+describe("a payment that arrives after the order stopped waiting", () => {
+  it("an expired order stays expired, shows paid, and writes order.paid_late instead of order.paid", async () => {
+    const { store, orderId, attemptId } = await fixture();
+    await withStore(db, store.id, (tx) => tx.$client.query("update shop_order set status = 'expired' where id = $1", [orderId]));
+    expect(await apply(store, attemptId, "captured")).toMatchObject({ applied: true, order: { status: "expired", paymentStatus: "paid" } });
+    expect(await orderOf(store, orderId)).toEqual({ status: "expired", payment_status: "paid" });
+    expect(await events(store, "order.paid")).toBe(0);
+    expect(await events(store, "order.paid_late")).toBe(1);
+    // A second report changes nothing and writes nothing more.
+    expect(await apply(store, attemptId, "captured")).toMatchObject({ applied: false });
+    expect(await events(store, "order.paid_late")).toBe(1);
+  });
+});

@@ -87,7 +87,13 @@ export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Prom
     "update shop_order set payment_status = $3, fulfillment_status = $4, status = $5, updated_at = now() where store_id = $1 and id = $2",
     [tx.storeId, orderId, next.paymentStatus, next.fulfillmentStatus, next.status],
   );
-  if (next.paymentStatus === "paid" && facts.paymentStatus !== "paid") await emit(tx, "order.paid", { orderId });
+  if (next.paymentStatus === "paid" && facts.paymentStatus !== "paid") {
+    // Money that lands on an order already expired or cancelled (its stock released) is not lost and the
+    // order is not reopened behind the merchant's back: it stays as it is, paid, and the merchant gets a
+    // task to refund it or fulfil it by hand (docs/order-status.md, "Late payments").
+    if (next.status === "expired" || next.status === "cancelled") await emit(tx, "order.paid_late", { orderId, status: next.status });
+    else await emit(tx, "order.paid", { orderId });
+  }
   if (next.fulfillmentStatus === "fulfilled" && facts.fulfillmentStatus !== "fulfilled") await emit(tx, "order.fulfilled", { orderId });
   return next;
 }
