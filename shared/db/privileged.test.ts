@@ -76,7 +76,8 @@ describe("privileged id lookups", () => {
   });
 
   it("list stores with due outbox rows, not those whose rows are processed or not yet due", async () => {
-    const due = await makeStore(db); // makeStore emits one due event
+    const due = await makeStore(db); // makeStore emits one due event; made the oldest, so it comes first
+    await withStore(db, due.id, (tx) => tx.update(outboxEvent).set({ availableAt: new Date("2000-01-01T00:00:00Z") }).where(eq(outboxEvent.storeId, tx.storeId)));
     const processed = await makeStore(db);
     const later = await makeStore(db);
     await withStore(db, processed.id, (tx) => tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId)));

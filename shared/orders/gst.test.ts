@@ -15,6 +15,7 @@ import {
   type OrderMoney,
 } from "./gst";
 import { indianDate, ratesOn } from "./gst-rates";
+import { mulberry32 } from "../../test/prng";
 
 const db = testDb();
 const AFTER: GstRates = { gst_exempt: 0, gst_0: 0, gst_5: 500, gst_18: 1800, gst_40: 4000 };
@@ -220,16 +221,7 @@ describe("gst_rate (migration 0010) through ratesOn", () => {
   });
 });
 
-// mulberry32: a small seeded generator, so a failing cart can be replayed from its seed.
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+const random = mulberry32;
 
 function randomCart(next: () => number) {
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));

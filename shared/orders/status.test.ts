@@ -18,18 +18,13 @@ import {
   type PaymentStatus,
   type ShipmentStatus,
 } from "./status";
+import { mulberry32 } from "../../test/prng";
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed from its seed. */
+/** Seeded choices over mulberry32 (test/prng.ts), so a failing run can be replayed from its seed. */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (n: number): number => Math.floor(next() * n);
   const pick = <T>(list: readonly T[]): T => list[int(list.length)] as T;
   const shuffle = <T>(list: readonly T[]): T[] => {
