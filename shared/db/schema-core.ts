@@ -1,0 +1,348 @@
+/** The drizzle tables of stores, people, catalogue, stock, customers, API grants, carts and links (see ./schema.ts). */
+import { sql } from "drizzle-orm";
+import { bigint, boolean, char, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { createdAt, storeRef, ts, updatedAt } from "./columns";
+
+export const store = pgTable("store", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  slug: text("slug").notNull().unique(),
+  name: text("name").notNull(),
+  currency: char("currency", { length: 3 }).notNull(),
+  storefrontPasswordHash: text("storefront_password_hash"),
+  mcpReadCustomerDetails: boolean("mcp_read_customer_details").notNull().default(false),
+  mcpAllowChanges: boolean("mcp_allow_changes").notNull().default(false),
+  mcpChangesNeedApproval: boolean("mcp_changes_need_approval").notNull().default(true),
+  /** What an order pays for shipping (inclusive of GST), and the subtotal from which it is free. */
+  shippingFeeMinor: bigint("shipping_fee_minor", { mode: "number" }).notNull().default(0),
+  freeShippingOverMinor: bigint("free_shipping_over_minor", { mode: "number" }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const userAccount = pgTable("user_account", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  email: text("email").notNull(),
+  name: text("name"),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const ROLES = ["owner", "admin", "staff"] as const;
+export type RoleName = (typeof ROLES)[number];
+
+export const member = pgTable(
+  "member",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    storeId: uuid("store_id")
+      .notNull()
+      .references(() => store.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => userAccount.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ROLES }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [unique().on(t.storeId, t.userId), index("member_user_idx").on(t.userId)],
+);
+
+export const session = pgTable("session", {
+  idHash: text("id_hash").primaryKey(),
+  userId: uuid("user_id")
+    .notNull()
+    .references(() => userAccount.id, { onDelete: "cascade" }),
+  activeStoreId: uuid("active_store_id").references(() => store.id, { onDelete: "set null" }),
+  createdAt: createdAt(),
+  lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+  expiresAt: ts("expires_at").notNull(),
+  userAgent: text("user_agent"),
+  ip: text("ip"),
+});
+
+export const DOMAIN_STATUSES = ["pending", "verified"] as const;
+
+export const storeDomain = pgTable("store_domain", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: uuid("store_id")
+    .notNull()
+    .references(() => store.id, { onDelete: "cascade" }),
+  hostname: text("hostname").notNull().unique(),
+  status: text("status", { enum: DOMAIN_STATUSES }).notNull().default("pending"),
+  isPrimary: boolean("is_primary").notNull().default(false),
+  verifiedAt: ts("verified_at"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/** The storefront's catalogue version per store (migration 0008): bumped by triggers, read by the edge cache. */
+export const storefrontVersion = pgTable("storefront_version", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: uuid("store_id")
+    .notNull()
+    .unique()
+    .references(() => store.id, { onDelete: "cascade" }),
+  version: bigint("version", { mode: "number" }).notNull().default(1),
+  changedAt: ts("changed_at").notNull().defaultNow(),
+});
+
+export const outboxEvent = pgTable("outbox_event", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: uuid("store_id")
+    .notNull()
+    .references(() => store.id, { onDelete: "cascade" }),
+  kind: text("kind").notNull(),
+  payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
+  createdAt: createdAt(),
+  availableAt: ts("available_at").notNull().defaultNow(),
+  processedAt: ts("processed_at"),
+  attempts: integer("attempts").notNull().default(0),
+  lastError: text("last_error"),
+});
+
+// Admin and catalog (migrations/0002_admin_catalog.sql) ------------------------------------------------
+
+export const staffInvitation = pgTable("staff_invitation", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  email: text("email").notNull(),
+  role: text("role", { enum: ROLES }).notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  invitedBy: uuid("invited_by"),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at").notNull(),
+  acceptedAt: ts("accepted_at"),
+  revokedAt: ts("revoked_at"),
+});
+
+export const PRODUCT_STATUSES = ["draft", "active", "archived"] as const;
+export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
+
+export const product = pgTable("product", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  title: text("title").notNull(),
+  handle: text("handle").notNull(),
+  description: text("description").notNull().default(""),
+  status: text("status", { enum: PRODUCT_STATUSES }).notNull().default("draft"),
+  vendor: text("vendor"),
+  hsnCode: text("hsn_code"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/** GST classes of India (rates after the 2025 rationalisation); checkout computes tax per parcel from them. */
+export const TAX_CLASSES = ["gst_exempt", "gst_0", "gst_5", "gst_18", "gst_40"] as const;
+export type TaxClass = (typeof TAX_CLASSES)[number];
+
+export const productVariant = pgTable("product_variant", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  productId: uuid("product_id").notNull(),
+  title: text("title").notNull().default("Default"),
+  sku: text("sku"),
+  priceMinor: bigint("price_minor", { mode: "number" }).notNull(),
+  compareAtMinor: bigint("compare_at_minor", { mode: "number" }),
+  taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull().default("gst_18"),
+  preorder: boolean("preorder").notNull().default(false),
+  position: integer("position").notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const location = pgTable("location", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  name: text("name").notNull(),
+  sellsOnline: boolean("sells_online").notNull().default(true),
+  city: text("city"),
+  /** ISO 3166-2:IN code of where it ships from (its GST origin); null: not known (treated as another state). */
+  state: text("state"),
+  /** Reservation order among locations that sell online: lower first. */
+  priority: integer("priority").notNull().default(100),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const inventoryLevel = pgTable("inventory_level", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  variantId: uuid("variant_id").notNull(),
+  locationId: uuid("location_id").notNull(),
+  onHand: integer("on_hand").notNull().default(0),
+  reserved: integer("reserved").notNull().default(0),
+  updatedAt: updatedAt(),
+});
+
+export const ADJUSTMENT_REASONS = ["received", "correction", "damaged", "shrinkage", "returned", "recount", "other"] as const;
+
+export const inventoryAdjustment = pgTable("inventory_adjustment", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  variantId: uuid("variant_id").notNull(),
+  locationId: uuid("location_id").notNull(),
+  delta: integer("delta").notNull(),
+  onHandAfter: integer("on_hand_after").notNull(),
+  reason: text("reason", { enum: ADJUSTMENT_REASONS }).notNull(),
+  note: text("note"),
+  memberId: uuid("member_id"),
+  createdAt: createdAt(),
+});
+
+export const customer = pgTable("customer", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  email: text("email"),
+  firstName: text("first_name"),
+  lastName: text("last_name"),
+  phone: text("phone"),
+  city: text("city"),
+  acceptsMarketing: boolean("accepts_marketing").notNull().default(false),
+  note: text("note"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const DISCOUNT_KINDS = ["percentage", "fixed_amount"] as const;
+export const DISCOUNT_STATUSES = ["active", "disabled"] as const;
+
+export const discount = pgTable("discount", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  code: text("code").notNull(),
+  kind: text("kind", { enum: DISCOUNT_KINDS }).notNull(),
+  value: bigint("value", { mode: "number" }).notNull(),
+  startsAt: ts("starts_at").notNull().defaultNow(),
+  endsAt: ts("ends_at"),
+  usageLimit: integer("usage_limit"),
+  usageCount: integer("usage_count").notNull().default(0),
+  status: text("status", { enum: DISCOUNT_STATUSES }).notNull().default("active"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const PAGE_STATUSES = ["draft", "published"] as const;
+
+export const page = pgTable("page", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  title: text("title").notNull(),
+  handle: text("handle").notNull(),
+  body: text("body").notNull().default(""),
+  status: text("status", { enum: PAGE_STATUSES }).notNull().default("draft"),
+  publishedAt: ts("published_at"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+// API grants and activity (migrations/0003_api_grants.sql) ----------------------------------------------
+
+export const GRANT_KINDS = ["oauth", "token"] as const;
+export type GrantKind = (typeof GRANT_KINDS)[number];
+
+export const apiGrant = pgTable("api_grant", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  kind: text("kind", { enum: GRANT_KINDS }).notNull(),
+  memberId: uuid("member_id").notNull(),
+  name: text("name").notNull(),
+  areas: text("areas").array().notNull(),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at"),
+  revokedAt: ts("revoked_at"),
+  lastUsedAt: ts("last_used_at"),
+  secretHash: text("secret_hash").unique(),
+  secretHint: text("secret_hint"),
+  clientId: text("client_id"),
+  clientName: text("client_name"),
+});
+
+export const apiActivity = pgTable("api_activity", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  grantId: uuid("grant_id").notNull(),
+  procedure: text("procedure").notNull(),
+  kind: text("kind", { enum: ["read", "write"] }).notNull(),
+  via: text("via", { enum: ["token", "mcp"] }).notNull(),
+  bucketStart: ts("bucket_start").notNull(),
+  count: integer("count").notNull().default(1),
+  lastAt: ts("last_at").notNull().defaultNow(),
+});
+
+// AI approvals (migrations/0004_ai_approvals.sql) ---------------------------------------------------------
+
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "failed"] as const;
+
+export const aiApproval = pgTable("ai_approval", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  grantId: uuid("grant_id").notNull(),
+  memberId: uuid("member_id").notNull(),
+  source: text("source", { enum: ["mcp", "api"] }).notNull().default("mcp"),
+  tool: text("tool"),
+  procedure: text("procedure").notNull(),
+  input: jsonb("input").$type<Record<string, unknown>>().notNull(),
+  summary: text("summary").notNull(),
+  /** As stored in its day (older rows are plain `{field, from, to}`): read it with readChanges (shared/assistant/changes.ts). */
+  diff: jsonb("diff").$type<unknown[]>().notNull().default(sql`'[]'::jsonb`),
+  status: text("status", { enum: APPROVAL_STATUSES }).notNull().default("pending"),
+  createdAt: createdAt(),
+  expiresAt: ts("expires_at").notNull(),
+  decidedAt: ts("decided_at"),
+  decidedBy: uuid("decided_by"),
+  result: jsonb("result").$type<unknown>(),
+  error: text("error"),
+});
+
+// Storefront carts (migrations/0006_carts.sql) ------------------------------------------------------------
+
+export const cart = pgTable("cart", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  /** SHA-256 (hex) of the random token in the shopper's wc_cart cookie; the token itself is never stored. */
+  tokenHash: text("token_hash").notNull(),
+  currency: char("currency", { length: 3 }).notNull(),
+  discountId: uuid("discount_id"),
+  /** The order placed from this cart (migration 0009): a converted cart is no longer the shopper's cart. */
+  convertedOrderId: uuid("converted_order_id"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const CART_LINE_QUANTITY_MAX = 999;
+
+export const cartLine = pgTable("cart_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  cartId: uuid("cart_id").notNull(),
+  variantId: uuid("variant_id").notNull(),
+  quantity: integer("quantity").notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+// Short links and page views (migrations/0007_short_links.sql) ------------------------------------------
+
+export const shortLink = pgTable("short_link", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  slug: text("slug").notNull(),
+  target: text("target").notNull(),
+  utmSource: text("utm_source").notNull(),
+  utmMedium: text("utm_medium").notNull(),
+  utmCampaign: text("utm_campaign").notNull(),
+  utmTerm: text("utm_term"),
+  utmContent: text("utm_content"),
+  clicks: bigint("clicks", { mode: "number" }).notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const pageView = pgTable("page_view", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  path: text("path").notNull(),
+  linkId: uuid("link_id"),
+  viewedAt: ts("viewed_at").notNull().defaultNow(),
+});

@@ -1,0 +1,123 @@
+/** The drizzle tables of orders, parcels, payment attempts and GST rates (see ./schema.ts). */
+import { bigint, boolean, char, date, integer, jsonb, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import { createdAt, storeRef, ts, updatedAt } from "./columns";
+import { TAX_CLASSES } from "./schema-core";
+
+// Orders, parcels and payment attempts (migrations/0009_orders.sql) -------------------------------------
+
+const money = (name: string) => bigint(name, { mode: "number" });
+
+export const orderCounter = pgTable("order_counter", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  nextNumber: integer("next_number").notNull().default(1001),
+});
+
+export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;
+export const PAYMENT_METHODS = ["gateway", "manual_transfer"] as const;
+
+export const shopOrder = pgTable("shop_order", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  number: integer("number").notNull(),
+  cartId: uuid("cart_id"),
+  email: text("email").notNull(),
+  phone: text("phone"),
+  shippingAddress: jsonb("shipping_address").$type<Record<string, string>>().notNull(),
+  shipToState: text("ship_to_state").notNull(),
+  paymentMethod: text("payment_method", { enum: PAYMENT_METHODS }).notNull(),
+  currency: char("currency", { length: 3 }).notNull(),
+  subtotal: money("subtotal").notNull(),
+  discount: money("discount").notNull().default(0),
+  shipping: money("shipping").notNull().default(0),
+  tax: money("tax").notNull().default(0),
+  total: money("total").notNull(),
+  discountCode: text("discount_code"),
+  status: text("status", { enum: ORDER_STATUSES }).notNull().default("open"),
+  paymentStatus: text("payment_status").notNull().default("unpaid"),
+  fulfillmentStatus: text("fulfillment_status").notNull().default("unfulfilled"),
+  expiresAt: ts("expires_at"),
+  placedAt: ts("placed_at").notNull().defaultNow(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const orderLine = pgTable("order_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  variantId: uuid("variant_id"),
+  productTitle: text("product_title").notNull(),
+  variantTitle: text("variant_title").notNull(),
+  sku: text("sku"),
+  taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull(),
+  preorder: boolean("preorder").notNull().default(false),
+  quantity: integer("quantity").notNull(),
+  unitPrice: money("unit_price").notNull(),
+  lineTotal: money("line_total").notNull(),
+  discount: money("discount").notNull().default(0),
+  position: integer("position").notNull().default(0),
+});
+
+export const fulfillmentOrder = pgTable("fulfillment_order", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  locationId: uuid("location_id"),
+  originState: text("origin_state"),
+  subtotal: money("subtotal").notNull(),
+  discount: money("discount").notNull().default(0),
+  shipping: money("shipping").notNull().default(0),
+  tax: money("tax").notNull().default(0),
+  cgst: money("cgst").notNull().default(0),
+  sgst: money("sgst").notNull().default(0),
+  igst: money("igst").notNull().default(0),
+  position: integer("position").notNull().default(0),
+  createdAt: createdAt(),
+});
+
+export const fulfillmentOrderLine = pgTable("fulfillment_order_line", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  fulfillmentOrderId: uuid("fulfillment_order_id").notNull(),
+  orderLineId: uuid("order_line_id").notNull(),
+  quantity: integer("quantity").notNull(),
+  reserved: integer("reserved").notNull(),
+});
+
+export const PAYMENT_ATTEMPT_STATUSES = ["created", "pending", "authorized", "captured", "refunded", "failed"] as const;
+
+export const paymentAttempt = pgTable("payment_attempt", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  attempt: integer("attempt").notNull(),
+  idempotencyKey: text("idempotency_key").notNull(),
+  provider: text("provider").notNull(),
+  providerRef: text("provider_ref"),
+  providerPaymentId: text("provider_payment_id"),
+  status: text("status", { enum: PAYMENT_ATTEMPT_STATUSES }).notNull().default("created"),
+  amount: money("amount").notNull(),
+  lastError: text("last_error"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const webhookReceipt = pgTable("webhook_receipt", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  provider: text("provider").notNull(),
+  eventId: text("event_id").notNull(),
+  receivedAt: ts("received_at").notNull().defaultNow(),
+});
+
+/** GST rate per tax class from a day on (migration 0010); global, read-only for the runtime (docs/gst.md). */
+export const gstRate = pgTable(
+  "gst_rate",
+  {
+    taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull(),
+    effectiveFrom: date("effective_from", { mode: "string" }).notNull(),
+    rateBp: integer("rate_bp").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taxClass, t.effectiveFrom] })],
+);
