@@ -76,20 +76,20 @@ export function gatewayFor(d: Pick<PayDeps, "env" | "storeId">): Promise<StoreGa
  * routine (pending with the provider's reference, or failed with the reason). Never throws for a gateway
  * failure: the order is placed either way and the shopper may retry.
  */
-async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<PaymentAnswer> {
+async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<{ payment: PaymentAnswer; order: OrderView }> {
   try {
     const created = await sg.gateway.createPayment(paymentRequest(order, attempt, `${d.origin}/api/checkout/${order.id}/confirm`));
     const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
     );
-    return answerOf(attempt, applied.status, created.redirect);
+    return { payment: answerOf(attempt, applied.status, created.redirect), order: { ...order, ...applied.order } };
   } catch (e) {
     if (!isGatewayError(e)) throw e;
     d.log.warn("payment.gateway_failed", { orderId: order.id, attempt: attempt.attempt, kind: e.kind, retryable: e.retryable });
     const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "failed", "gateway", { error: `${e.kind}: ${e.message}` }),
     );
-    return answerOf(attempt, applied.status);
+    return { payment: answerOf(attempt, applied.status), order: { ...order, ...applied.order } };
   }
 }
 
@@ -108,9 +108,9 @@ export async function checkoutAndPay(d: PayDeps, cartToken: string | undefined, 
   const sg = await gatewayFor(d);
   const placed = await withStore(d.db, d.storeId, (tx) => placeOrder(tx, cartToken, input, sg.provider, new Date()));
   if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true };
-  const payment = input.paymentMethod === "gateway" ? await startPayment(d, sg, placed.order, placed.attempt) : answerOf(placed.attempt);
-  const order = (await withStore(d.db, d.storeId, (tx) => loadOrderView(tx, placed.order.id), { readOnly: true })) ?? placed.order;
-  return { order, payment, replayed: false };
+  if (input.paymentMethod !== "gateway") return { order: placed.order, payment: answerOf(placed.attempt), replayed: false };
+  // The routine answered the order's statuses after the attempt moved: no second read of the order.
+  return { ...(await startPayment(d, sg, placed.order, placed.attempt)), replayed: false };
 }
 
 checkout.post("/api/checkout", async (c) => {
@@ -135,12 +135,12 @@ checkout.post("/api/checkout/:orderId/pay", async (c) => {
     if (!(await isBuyer(tx, orderId, token))) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
     return { attempt: await newAttempt(tx, orderId, sg.provider), order: (await loadOrderView(tx, orderId))! };
   });
-  const payment = await startPayment(depsOf(c), sg, made.order, made.attempt);
+  const { payment, order } = await startPayment(depsOf(c), sg, made.order, made.attempt);
   // The order page's "Pay now" is a form: it goes on to the gateway's page (or back to the order).
   if ((c.req.header("content-type") ?? "").startsWith("application/x-www-form-urlencoded")) {
     return c.redirect(payment.redirectUrl ?? `/orders/${orderId}`, 303);
   }
-  return c.json({ order: made.order, payment }, 201);
+  return c.json({ order, payment }, 201);
 });
 
 // The gateway's page sends the shopper back here with its signed fields (a form POST from the gateway's
