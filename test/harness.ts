@@ -18,13 +18,19 @@ import {
   inventoryLevel,
   location,
   member,
+  merchantTask,
   orderCounter,
   orderLine,
+  orderReturn,
+  orderReturnLine,
   page,
   pageView,
   paymentAttempt,
   product,
   productVariant,
+  refund,
+  shipment,
+  shipmentEvent,
   shopOrder,
   shortLink,
   staffInvitation,
@@ -65,7 +71,10 @@ export interface TestStore {
   outboxEventId: string;
 }
 
-/** One placed order with a line, a parcel, its line and a payment attempt, plus a webhook receipt. */
+/**
+ * One placed order with a line, a parcel, its line, a payment attempt, a shipment with an event, a return
+ * with a line, a refund and a merchant task, plus a webhook receipt.
+ */
 async function orderFixture(tx: StoreTx, variantId: string, locationId: string): Promise<void> {
   await tx.insert(orderCounter).values({ storeId: tx.storeId, nextNumber: 1002 });
   const [o] = await tx
@@ -93,7 +102,19 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     .values({ storeId: tx.storeId, orderId, locationId, originState: "IN-MH", subtotal: 1000, tax: 152, cgst: 76, sgst: 76 })
     .returning({ id: fulfillmentOrder.id });
   await tx.insert(fulfillmentOrderLine).values({ storeId: tx.storeId, fulfillmentOrderId: parcel!.id, orderLineId: line!.id, quantity: 1, reserved: 0 });
-  await tx.insert(paymentAttempt).values({ storeId: tx.storeId, orderId, attempt: 1, idempotencyKey: `${orderId}:1`, provider: "local", amount: 1000 });
+  const [attempt] = await tx
+    .insert(paymentAttempt)
+    .values({ storeId: tx.storeId, orderId, attempt: 1, idempotencyKey: `${orderId}:1`, provider: "local", amount: 1000 })
+    .returning({ id: paymentAttempt.id });
+  const [sent] = await tx
+    .insert(shipment)
+    .values({ storeId: tx.storeId, orderId, fulfillmentOrderId: parcel!.id, provider: "local", awb: `LC${orderId.slice(0, 8)}` })
+    .returning({ id: shipment.id });
+  await tx.insert(shipmentEvent).values({ storeId: tx.storeId, shipmentId: sent!.id, status: "pending", source: "merchant" });
+  const [ret] = await tx.insert(orderReturn).values({ storeId: tx.storeId, orderId, number: 1, reason: "Fixture" }).returning({ id: orderReturn.id });
+  await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
+  await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100 });
+  await tx.insert(merchantTask).values({ storeId: tx.storeId, kind: "rto", orderId, subjectId: sent!.id, title: "Fixture task" });
   await tx.insert(webhookReceipt).values({ storeId: tx.storeId, provider: "local", eventId: `evt_${orderId}` });
 }
 

@@ -36,6 +36,7 @@ export const shopOrder = pgTable("shop_order", {
   status: text("status", { enum: ORDER_STATUSES }).notNull().default("open"),
   paymentStatus: text("payment_status").notNull().default("unpaid"),
   fulfillmentStatus: text("fulfillment_status").notNull().default("unfulfilled"),
+  accessKeyHash: text("access_key_hash"),
   expiresAt: ts("expires_at"),
   placedAt: ts("placed_at").notNull().defaultNow(),
   createdAt: createdAt(),

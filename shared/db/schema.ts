@@ -4,3 +4,4 @@
  */
 export * from "./schema-core";
 export * from "./schema-orders";
+export * from "./schema-fulfilment";

@@ -1,0 +1,124 @@
+/**
+ * The courier port (docs/shipping.md). Adapters do I/O with the courier only: no database. Every failure
+ * of a call to the courier is a CourierError, never a raw error; a bad webhook signature or token is
+ * `null`, never an error. The statuses are the shipment row's (shared/orders/status.ts SHIPMENT_STATUSES).
+ */
+import type { ShipmentStatus } from "../orders/status";
+
+export type CourierProvider = "local" | "shiprocket";
+
+export type CourierErrorKind = "unavailable" | "timeout" | "rate_limited" | "bad_request" | "auth" | "not_serviceable";
+
+const RETRYABLE: Record<CourierErrorKind, boolean> = {
+  unavailable: true,
+  timeout: true,
+  rate_limited: true,
+  bad_request: false,
+  auth: false,
+  not_serviceable: false,
+};
+
+export class CourierError extends Error {
+  readonly provider: CourierProvider;
+  readonly kind: CourierErrorKind;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly field: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    provider: CourierProvider,
+    kind: CourierErrorKind,
+    message: string,
+    details: { status?: number; field?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(message);
+    this.name = "CourierError";
+    this.provider = provider;
+    this.kind = kind;
+    this.retryable = RETRYABLE[kind];
+    this.status = details.status;
+    this.field = details.field;
+    this.retryAfterSeconds = details.retryAfterSeconds;
+  }
+}
+
+export function isCourierError(e: unknown): e is CourierError {
+  return e instanceof CourierError;
+}
+
+export interface ShipmentAddress {
+  name: string;
+  line1: string;
+  line2?: string;
+  city: string;
+  /** ISO 3166-2:IN, e.g. `IN-MH`. */
+  state: string;
+  postalCode: string;
+  country: string;
+  phone?: string;
+  email?: string;
+}
+
+export interface CreateShipmentInput {
+  /** Our shipment id: the idempotency key (Shiprocket's channel order id). Same id, same shipment. */
+  shipmentId: string;
+  orderId: string;
+  /** The order's human number, e.g. "1002". */
+  orderNumber: string;
+  /** The pickup location: its name as registered with the courier, and its state. */
+  pickup: { locationId: string; name: string; state?: string };
+  shipTo: ShipmentAddress;
+  items: { name: string; sku?: string; quantity: number; unitPrice: number }[];
+  /** Minor units; what the parcel's goods are worth (its subtotal less discount). */
+  value: number;
+  currency: string;
+  /** Whether the courier collects money on delivery; every order here is prepaid today. */
+  paymentMode: "prepaid" | "cod";
+  weightGrams: number;
+}
+
+export interface CreatedShipment {
+  /** The tracking number (AWB). */
+  awb: string;
+  /** The courier's own id for the shipment, when it has one. */
+  providerRef?: string;
+  courierName: string;
+  trackingUrl?: string;
+  status: ShipmentStatus;
+}
+
+/** What the courier says about one shipment now. */
+export interface TrackingReport {
+  awb: string;
+  status: ShipmentStatus;
+  /** The courier's own words, e.g. "OUT FOR DELIVERY". */
+  providerStatus: string;
+  /** ISO 8601, when the courier says it happened. */
+  occurredAt?: string;
+}
+
+/** A verified shipment webhook. `eventId` is the dedupe key (derived when the courier sends none). */
+export interface ShipmentUpdate extends TrackingReport {
+  kind: "shipment";
+  eventId: string;
+}
+
+/** A verified webhook with nothing to apply (a status we do not map, e.g. "PICKUP SCHEDULED"): 2xx, no write. */
+export interface IgnoredShipmentEvent {
+  kind: "ignored";
+  eventId: string;
+  reason: string;
+}
+
+export type ShipmentWebhookEvent = ShipmentUpdate | IgnoredShipmentEvent;
+
+export interface Courier {
+  readonly provider: CourierProvider;
+  createShipment(input: CreateShipmentInput): Promise<CreatedShipment>;
+  track(awb: string): Promise<TrackingReport>;
+  /** Cancels a shipment that has not been picked up yet. */
+  cancel(awb: string): Promise<void>;
+  /** `null` when the signature or token is missing or wrong; nothing in the body is trusted before it checks. */
+  verifyWebhook(rawBody: string, headers: Headers, secret: string): Promise<ShipmentWebhookEvent | null>;
+}
