@@ -4,6 +4,7 @@ import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/chec
 import type { IndianStateCode } from "#shared/orders/gst";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
+import { localPaymentId } from "#shared/payments/local-protocol";
 import { storeGateway, type StoreGateway } from "#shared/payments/select";
 import { addLine, createCart, newCartToken } from "#shared/storefront/cart";
 import { makeShop, type ShopStore } from "./storefront";
@@ -59,4 +60,12 @@ export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity 
   const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `https://${shop.hostname}/api/checkout/${placed.order.id}/confirm`));
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));
   return { orderId: placed.order.id, attemptId: placed.attempt.id, providerRef: created.providerRef, total: placed.order.total, sg };
+}
+
+/** A gateway order as above whose payment the gateway captured (the attempt knows its payment id): refundable through the gateway. */
+export async function paidGatewayOrder(db: Database, shop: ShopStore, quantity = 1): Promise<GatewayOrder & { paymentId: string }> {
+  const order = await placeGatewayOrder(db, shop, quantity);
+  const paymentId = await localPaymentId(order.providerRef);
+  await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, order.attemptId, "captured", "webhook", { providerPaymentId: paymentId }));
+  return { ...order, paymentId };
 }

@@ -4,7 +4,7 @@ import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { isAppError } from "#shared/http/errors";
 import { createLogger } from "#shared/log";
-import { isSessionProcedure } from "#shared/procedures/define";
+import { isSessionProcedure, type Services } from "#shared/procedures/define";
 import { runProcedure } from "#shared/pipeline/run";
 import { findProcedure } from "#shared/registry";
 import { makeStore, uniqueSuffix, type TestStore } from "./harness";
@@ -28,12 +28,12 @@ export type Caller = (procedure: string, input?: unknown) => Promise<unknown>;
  * Calls registered procedures (`"products.list"`) the way /api/rpc does for a signed-in member whose
  * active store is `storeId`: the real executor, the real transaction, real Postgres.
  */
-export function callerFor(db: Database, userId: string, storeId: string | null): Caller {
+export function callerFor(db: Database, userId: string, storeId: string | null, services?: Services): Caller {
   return async (key, input) => {
     const [router, name] = key.split(".") as [string, string];
     const proc = findProcedure(router, name);
     if (!proc || isSessionProcedure(proc)) throw new Error(`No store procedure ${key}`);
-    const outcome = await runProcedure(db, { kind: "member", userId, storeId }, proc, input, { door: "session", log: quiet });
+    const outcome = await runProcedure(db, { kind: "member", userId, storeId }, proc, input, { door: "session", log: quiet, ...(services ? { services } : {}) });
     return outcome.kind === "done" ? outcome.output : outcome.proposal;
   };
 }
@@ -62,3 +62,14 @@ export const outboxPayloads = (db: Database, storeId: string, kind: string): Pro
   withStore(db, storeId, (tx) =>
     tx.$client.query<{ payload: Record<string, unknown> }>("select payload from outbox_event where kind = $1 order by created_at, id", [kind]),
   ).then((r) => r.rows.map((row) => row.payload));
+
+/** Like failureText, with the message and every issue's path and message: for asserting what a person is told. */
+export const failureMessage = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => "ok",
+    (e: unknown) => {
+      if (!isAppError(e)) return String(e);
+      const issues = (e.data?.issues as { path: string; message: string }[] | undefined) ?? [];
+      return [e.code, e.message, ...issues.map((i) => `${i.path}: ${i.message}`)].join(" | ");
+    },
+  );

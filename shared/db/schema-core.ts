@@ -175,7 +175,10 @@ export const inventoryLevel = pgTable("inventory_level", {
   updatedAt: updatedAt(),
 });
 
+/** Reasons a person gives for a stock change (inventory.adjust). */
 export const ADJUSTMENT_REASONS = ["received", "correction", "damaged", "shrinkage", "returned", "recount", "other"] as const;
+/** Every reason a stock change row may carry: people's, and the system's for shipments (migration 0014). */
+export const STOCK_CHANGE_REASONS = [...ADJUSTMENT_REASONS, "shipped", "shipment_cancelled"] as const;
 
 export const inventoryAdjustment = pgTable("inventory_adjustment", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -184,7 +187,7 @@ export const inventoryAdjustment = pgTable("inventory_adjustment", {
   locationId: uuid("location_id").notNull(),
   delta: integer("delta").notNull(),
   onHandAfter: integer("on_hand_after").notNull(),
-  reason: text("reason", { enum: ADJUSTMENT_REASONS }).notNull(),
+  reason: text("reason", { enum: STOCK_CHANGE_REASONS }).notNull(),
   note: text("note"),
   memberId: uuid("member_id"),
   createdAt: createdAt(),

@@ -10,7 +10,7 @@ import type { OrderStatus, PaymentStatus } from "./status";
  * cancel, which releases the order's reservations. Both run in the caller's store transaction.
  */
 
-interface LockedOrder {
+export interface LockedOrder {
   id: string;
   number: number;
   status: OrderStatus;
@@ -24,7 +24,7 @@ interface LockedOrder {
  * (`applyPaymentStatus` locks an attempt, then its recompute the order), so an action and a racing
  * webhook queue behind each other instead of deadlocking, and the action decides on committed statuses.
  */
-async function lockOrder(tx: StoreTx, orderId: string): Promise<LockedOrder> {
+export async function lockOrder(tx: StoreTx, orderId: string): Promise<LockedOrder> {
   await tx.$client.query("select id from payment_attempt where store_id = $1 and order_id = $2 order by id for update", [tx.storeId, orderId]);
   const { rows } = await tx.$client.query<LockedOrder>(
     `select id, number, status, payment_status as "paymentStatus", fulfillment_status as "fulfillmentStatus", total::float8 as total
@@ -35,14 +35,14 @@ async function lockOrder(tx: StoreTx, orderId: string): Promise<LockedOrder> {
   return rows[0];
 }
 
-const conflict = (reason: string, message: string) => new AppError("CONFLICT", message, { reason, issues: [{ path: "orderId", message }] });
+export const conflict = (reason: string, message: string) => new AppError("CONFLICT", message, { reason, issues: [{ path: "orderId", message }] });
 
 /** Money was captured and is still held: the order counts as paid for 'Mark as paid' and cannot be cancelled. */
 const HOLDS_MONEY: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_paid", "partially_refunded"]);
 /** Nothing captured yet: an open attempt may be the one the money came through. */
 const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
 
-function refuseClosed(order: LockedOrder, action: string): void {
+export function refuseClosed(order: LockedOrder, action: string): void {
   if (order.status === "cancelled") throw conflict("order_cancelled", `Order #${order.number} is cancelled: it cannot be ${action}.`);
   if (order.status === "expired") {
     throw conflict("order_expired", `Order #${order.number} expired unpaid and its stock was released: it cannot be ${action}.`);

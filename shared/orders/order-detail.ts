@@ -31,6 +31,48 @@ export interface OrderEventView {
   createdAt: Date;
 }
 
+export interface ShipmentView {
+  id: string;
+  parcelId: string;
+  provider: string;
+  awb: string;
+  courierName: string | null;
+  trackingUrl: string | null;
+  status: string;
+  statusAt: string;
+  createdAt: string;
+  /** What the courier reported, oldest first. */
+  events: { status: string; providerStatus: string | null; source: string; occurredAt: string }[];
+}
+
+export interface RefundRowView {
+  id: string;
+  amount: number;
+  status: string;
+  reason: string | null;
+  returnId: string | null;
+  createdAt: string;
+}
+
+export interface ReturnView {
+  id: string;
+  number: number;
+  status: string;
+  reason: string;
+  note: string | null;
+  restocked: boolean;
+  lines: { orderLineId: string; quantity: number }[];
+  createdAt: string;
+}
+
+export interface TaskView {
+  id: string;
+  kind: string;
+  title: string;
+  status: string;
+  createdAt: string;
+}
+
 export interface OrderDetail extends OrderView {
   phone: string | null;
   shippingAddress: Record<string, string>;
@@ -40,8 +82,10 @@ export interface OrderDetail extends OrderView {
   expiresAt: Date | null;
   lines: OrderLineView[];
   attempts: AttemptView[];
-  /** Always empty until shipments are recorded (no shipment table yet). */
-  shipments: never[];
+  shipments: ShipmentView[];
+  refunds: RefundRowView[];
+  returns: ReturnView[];
+  tasks: TaskView[];
   events: OrderEventView[];
 }
 
@@ -57,6 +101,10 @@ interface DetailRow {
   lines: OrderLineView[];
   attempts: (Omit<AttemptView, "createdAt"> & { createdAt: string })[];
   events: (Omit<OrderEventView, "createdAt"> & { createdAt: string })[];
+  shipments: ShipmentView[];
+  refunds: RefundRowView[];
+  returns: ReturnView[];
+  tasks: TaskView[];
 }
 
 /**
@@ -76,7 +124,24 @@ export async function loadOrderDetail(tx: StoreTx, orderId: string): Promise<Ord
            'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at) order by a.attempt desc)
          from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts,
        coalesce((select json_agg(json_build_object('kind', e.kind, 'createdAt', e.created_at) order by e.created_at, e.kind, e.id)
-         from outbox_event e where e.store_id = o.store_id and e.payload->>'orderId' = o.id::text), '[]'::json) as events
+         from outbox_event e where e.store_id = o.store_id and e.payload->>'orderId' = o.id::text), '[]'::json) as events,
+       coalesce((select json_agg(json_build_object('id', s.id, 'parcelId', s.fulfillment_order_id, 'provider', s.provider, 'awb', s.awb,
+           'courierName', s.courier_name, 'trackingUrl', s.tracking_url, 'status', s.status, 'statusAt', s.status_at, 'createdAt', s.created_at,
+           'events', coalesce((select json_agg(json_build_object('status', se.status, 'providerStatus', se.provider_status, 'source', se.source,
+               'occurredAt', se.occurred_at) order by se.occurred_at, se.created_at)
+             from shipment_event se where se.store_id = s.store_id and se.shipment_id = s.id), '[]'::json)) order by s.created_at, s.id)
+         from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::json) as shipments,
+       coalesce((select json_agg(json_build_object('id', r.id, 'amount', r.amount, 'status', r.status, 'reason', r.reason, 'returnId', r.return_id,
+           'createdAt', r.created_at) order by r.created_at, r.id)
+         from refund r where r.store_id = o.store_id and r.order_id = o.id), '[]'::json) as refunds,
+       coalesce((select json_agg(json_build_object('id', t.id, 'number', t.number, 'status', t.status, 'reason', t.reason, 'note', t.note,
+           'restocked', t.restocked, 'createdAt', t.created_at,
+           'lines', (select coalesce(json_agg(json_build_object('orderLineId', rl.order_line_id, 'quantity', rl.quantity)), '[]'::json)
+                     from order_return_line rl where rl.store_id = t.store_id and rl.return_id = t.id)) order by t.number)
+         from order_return t where t.store_id = o.store_id and t.order_id = o.id), '[]'::json) as returns,
+       coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
+           order by k.created_at, k.id)
+         from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks
      from shop_order o where o.store_id = $1 and o.id = $2`,
     [tx.storeId, orderId],
   );
@@ -92,7 +157,10 @@ export async function loadOrderDetail(tx: StoreTx, orderId: string): Promise<Ord
     expiresAt: row.expires_at,
     lines: row.lines,
     attempts: row.attempts.map((a) => ({ ...a, createdAt: new Date(a.createdAt) })),
-    shipments: [],
+    shipments: row.shipments,
+    refunds: row.refunds,
+    returns: row.returns,
+    tasks: row.tasks,
     events: row.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })),
   };
 }

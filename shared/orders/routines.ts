@@ -1,6 +1,7 @@
 import { emit } from "../db/outbox";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import { addTask } from "./tasks";
 import { decideAttemptStatus, recomputeOrder as decideOrder, type AttemptStatus, type OrderFacts, type OrderStatuses } from "./status";
 
 /**
@@ -10,11 +11,11 @@ import { decideAttemptStatus, recomputeOrder as decideOrder, type AttemptStatus,
  *   gateway call, a webhook, the client's confirmation, 'Mark as paid', expiry reconciliation). It locks
  *   the attempt row, so racing triggers queue and the second finds nothing to do; it only moves forward.
  * - `recomputeOrderStatuses` is the only writer of an order's `payment_status`, `fulfillment_status` and
- *   the open ↔ completed move, from the attempt (and, once they exist, refund and shipment) rows.
+ *   the open ↔ completed move, from the attempt, processed refund and shipment rows.
  *
  * Both run inside the caller's store transaction and write their events with the change.
  */
-export type PaymentTrigger = "gateway" | "webhook" | "client_confirmation" | "mark_paid" | "expiry_reconciliation";
+export type PaymentTrigger = "gateway" | "webhook" | "client_confirmation" | "mark_paid" | "expiry_reconciliation" | "refund";
 
 export interface AttemptChange {
   providerRef?: string | undefined;
@@ -72,10 +73,12 @@ export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Prom
        'status', o.status, 'total', o.total, 'paymentStatus', o.payment_status, 'fulfillmentStatus', o.fulfillment_status,
        'attempts', coalesce((select json_agg(json_build_object('status', a.status, 'amount', a.amount))
                               from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json),
-       'refunds', '[]'::json,
+       'refunds', coalesce((select json_agg(json_build_object('amount', r.amount)) from refund r
+                            where r.store_id = o.store_id and r.order_id = o.id and r.status = 'processed'), '[]'::json),
        'parcels', coalesce((select json_agg(json_build_object('id', f.id)) from fulfillment_order f
                              where f.store_id = o.store_id and f.order_id = o.id), '[]'::json),
-       'shipments', '[]'::json) as facts
+       'shipments', coalesce((select json_agg(json_build_object('parcelId', s.fulfillment_order_id, 'status', s.status))
+                               from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::json)) as facts
      from shop_order o where o.store_id = $1 and o.id = $2 for update of o`,
     [tx.storeId, orderId],
   );
@@ -91,9 +94,13 @@ export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Prom
     // Money that lands on an order already expired or cancelled (its stock released) is not lost and the
     // order is not reopened behind the merchant's back: it stays as it is, paid, and the merchant gets a
     // task to refund it or fulfil it by hand (docs/order-status.md, "Late payments").
-    if (next.status === "expired" || next.status === "cancelled") await emit(tx, "order.paid_late", { orderId, status: next.status });
-    else await emit(tx, "order.paid", { orderId });
+    if (next.status === "expired" || next.status === "cancelled") {
+      await emit(tx, "order.paid_late", { orderId, status: next.status });
+      await addTask(tx, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` });
+    } else await emit(tx, "order.paid", { orderId });
   }
   if (next.fulfillmentStatus === "fulfilled" && facts.fulfillmentStatus !== "fulfilled") await emit(tx, "order.fulfilled", { orderId });
+  if (next.fulfillmentStatus === "delivered" && facts.fulfillmentStatus !== "delivered") await emit(tx, "order.delivered", { orderId });
+  if (next.status !== facts.status) await emit(tx, next.status === "completed" ? "order.completed" : "order.reopened", { orderId });
   return next;
 }

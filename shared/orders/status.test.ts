@@ -5,6 +5,7 @@ import {
   ATTEMPT_RANK,
   ATTEMPT_STATUSES,
   decideAttemptStatus,
+  decideShipmentStatus,
   FULFILLMENT_STATUSES,
   ORDER_STATUSES,
   OrderStatusError,
@@ -12,6 +13,7 @@ import {
   parcelStateOf,
   recomputeOrder,
   SETTLED_PAYMENT,
+  SHIPMENT_STATUSES,
   type AttemptStatus,
   type FulfillmentStatus,
   type OrderFacts,
@@ -392,5 +394,47 @@ describe("recompute over random histories", () => {
       }
     }
     expect([...seen].sort()).toEqual([...PAYMENT_STATUSES].sort());
+  });
+});
+
+// ---- shipments ------------------------------------------------------------------------------------------
+
+describe("shipment transitions", () => {
+  const allowed: [ShipmentStatus, ShipmentStatus[]][] = [
+    ["pending", ["in_transit", "delivered", "rto_initiated", "rto_delivered", "cancelled"]],
+    ["in_transit", ["delivered", "rto_initiated", "rto_delivered"]],
+    ["rto_initiated", ["rto_delivered", "delivered"]],
+    ["delivered", []],
+    ["rto_delivered", []],
+    ["cancelled", []],
+  ];
+
+  it("moves only along the documented roads; final states stay; a repeat is 'same'", () => {
+    for (const [from, to] of allowed) {
+      for (const requested of SHIPMENT_STATUSES) {
+        const d = decideShipmentStatus(from, requested);
+        if (to.includes(requested)) expect(d, `${from} → ${requested}`).toEqual({ apply: true, to: requested });
+        else if (requested === from) expect(d).toEqual({ apply: false, reason: "same" });
+        else expect(d, `${from} → ${requested}`).toEqual({ apply: false, reason: to.length === 0 ? "terminal" : "backwards" });
+      }
+    }
+    expect(problemOf(() => decideShipmentStatus("pending", "lost" as ShipmentStatus))).toBe("unknown_status");
+  });
+
+  it("random report sequences: a picked-up parcel is never cancelled, a final state never changes, repeats change nothing", () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const r = prng(seed);
+      let now: ShipmentStatus = "pending";
+      const reports = Array.from({ length: r.int(10) }, () => r.pick(SHIPMENT_STATUSES));
+      for (const requested of reports) {
+        const d = decideShipmentStatus(now, requested);
+        const next: ShipmentStatus = d.apply ? d.to : now;
+        if (now !== "pending" && now !== "cancelled") expect(next, `seed ${seed}`).not.toBe("cancelled");
+        if (["delivered", "rto_delivered", "cancelled"].includes(now)) expect(next).toBe(now);
+        const again = decideShipmentStatus(next, requested);
+        if (next === requested) expect(again.apply).toBe(false);
+        now = next;
+      }
+    }
   });
 });

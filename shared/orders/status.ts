@@ -76,6 +76,32 @@ export const SHIPMENT_STATUSES = [
 ] as const;
 export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number];
 
+/**
+ * Which reports may move a shipment (docs/order-status.md, "Shipments"). Couriers report out of order and
+ * more than once, so a report only moves a shipment forward along its road: pending → in_transit →
+ * delivered, or off it to rto_initiated → rto_delivered. `delivered`, `rto_delivered` and `cancelled` are
+ * final: the first final report wins. A courier that turns a returning parcel round and delivers it after
+ * all (rto_initiated → delivered) is believed: a delivery is the strongest fact there is. Only a parcel
+ * not yet picked up (pending) can be cancelled.
+ */
+const SHIPMENT_NEXT: Readonly<Record<ShipmentStatus, readonly ShipmentStatus[]>> = {
+  pending: ["in_transit", "delivered", "rto_initiated", "rto_delivered", "cancelled"],
+  in_transit: ["delivered", "rto_initiated", "rto_delivered"],
+  rto_initiated: ["rto_delivered", "delivered"],
+  delivered: [],
+  rto_delivered: [],
+  cancelled: [],
+};
+
+export type ShipmentDecision = { apply: true; to: ShipmentStatus } | { apply: false; reason: "same" | "backwards" | "terminal" };
+
+export function decideShipmentStatus(current: ShipmentStatus, requested: ShipmentStatus): ShipmentDecision {
+  for (const status of [current, requested]) if (!SHIPMENT_STATUSES.includes(status)) throw unknownStatus("shipment", status);
+  if (current === requested) return { apply: false, reason: "same" };
+  if (SHIPMENT_NEXT[current].includes(requested)) return { apply: true, to: requested };
+  return { apply: false, reason: SHIPMENT_NEXT[current].length === 0 ? "terminal" : "backwards" };
+}
+
 /** Where one parcel is, from all of its shipments. */
 export type ParcelState = "unshipped" | "shipped" | "rto_initiated" | "delivered" | "rto_delivered";
 

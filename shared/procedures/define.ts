@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import type { Permission } from "../auth/permissions";
 import type { Database } from "../db/database";
+import type { PaymentGateway } from "../payments/gateway";
+import type { Courier } from "../shipping/courier";
 import type { RoleName } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import type { Logger } from "../log";
@@ -42,6 +44,10 @@ export interface Services {
   revokeOAuthTokens?(grant: { storeSlug: string; memberId: string; apiGrantId: string }): Promise<void>;
   /** Overwrites the storefront's HOSTS cache entries of these hostnames (null: serves no store). */
   hostsChanged?(entries: { hostname: string; storeId: string | null }[]): Promise<void>;
+  /** The store's payment gateway (refunds go back through it), from the Worker's configuration. */
+  gateway?(storeId: string): Promise<PaymentGateway>;
+  /** The store's courier (booking a shipment), from the Worker's configuration. */
+  courier?(storeId: string): Promise<Courier>;
 }
 
 /** What a store procedure runs with: one transaction scoped to one store (RLS), and who is calling. */

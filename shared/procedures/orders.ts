@@ -83,7 +83,7 @@ export const getOrder = storeProcedure({
   router: "orders",
   name: "get",
   description:
-    "One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments (empty: shipments are not recorded yet) and the timeline of its events (oldest first).",
+    "One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).",
   access: "orders.read",
   mutates: false,
   customerDetails: true,

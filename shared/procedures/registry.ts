@@ -5,6 +5,7 @@ import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
 import { discountsProcedures } from "./discounts";
 import { domainProcedures } from "./domains";
+import { fulfilmentProcedures } from "./fulfilment";
 import { inventoryProcedures } from "./inventory";
 import { linkProcedures } from "./links";
 import { mcpSettingsProcedures } from "./mcp-settings";
@@ -12,6 +13,7 @@ import { orderProcedures } from "./orders";
 import { productProcedures } from "./products";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
+import { taskProcedures } from "./tasks";
 
 /**
  * The store's own procedures. The doors serve these plus the assistant's (AI approvals) through
@@ -25,6 +27,8 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...inventoryProcedures,
   ...customersProcedures,
   ...orderProcedures,
+  ...fulfilmentProcedures,
+  ...taskProcedures,
   ...discountsProcedures,
   ...contentProcedures,
   ...linkProcedures,

@@ -4,6 +4,7 @@ import { propose, proposalAnswer } from "#shared/assistant/approvals";
 import { AppError, isAppError } from "#shared/http/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
+import { providerServices } from "#shared/pipeline/providers";
 import { runProcedure } from "#shared/pipeline/run";
 import { procedureKey } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry";
@@ -49,6 +50,7 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
     const outcome = await runProcedure(c.var.db, principal, proc, input, {
       door: "token",
       log: c.var.log,
+      services: providerServices(c.env),
       limit: () => countCalls(c, principal),
       propose,
     });

@@ -4,6 +4,7 @@ import type { HonoEnv } from "#shared/http/app";
 import { isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
 import { logReporter } from "#shared/http/report";
 import { errorFields } from "#shared/log";
+import { providerServices } from "#shared/pipeline/providers";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";
 import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
@@ -44,6 +45,7 @@ export async function runForSession(c: AdminContext, session: SessionInfo, proc:
     door: "session",
     log: c.var.log,
     services: {
+      ...providerServices(c.env),
       revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
       hostsChanged: async (entries) => {
         hosts.push(...entries);

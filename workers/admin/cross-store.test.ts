@@ -21,6 +21,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   domains: "store_domain",
   links: "short_link",
   orders: "shop_order",
+  tasks: "merchant_task",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -33,15 +34,22 @@ const TABLE_OF_FIELD: Record<string, string> = {
   pageId: "page",
   grantId: "api_grant",
   orderId: "shop_order",
+  parcelId: "fulfillment_order",
+  shipmentId: "shipment",
+  returnId: "order_return",
 };
 /** Valid values for the other fields a probe needs, so the call reaches the id lookup. */
-const FILLERS: Record<string, unknown> = { delta: 1, reason: "correction", role: "admin", published: true, action: "mark_paid" };
+const FILLERS: Record<string, unknown> = {
+  ...{ delta: 1, reason: "correction", role: "admin", published: true, action: "mark_paid" },
+  lines: [{ orderLineId: "00000000-0000-4000-8000-000000000000", quantity: 1 }],
+};
 
 async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
   const tables = [
     ...["product", "product_variant", "location", "inventory_level", "customer", "discount", "page", "member", "staff_invitation"],
     ...["api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"],
     ...["shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt", "outbox_event"],
+    ...["shipment", "shipment_event", "order_return", "order_return_line", "refund", "merchant_task"],
   ];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};

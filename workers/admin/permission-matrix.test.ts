@@ -53,7 +53,8 @@ describe("permission matrix (every registered procedure × every role)", () => {
       "customers.list", "customers.get", "customers.create", "customers.update",
       "discounts.list", "discounts.create", "discounts.update", "discounts.disable",
       "content.list", "content.get", "content.create", "content.update", "content.publish", "analytics.summary",
-      "orders.list", "orders.get", "orders.setStatus", "orders.cancel",
+      "orders.list", "orders.get", "orders.setStatus", "orders.cancel", "orders.fulfill", "orders.refund", "orders.markRto",
+      "returns.request", "returns.approve", "returns.reject", "returns.receive", "returns.refund", "tasks.list", "tasks.done",
     ]) {
       expect(keys.has(key), key).toBe(true);
     }
@@ -61,5 +62,7 @@ describe("permission matrix (every registered procedure × every role)", () => {
     expect(PROCEDURES.find((p) => procedureKey(p) === "store.switch")?.access).toBe("session");
     expect(PROCEDURES.find((p) => procedureKey(p) === "products.delete")?.access).toBe("records.delete");
     expect(PROCEDURES.find((p) => procedureKey(p) === "orders.cancel")?.access).toBe("orders.cancel");
+    expect(PROCEDURES.find((p) => procedureKey(p) === "orders.refund")?.access).toBe("orders.refund");
+    expect(PROCEDURES.find((p) => procedureKey(p) === "returns.refund")?.access).toBe("orders.refund");
   });
 });

@@ -7,6 +7,7 @@ import { AppError } from "#shared/http/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { attemptByRef } from "#shared/orders/payments";
+import { recordGatewayRefund } from "#shared/orders/refunds";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { gatewayConfigFromEnv, storeGateway } from "#shared/payments/select";
 import type { WorkerBindings } from "./env";
@@ -58,6 +59,11 @@ webhooks.post(
       const attempt = await attemptByRef(tx, sg.provider, event.providerRef);
       // Unknown here: nothing is kept (the receipt rolls back), so the provider's retry can still apply it.
       if (!attempt) throw new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
+      if (event.status === "refunded") {
+        // A refund report names the refund (its amount, not the payment's): it goes to the refund rows.
+        const changed = await recordGatewayRefund(tx, attempt, { refundId: event.refundId ?? event.eventId, amount: event.amount });
+        return { duplicate: false, applied: changed, status: "refunded" };
+      }
       if (event.amount !== attempt.amount && event.status === "captured") {
         c.var.log.warn("payment.amount_mismatch", { attemptId: attempt.id, expected: attempt.amount, received: event.amount });
       }

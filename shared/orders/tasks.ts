@@ -1,0 +1,17 @@
+import type { StoreTx } from "../db/with-store";
+
+/**
+ * Merchant tasks: work a person has to do, written with the change that caused it (an RTO parcel, money
+ * that arrived on a closed order, a refund the gateway refused). One per kind and subject: writing it
+ * again changes nothing, so the caller knows whether this is the first time.
+ */
+export type TaskKind = "rto" | "paid_late" | "refund_failed";
+
+export async function addTask(tx: StoreTx, task: { kind: TaskKind; orderId: string | null; subjectId: string; title: string }): Promise<boolean> {
+  const { rowCount } = await tx.$client.query(
+    `insert into merchant_task (store_id, kind, order_id, subject_id, title) values ($1, $2, $3, $4, $5)
+     on conflict (store_id, kind, subject_id) do nothing`,
+    [tx.storeId, task.kind, task.orderId, task.subjectId, task.title.slice(0, 300)],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,14 @@
+import type { Services } from "../procedures/define";
+import { gatewayConfigFromEnv, storeGateway } from "../payments/select";
+
+/**
+ * The outside services a procedure may call (the store's payment gateway for refunds, its courier for
+ * shipments), from the Worker's configuration. Read when a procedure asks, so a misconfigured provider
+ * fails that call with its message, not every request.
+ */
+export function providerServices(env: object): Pick<Services, "gateway" | "courier"> {
+  const vars = env as Record<string, unknown>;
+  return {
+    gateway: async (storeId) => (await storeGateway(gatewayConfigFromEnv(vars), storeId)).gateway,
+  };
+}

@@ -1,0 +1,59 @@
+import { and, desc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { merchantTask, MERCHANT_TASK_KINDS } from "../db/schema";
+import { AppError } from "../http/errors";
+import { storeProcedure } from "./define";
+import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+
+/** The merchant's tasks (shared/orders/tasks.ts): RTO parcels, late payments, refused refunds. */
+export const listTasks = storeProcedure({
+  router: "tasks",
+  name: "list",
+  description:
+    "Work waiting for a person, newest first: parcels coming back to origin (rto), money that arrived on a closed order (paid_late), refunds the gateway refused (refund_failed). Filter by status (default open) and kind.",
+  access: "orders.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput, status: z.enum(["open", "done"]).default("open"), kind: z.enum(MERCHANT_TASK_KINDS).optional() }),
+  async run({ tx }, input) {
+    const where = and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.status, input.status), input.kind ? eq(merchantTask.kind, input.kind) : undefined);
+    const rows = await tx
+      .select({
+        id: merchantTask.id,
+        kind: merchantTask.kind,
+        orderId: merchantTask.orderId,
+        title: merchantTask.title,
+        status: merchantTask.status,
+        createdAt: merchantTask.createdAt,
+        doneAt: merchantTask.doneAt,
+        ...totalColumn(),
+      })
+      .from(merchantTask)
+      .where(where)
+      .orderBy(desc(merchantTask.createdAt), desc(merchantTask.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(merchantTask).where(where));
+  },
+});
+
+export const completeTask = storeProcedure({
+  router: "tasks",
+  name: "done",
+  description: "Mark a task as done. A task already done stays as it was.",
+  access: "orders.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid().describe("The task's id") }),
+  async run({ tx, member }, input) {
+    const [row] = await tx
+      .update(merchantTask)
+      .set({ status: "done", doneAt: new Date(), doneBy: member.id })
+      .where(and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.id, input.id), eq(merchantTask.status, "open")))
+      .returning({ id: merchantTask.id });
+    if (row) return { id: input.id, status: "done" as const };
+    const [existing] = await tx.select({ id: merchantTask.id }).from(merchantTask).where(and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.id, input.id)));
+    if (!existing) throw new AppError("NOT_FOUND", "No such task in this store.");
+    return { id: input.id, status: "done" as const };
+  },
+});
+
+export const taskProcedures = [listTasks, completeTask];
