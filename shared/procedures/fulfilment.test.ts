@@ -3,12 +3,12 @@ import { describe, expect, it } from "vitest";
 import { uuidFrom } from "#shared/db/ids";
 import { withStore } from "#shared/db/with-store";
 import { providerServices } from "#shared/pipeline/providers";
-import { refundOrder } from "#shared/orders/refunds";
+import { recordGatewayRefund, refundOrder } from "#shared/orders/refunds";
 import { applyShipmentStatus } from "#shared/orders/shipments";
 import { localGateway } from "#shared/payments/local";
 import { deriveLocalSecret } from "#shared/payments/local-protocol";
 import { testDb } from "../../test/harness";
-import { orderShop, paidGatewayOrder, placeTestOrder, TEST_GATEWAY } from "../../test/orders";
+import { orderShop, paidGatewayOrder, placeGatewayOrder, placeTestOrder, TEST_GATEWAY } from "../../test/orders";
 import { addMember, callerFor, failureMessage } from "../../test/procedures";
 
 /** Shipping, RTO, refunds and returns through the real executor, real Postgres, the local gateway. */
@@ -182,5 +182,48 @@ describe("returns", () => {
     expect(second.number).toBe(2);
     await call("returns.reject", { returnId: second.returnId, reason: "Worn" });
     expect(await failureMessage(call("returns.approve", { returnId: second.returnId }))).toMatch(/rejected/);
+  });
+});
+
+describe("refunds the gateway reports (webhook)", () => {
+  it("a dashboard refund is recorded once; a refund reported before the capture captures first", async () => {
+    const { s, sql, call, paid } = await paidShop(1);
+    const report = (refundId: string, amount: number, attempt = { id: paid.attemptId, orderId: paid.orderId }) =>
+      withStore(db, s.id, (tx) => recordGatewayRefund(tx, attempt, { refundId, amount }));
+    expect(await report("rfnd_dash1", 400)).toBe(true);
+    expect(await report("rfnd_dash1", 400)).toBe(false);
+    expect(((await call("orders.get", { id: paid.orderId })) as OrderOut).paymentStatus).toBe("partially_refunded");
+    expect(await sql("select amount::int, status, reason from refund where order_id = $1", [paid.orderId])).toEqual([
+      { amount: 400, status: "processed", reason: "Refunded at the gateway" },
+    ]);
+    // An attempt still pending in our rows: the refund proves the capture.
+    const early = await placeGatewayOrder(db, s, 1);
+    expect(await report("rfnd_early", early.total, { id: early.attemptId, orderId: early.orderId })).toBe(true);
+    expect(await sql("select status from payment_attempt where id = $1", [early.attemptId])).toEqual([{ status: "refunded" }]);
+    expect(((await call("orders.get", { id: early.orderId })) as OrderOut).paymentStatus).toBe("refunded");
+  });
+});
+
+describe("racing writers", () => {
+  it("ten refunds of everything at once: one goes through, the rest are refused, the money goes back once", async () => {
+    const { sql, call, paid } = await paidShop(1);
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => call("orders.refund", { orderId: paid.orderId })));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(await sql("select sum(amount)::int as total from refund where order_id = $1", [paid.orderId])).toEqual([{ total: paid.total }]);
+  });
+
+  it("a courier's RTO reports racing the merchant's RTO marks: no deadlock, one task, one order.rto", async () => {
+    const { s, sql, call, paid, parcelId } = await paidShop(1);
+    const { shipmentId } = (await call("orders.fulfill", { orderId: paid.orderId, parcelId, tracking: ship })) as { shipmentId: string };
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        i % 2
+          ? call("orders.markRto", { orderId: paid.orderId, shipmentId })
+          : withStore(db, s.id, (tx) => applyShipmentStatus(tx, shipmentId, "rto_initiated", "webhook")),
+      ),
+    );
+    expect(await sql("select count(*)::int as n from merchant_task where subject_id = $1", [shipmentId])).toEqual([{ n: 1 }]);
+    expect((await kinds(sql, paid.orderId)).filter((k) => k === "order.rto")).toHaveLength(1);
+    expect(await sql("select count(*)::int as n from shipment_event where shipment_id = $1 and status = 'rto_initiated'", [shipmentId])).toEqual([{ n: 1 }]);
   });
 });
