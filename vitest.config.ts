@@ -21,6 +21,9 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             // The local payment gateway (shared/payments/local.ts): test-only secrets.
             PAYMENT_GATEWAY: "local",
             LOCAL_GATEWAY_SECRET: "local-gateway-test-secret",
+            // The local courier (shared/shipping/local.ts): test-only secret.
+            COURIER: "local",
+            LOCAL_COURIER_SECRET: "local-courier-test-secret",
           },
         },
       })),

@@ -11,7 +11,7 @@ export interface WorkerProcessOptions {
   inspectorPort: number;
   db: PreparedDatabase;
   logLevel?: string;
-  /** The worker Worker's port, for the local gateway's webhooks (default 8789). */
+  /** The worker Worker's port, for the local gateway's webhooks and the local courier's page (default 8789). */
   workerPort?: number;
   /** Receives each line the process prints (stdout and stderr). */
   onLine?: (line: string, stream: "out" | "err") => void;
@@ -39,6 +39,10 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     LOCAL_GATEWAY_SECRET: "local-gateway-development-secret",
     // Where the local gateway's page sends its webhooks: the worker of this stack.
     PAYMENT_WEBHOOK_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
+    // The local courier: make-believe parcels, allowed only in development and tests; its tracking page is on the worker.
+    COURIER: "local",
+    LOCAL_COURIER_SECRET: "local-courier-development-secret",
+    LOCAL_COURIER_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
     DATABASE_URL: o.db.appUrl,
     ...(o.db.wsProxy ? { DB_WS_PROXY: o.db.wsProxy } : {}),
   };

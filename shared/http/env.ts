@@ -48,3 +48,18 @@ export function parseEnv<S extends z.ZodType<BaseEnv>>(schema: S, env: object): 
   parsed.set(env, result.data);
   return result.data;
 }
+
+/** A variable holding JSON (e.g. LOCAL_GATEWAY_BEHAVIOUR), checked; empty or absent reads as `{}`. Throws naming it. */
+export function parseJsonVariable<S extends z.ZodType>(name: string, json: string | undefined, schema: S): z.infer<S> {
+  let value: unknown = {};
+  if (json?.trim()) {
+    try {
+      value = JSON.parse(json);
+    } catch {
+      throw new Error(`${name} is not JSON`);
+    }
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`${name}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}

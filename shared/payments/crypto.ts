@@ -60,3 +60,18 @@ export async function openSignedWebhook(
     return { eventId, json: undefined };
   }
 }
+
+/** `<version>.<base64url JSON>.<hex HMAC-SHA256 of the first two parts>`: a token that carries its own data. */
+export async function signToken(version: string, payload: unknown, secret: string): Promise<string> {
+  const body = `${version}.${encodeJson(payload)}`;
+  return `${body}.${await hmacSha256Hex(secret, body)}`;
+}
+
+/** A token's payload (unchecked JSON) when its version and signature check, else null. */
+export async function openToken(token: string, version: string, secret: string): Promise<unknown> {
+  const parts = token.split(".");
+  if (parts.length !== 3 || parts[0] !== version) return null;
+  const [, payload, sig] = parts as [string, string, string];
+  if (!(await verifyHmacSha256Hex(secret, `${version}.${payload}`, sig))) return null;
+  return decodeJson(payload) ?? null;
+}

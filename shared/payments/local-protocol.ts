@@ -12,7 +12,7 @@
  *   (HMAC of `<ref>|<payment id>|<status>`) to the attempt's return URL, as Razorpay's Checkout does.
  */
 import { z } from "zod";
-import { decodeJson, digestId, encodeJson, hmacSha256Hex, openSignedWebhook, verifyHmacSha256Hex } from "./crypto";
+import { digestId, hmacSha256Hex, openSignedWebhook, openToken, signToken, verifyHmacSha256Hex } from "./crypto";
 import type { ClientConfirmation, PaymentStatus, WebhookEvent } from "./gateway";
 
 const REF_VERSION = "lp1";
@@ -42,18 +42,13 @@ export function deriveLocalSecret(rootSecret: string, storeId: string): Promise<
   return hmacSha256Hex(rootSecret, `local-gateway|${storeId}`);
 }
 
-export async function signLocalRef(ref: LocalPaymentRef, secret: string): Promise<string> {
-  const body = `${REF_VERSION}.${encodeJson({ s: ref.storeId, o: ref.orderId, n: ref.orderNumber, a: ref.attempt, m: ref.amount, c: ref.currency, r: ref.returnUrl })}`;
-  return `${body}.${await hmacSha256Hex(secret, body)}`;
+export function signLocalRef(ref: LocalPaymentRef, secret: string): Promise<string> {
+  return signToken(REF_VERSION, { s: ref.storeId, o: ref.orderId, n: ref.orderNumber, a: ref.attempt, m: ref.amount, c: ref.currency, r: ref.returnUrl }, secret);
 }
 
 /** What a ref carries, or null when it is not one of this secret's refs (the page answers 404 then). */
 export async function readLocalRef(providerRef: string, secret: string): Promise<LocalPaymentRef | null> {
-  const parts = providerRef.split(".");
-  if (parts.length !== 3 || parts[0] !== REF_VERSION) return null;
-  const [version, payload, sig] = parts as [string, string, string];
-  if (!(await verifyHmacSha256Hex(secret, `${version}.${payload}`, sig))) return null;
-  const parsed = refPayload.safeParse(decodeJson(payload));
+  const parsed = refPayload.safeParse(await openToken(providerRef, REF_VERSION, secret));
   if (!parsed.success) return null;
   const p = parsed.data;
   return { storeId: p.s, orderId: p.o, orderNumber: p.n, attempt: p.a, amount: p.m, currency: p.c, returnUrl: p.r };

@@ -4,6 +4,7 @@
  * the signed providerRef (local-protocol.ts). See docs/payments.md.
  */
 import { z } from "zod";
+import { parseJsonVariable } from "#shared/http/env";
 import { digestId } from "./crypto";
 import {
   checkCreateInput,
@@ -42,16 +43,7 @@ export type LocalBehaviour = z.infer<typeof localBehaviour>;
 
 /** LOCAL_GATEWAY_BEHAVIOUR's JSON, checked; an empty or absent value is no behaviour. */
 export function parseLocalBehaviour(json: string | undefined): LocalBehaviour {
-  if (!json?.trim()) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new Error("LOCAL_GATEWAY_BEHAVIOUR is not JSON");
-  }
-  const parsed = localBehaviour.safeParse(value);
-  if (!parsed.success) throw new Error(`LOCAL_GATEWAY_BEHAVIOUR: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
-  return parsed.data;
+  return parseJsonVariable("LOCAL_GATEWAY_BEHAVIOUR", json, localBehaviour);
 }
 
 export interface LocalGatewayConfig {

@@ -5,6 +5,7 @@
  * webhooks and checkout confirmations signed as Razorpay signs them. Give the adapter its `fetch`.
  */
 import { Hono, type Context } from "hono";
+import { faultInjection, jsonObject, type Fault as BaseFault } from "#shared/http/fake-provider";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { RazorpayOrder } from "./razorpay-entities";
 import { RazorpayState, razorpayId, type PaymentOutcome } from "./razorpay-sim";
@@ -25,17 +26,9 @@ export interface RazorpayErrorFields {
   reason?: string;
 }
 
-/** The next matching requests fail like this (after `delayMs`), or, with no `status`, only answer late. */
-export interface Fault {
-  status?: ContentfulStatusCode;
+/** A failure on demand; with no `error`, Razorpay's own body for the status. */
+export interface Fault extends BaseFault {
   error?: RazorpayErrorFields;
-  /** Sent as Retry-After (seconds). */
-  retryAfter?: number;
-  delayMs?: number;
-  /** How many requests it applies to; default 1. */
-  times?: number;
-  /** Only requests whose "METHOD /path" matches. */
-  match?: RegExp;
 }
 
 const CURRENCIES = new Set(["INR", "USD", "EUR", "GBP", "SGD", "AED", "MYR"]);
@@ -64,15 +57,6 @@ function extraFields(body: Record<string, unknown>, allowed: Set<string>): strin
   return extra.length ? `${extra.join(", ")} is/are not required and should not be sent` : undefined;
 }
 
-async function jsonObject(c: Context): Promise<Record<string, unknown> | undefined> {
-  try {
-    const body: unknown = await c.req.json();
-    return body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function razorpayServer(options: RazorpayServerOptions = {}) {
   const keyId = options.keyId ?? "rzp_test_localKey0001";
   const keySecret = options.keySecret ?? "local-key-secret";
@@ -82,19 +66,12 @@ export function razorpayServer(options: RazorpayServerOptions = {}) {
   const requests: string[] = [];
   const app = new Hono();
 
+  app.use(
+    faultInjection(faults, requests, (c, fault, headers) =>
+      errorJson(c, fault.status, fault.error ?? DEFAULT_ERRORS[fault.status] ?? { code: "BAD_REQUEST_ERROR", description: "Failed" }, headers),
+    ),
+  );
   app.use(async (c, next) => {
-    const line = `${c.req.method} ${new URL(c.req.url).pathname}`;
-    requests.push(line);
-    const fault = faults.find((f) => !f.match || f.match.test(line));
-    if (fault) {
-      fault.times = (fault.times ?? 1) - 1;
-      if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
-      if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
-      if (fault.status) {
-        const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) };
-        return errorJson(c, fault.status, fault.error ?? DEFAULT_ERRORS[fault.status] ?? { code: "BAD_REQUEST_ERROR", description: "Failed" }, headers);
-      }
-    }
     const auth = c.req.header("authorization");
     if (!auth) return errorJson(c, 401, { code: "BAD_REQUEST_ERROR", description: "Please provide your api key for authentication purposes." });
     if (auth !== `Basic ${btoa(`${keyId}:${keySecret}`)}`) return errorJson(c, 401, { code: "BAD_REQUEST_ERROR", description: "The api key provided is invalid" });

@@ -3,6 +3,7 @@
  * of a call to the courier is a CourierError, never a raw error; a bad webhook signature or token is
  * `null`, never an error. The statuses are the shipment row's (shared/orders/status.ts SHIPMENT_STATUSES).
  */
+import { z } from "zod";
 import type { ShipmentStatus } from "../orders/status";
 
 export type CourierProvider = "local" | "shiprocket";
@@ -76,6 +77,8 @@ export interface CreateShipmentInput {
   /** Whether the courier collects money on delivery; every order here is prepaid today. */
   paymentMode: "prepaid" | "cod";
   weightGrams: number;
+  /** The box, in whole centimetres; couriers price by volume too. Absent: the adapter's default box. */
+  dimensionsCm?: { length: number; breadth: number; height: number };
 }
 
 export interface CreatedShipment {
@@ -121,4 +124,42 @@ export interface Courier {
   cancel(awb: string): Promise<void>;
   /** `null` when the signature or token is missing or wrong; nothing in the body is trusted before it checks. */
   verifyWebhook(rawBody: string, headers: Headers, secret: string): Promise<ShipmentWebhookEvent | null>;
+}
+
+const positiveInt = z.number().int().positive();
+const money = z.number().int().min(0, "must be a non-negative integer of minor units");
+const text = (max: number) => z.string().trim().min(1, "is required").max(max);
+
+/** What every adapter checks before sending anything; the courier's own limits are checked by each adapter. */
+export const createShipmentInputSchema = z.object({
+  shipmentId: text(50),
+  orderId: text(100),
+  orderNumber: text(50),
+  pickup: z.object({ locationId: text(100), name: text(100), state: z.string().optional() }),
+  shipTo: z.object({
+    name: text(200),
+    line1: text(500),
+    line2: z.string().max(500).optional(),
+    city: text(100),
+    state: z.string().regex(/^IN-[A-Z]{2}$/, "must be an ISO 3166-2:IN code such as IN-MH"),
+    postalCode: z.string().regex(/^[1-9][0-9]{5}$/, "must be a 6-digit PIN code"),
+    country: z.literal("IN", { error: "must be IN: only domestic shipments" }),
+    phone: z.string().max(20).optional(),
+    email: z.email().optional(),
+  }),
+  items: z.array(z.object({ name: text(200), sku: z.string().max(100).optional(), quantity: positiveInt, unitPrice: money })).min(1, "must hold at least one item"),
+  value: money,
+  currency: z.string().regex(/^[A-Z]{3}$/, "must be an ISO 4217 code"),
+  paymentMode: z.enum(["prepaid", "cod"]),
+  weightGrams: positiveInt.max(1_000_000),
+  dimensionsCm: z.object({ length: positiveInt.max(1000), breadth: positiveInt.max(1000), height: positiveInt.max(1000) }).optional(),
+});
+
+/** A createShipment input's mistake as a bad_request naming the field (e.g. `shipTo.postalCode`), before anything is sent. */
+export function checkShipmentInput(provider: CourierProvider, input: CreateShipmentInput): void {
+  const parsed = createShipmentInputSchema.safeParse(input);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.join(".");
+  throw new CourierError(provider, "bad_request", `${field}: ${issue.message}`, { field });
 }
