@@ -1,5 +1,6 @@
 import type { Services } from "../procedures/define";
 import { gatewayConfigFromEnv, storeGateway } from "../payments/select";
+import { courierConfigFromEnv, storeCourier } from "../shipping/select";
 
 /**
  * The outside services a procedure may call (the store's payment gateway for refunds, its courier for
@@ -10,5 +11,6 @@ export function providerServices(env: object): Pick<Services, "gateway" | "couri
   const vars = env as Record<string, unknown>;
   return {
     gateway: async (storeId) => (await storeGateway(gatewayConfigFromEnv(vars), storeId)).gateway,
+    courier: async (storeId) => (await storeCourier(courierConfigFromEnv(vars), storeId)).courier,
   };
 }

@@ -1,8 +1,8 @@
-import { Hono } from "hono";
+import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import type { HonoEnv } from "#shared/http/app";
-import { withStore } from "#shared/db/with-store";
+import { withStore, type StoreTx } from "#shared/db/with-store";
 import { AppError } from "#shared/http/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
@@ -10,6 +10,8 @@ import { attemptByRef } from "#shared/orders/payments";
 import { recordGatewayRefund } from "#shared/orders/refunds";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { gatewayConfigFromEnv, storeGateway } from "#shared/payments/select";
+import { applyShipmentStatus, shipmentByAwb } from "#shared/orders/shipments";
+import { courierConfigFromEnv, isWebhookSegmentOf, storeCourier } from "#shared/shipping/select";
 import type { WorkerBindings } from "./env";
 
 /**
@@ -27,9 +29,9 @@ export const webhooks = new Hono<HonoEnv<WorkerBindings>>();
 
 const notHere = () => new AppError("NOT_FOUND", "No such webhook endpoint.");
 
-webhooks.post(
-  "/webhooks/payments/:provider/:storeId",
-  async (c, next) => {
+/** Every webhook's door, in this order: the per-IP limit before anything is read, then the body's size. */
+const guards = [
+  async (c: Context<HonoEnv<WorkerBindings>>, next: Next) => {
     const ip = c.req.header("cf-connecting-ip") ?? "unknown";
     const headers = await enforce(c.env.RATE_LIMITER, `webhook:${ip}`, WEBHOOK_POLICY, `webhook calls per ${WEBHOOK_POLICY.windowMs / 1000} s from one address`);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
@@ -41,6 +43,20 @@ webhooks.post(
       throw new AppError("PAYLOAD_TOO_LARGE", `A webhook body is limited to ${WEBHOOK_MAX_BYTES} bytes.`);
     },
   }),
+] as const;
+
+/** A delivery recorded by the provider's event id: false when it was already applied (answer 200, change nothing). */
+async function firstDelivery(tx: StoreTx, provider: string, eventId: string): Promise<boolean> {
+  const { rowCount } = await tx.$client.query(
+    "insert into webhook_receipt (store_id, provider, event_id) values ($1, $2, $3) on conflict (store_id, provider, event_id) do nothing",
+    [tx.storeId, provider, eventId],
+  );
+  return rowCount === 1;
+}
+
+webhooks.post(
+  "/webhooks/payments/:provider/:storeId",
+  ...guards,
   async (c) => {
     const storeId = z.uuid().safeParse(c.req.param("storeId"));
     const config = gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>);
@@ -51,11 +67,7 @@ webhooks.post(
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
     if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
     const outcome = await withStore(c.var.db, storeId.data, async (tx) => {
-      const { rowCount } = await tx.$client.query(
-        "insert into webhook_receipt (store_id, provider, event_id) values ($1, $2, $3) on conflict (store_id, provider, event_id) do nothing",
-        [tx.storeId, sg.provider, event.eventId],
-      );
-      if (rowCount === 0) return { duplicate: true };
+      if (!(await firstDelivery(tx, sg.provider, event.eventId))) return { duplicate: true };
       const attempt = await attemptByRef(tx, sg.provider, event.providerRef);
       // Unknown here: nothing is kept (the receipt rolls back), so the provider's retry can still apply it.
       if (!attempt) throw new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
@@ -73,3 +85,28 @@ webhooks.post(
     return c.json({ ok: true, ...outcome });
   },
 );
+
+/**
+ * POST /webhooks/shipments/<provider>/<storeId>: the same door as payments' (limit, size, the store's
+ * secret or token before the body is read, dedupe by event id, 2xx after commit). The shipment is found
+ * by the courier's tracking number and moved through the one shipment routine; an unknown tracking
+ * number keeps nothing, so the courier's retry can still apply it once the shipment exists.
+ */
+webhooks.post("/webhooks/shipments/:provider/:storeId", ...guards, async (c) => {
+  const storeId = z.uuid().safeParse(c.req.param("storeId"));
+  const config = courierConfigFromEnv(c.env as unknown as Record<string, unknown>);
+  if (!storeId.success || !isWebhookSegmentOf(c.req.param("provider"), config.provider)) throw notHere();
+  const sc = await storeCourier(config, storeId.data);
+  const raw = await c.req.text();
+  const event = await sc.courier.verifyWebhook(raw, c.req.raw.headers, sc.webhookSecret);
+  if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature or token does not match this store's.", { reason: "bad_signature" });
+  if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
+  const outcome = await withStore(c.var.db, storeId.data, async (tx) => {
+    if (!(await firstDelivery(tx, `courier:${sc.provider}`, event.eventId))) return { duplicate: true };
+    const shipment = await shipmentByAwb(tx, sc.provider, event.awb);
+    if (!shipment) throw new AppError("NOT_FOUND", "No shipment with this tracking number in this store.", { reason: "unknown_shipment" });
+    const applied = await applyShipmentStatus(tx, shipment.id, event.status, "webhook", { providerStatus: event.providerStatus, occurredAt: event.occurredAt });
+    return { duplicate: false, applied: applied.applied, status: applied.status };
+  });
+  return c.json({ ok: true, ...outcome });
+});
