@@ -15,10 +15,10 @@ import { Alert, EmptyCart, ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
 /**
- * The checkout page (an address form and the order summary, usable without JavaScript); the order page
- * the shopper returns to is ./order-page.tsx. The form posts to /checkout, which places the order through
- * the same code as `POST /api/checkout`; a mistake re-renders the form with what was typed and each
- * message by its field.
+ * The checkout page (an address form and the order summary, usable without JavaScript). The form posts to
+ * /checkout, which places the order through the same code as `POST /api/checkout` and goes on to the
+ * gateway's page or the order's link (./order-page.tsx); a mistake re-renders the form with what was
+ * typed and each message by its field.
  */
 type ShopContext = Context<ShopEnv>;
 
@@ -154,7 +154,7 @@ export async function submitCheckout(c: ShopContext) {
   }
   try {
     const result = await checkoutAndPay(deps(c), getCookie(c, CART_COOKIE), parsed.data);
-    return c.redirect(result.payment.redirectUrl ?? `/orders/${result.order.id}`, 303);
+    return c.redirect(result.payment.redirectUrl ?? result.orderUrl, 303);
   } catch (e) {
     if (isAppError(e) && e.status === 409) return renderCheckout(c, values, {}, e.message, 409);
     throw e;

@@ -4,8 +4,8 @@ import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsT
 import { cartPage } from "./cart-page";
 import { checkoutPage, submitCheckout } from "./checkout-page";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
-import { orderPage } from "./order-page";
 import { shortLinks } from "./links";
+import { orderPage } from "./order-page";
 import { PasswordPage } from "./password";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 
