@@ -4,6 +4,7 @@ import { emit } from "../db/outbox";
 import type { TaxClass } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import { orderAccessKey } from "./access";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
 import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
@@ -53,6 +54,8 @@ export interface Placed {
   order: OrderView;
   attempt: AttemptRow;
   replayed: boolean;
+  /** The order's access key (`/orders/<id>?k=<key>`), the same on a replay; only its hash is stored. */
+  accessKey: string;
 }
 
 const emptyCart = () => new AppError("CONFLICT", "Your cart is empty: add a product before checking out.", { reason: "empty_cart" });
@@ -80,7 +83,7 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     [tx.storeId, await sha256Hex(cartToken)],
   );
   if (!cart) throw emptyCart();
-  if (cart.converted_order_id) return replay(tx, cart.converted_order_id);
+  if (cart.converted_order_id) return replay(tx, cart.converted_order_id, await orderAccessKey(cartToken, cart.converted_order_id));
 
   const lines = await q<CartLineRow>(
     `select cl.id as line_id, cl.variant_id, cl.quantity, p.title as product_title, v.title as variant_title, v.sku, v.tax_class,
@@ -160,16 +163,19 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     [tx.storeId],
   );
   const expiresAt = new Date(now.getTime() + PAYMENT_WINDOW_MS[input.paymentMethod]);
-  const [order] = await q<{ id: string }>(
-    `insert into shop_order (store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
-       subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) returning id`,
+  // The id is made here so the access key, derived from it, is stored with the order in one statement.
+  const orderId = crypto.randomUUID();
+  const accessKey = await orderAccessKey(cartToken, orderId);
+  await q(
+    `insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
+       subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
     [
-      tx.storeId, counter!.number, cart.id, input.email.toLowerCase(), input.phone ?? null, JSON.stringify(input.shippingAddress), destination,
+      orderId, tx.storeId, counter!.number, cart.id, input.email.toLowerCase(), input.phone ?? null, JSON.stringify(input.shippingAddress), destination,
       input.paymentMethod, cart.currency, money.subtotal, money.discount, money.shipping, money.tax, money.total, taken.code, expiresAt, now,
+      await sha256Hex(accessKey),
     ],
   );
-  const orderId = order!.id;
 
   // Each cart line's discount is the sum of its shares in the parcels that carry it.
   const lineDiscount = new Map<string, number>();
@@ -239,21 +245,26 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
       id: attempt!.id, attempt: 1, idempotencyKey: `${orderId}:1`, status: "created", provider: input.paymentMethod === "gateway" ? provider : "manual_transfer", amount: money.total,
     },
     replayed: false,
+    accessKey,
   };
 }
 
 const originOf = (state: string | null | undefined): IndianStateCode | null => (state && isIndianStateCode(state) ? state : null);
 
-/** The order of a converted cart with its newest payment attempt. */
-async function replay(tx: StoreTx, orderId: string): Promise<Placed> {
+/**
+ * The order of a converted cart with its newest payment attempt and its key. An order placed before keys
+ * existed gets its hash now: the shopper proved the cart token the key is derived from.
+ */
+async function replay(tx: StoreTx, orderId: string, accessKey: string): Promise<Placed> {
   const order = await loadOrderView(tx, orderId);
   const { rows } = await tx.$client.query<{ id: string; attempt: number; idempotency_key: string; status: string; provider: string; amount: string }>(
-    "select id, attempt, idempotency_key, status, provider, amount::text from payment_attempt where store_id = $1 and order_id = $2 order by attempt desc limit 1",
-    [tx.storeId, orderId],
+    `with keyed as (update shop_order set access_key_hash = $3 where store_id = $1 and id = $2 and access_key_hash is null)
+     select id, attempt, idempotency_key, status, provider, amount::text from payment_attempt where store_id = $1 and order_id = $2 order by attempt desc limit 1`,
+    [tx.storeId, orderId, await sha256Hex(accessKey)],
   );
   const a = rows[0];
   if (!order || !a) throw new AppError("NOT_FOUND", "That order no longer exists.");
-  return { order, attempt: { id: a.id, attempt: a.attempt, idempotencyKey: a.idempotency_key, status: a.status, provider: a.provider, amount: Number(a.amount) }, replayed: true };
+  return { order, attempt: { id: a.id, attempt: a.attempt, idempotencyKey: a.idempotency_key, status: a.status, provider: a.provider, amount: Number(a.amount) }, replayed: true, accessKey };
 }
 
 /**

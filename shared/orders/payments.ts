@@ -1,25 +1,13 @@
-import { sha256Hex } from "../auth/tokens";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import type { CreatePaymentInput } from "../payments/gateway";
+import { unknownOrder } from "./access";
 import type { AttemptRow } from "./checkout";
 
 /**
  * Payment attempts around the gateway (SPEC "Checkout and payment behaviour" 1): the rows a retry and the
  * gateway's answers work on. Every status change still goes through `applyPaymentStatus`.
  */
-const noOrder = () => new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
-
-/** Whether the shopper's cart cookie is the one whose cart became this order (the buyer's own browser). */
-export async function isBuyer(tx: StoreTx, orderId: string, cartToken: string | undefined): Promise<boolean> {
-  if (!cartToken) return false;
-  const { rows } = await tx.$client.query("select 1 from cart where store_id = $1 and token_hash = $2 and converted_order_id = $3", [
-    tx.storeId,
-    await sha256Hex(cartToken),
-    orderId,
-  ]);
-  return rows.length > 0;
-}
 
 /**
  * A new attempt for an order still waiting for its money: the order row locked, the attempt numbered
@@ -35,7 +23,7 @@ export async function newAttempt(tx: StoreTx, orderId: string, provider: string)
     [tx.storeId, orderId],
   );
   const o = rows[0];
-  if (!o) throw noOrder();
+  if (!o) throw unknownOrder();
   if (o.status !== "open") throw new AppError("CONFLICT", `This order is ${o.status}: it takes no payment.`, { reason: `order_${o.status}` });
   if (o.busy) throw new AppError("CONFLICT", "This order is already paid.", { reason: "already_paid" });
   if (o.payment_method !== "gateway") throw new AppError("CONFLICT", "This order is paid by bank transfer.", { reason: "manual_transfer" });

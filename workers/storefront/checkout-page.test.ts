@@ -65,17 +65,33 @@ describe("the checkout page", () => {
     const html = await post.text();
     const action = /<form method="post" action="([^"]+)" id="back">/.exec(html)![1]!;
     const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)].map((m) => [m[1]!, m[2]!]));
-    const confirmPath = new URL(action.replaceAll("&amp;", "&")).pathname;
-    const confirmed = await buyer.form(confirmPath, fields, { "sec-fetch-site": "cross-site" });
+    // The gateway brings the shopper back with the order's key, as Razorpay's POST carries no Lax cookie.
+    const returnUrl = new URL(action.replaceAll("&amp;", "&"));
+    expect(returnUrl.search).toMatch(/^\?k=[A-Za-z0-9_-]{43}$/);
+    const confirmed = await new Shopper(s.hostname).form(returnUrl.pathname + returnUrl.search, fields, { "sec-fetch-site": "cross-site" });
     expect(confirmed.status).toBe(303);
-    const orderPath = confirmed.headers.get("location")!;
-    expect(orderPath).toMatch(/^\/orders\/[0-9a-f-]{36}$/);
-    const orderHtml = await pageText(buyer, orderPath);
-    expect(orderHtml).toMatch(/<dd data-status="payment">paid<\/dd>/);
+    const orderLink = confirmed.headers.get("location")!;
+    expect(orderLink).toMatch(/^\/orders\/[0-9a-f-]{36}\?k=[A-Za-z0-9_-]{43}$/);
+    const orderHtml = await pageText(buyer, orderLink);
+    expect(orderHtml).toMatch(/<dd data-status="payment" data-value="paid">paid<\/dd>/);
     expect(orderHtml).toContain("₹20.00");
-    // Another browser sees the store's 404 page, not the order.
-    const stranger = await pageText(new Shopper(s.hostname), orderPath);
+    // The link opens the order in another browser too; the bare path there is the store's 404 page.
+    expect(await pageText(new Shopper(s.hostname), orderLink)).toContain("data-status");
+    const stranger = await pageText(new Shopper(s.hostname), orderLink.split("?")[0]!);
     expect(stranger).not.toContain("data-status");
+  });
+
+  it("a bank transfer order goes straight to the order's link", async () => {
+    const s = await makeShop(db);
+    const buyer = new Shopper(s.hostname);
+    await buyer.add(s.variantId, 1);
+    const placed = await buyer.form("/checkout", { ...ADDRESS, paymentMethod: "manual_transfer" });
+    expect(placed.status).toBe(303);
+    const orderLink = placed.headers.get("location")!;
+    expect(orderLink).toMatch(/^\/orders\/[0-9a-f-]{36}\?k=[A-Za-z0-9_-]{43}$/);
+    const page = await pageText(new Shopper(s.hostname), orderLink);
+    expect(page).toMatch(/<dd data-status="payment" data-value="unpaid">not paid<\/dd>/);
+    expect(page).not.toContain("Pay now");
   });
 
   it("a forged gateway reference is the store's 404 page", async () => {

@@ -6,9 +6,10 @@ import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError } from "#shared/http/errors";
 import type { Database } from "#shared/db/database";
 import type { Logger } from "#shared/log";
+import { buyerAccess, checkProof, orderPath, unknownOrder } from "#shared/orders/access";
 import { checkoutInput, placeOrder, type AttemptRow, type CheckoutInput } from "#shared/orders/checkout";
 import { loadOrderView, type OrderView } from "#shared/orders/order-view";
-import { attemptByRef, isBuyer, newAttempt, paymentRequest } from "#shared/orders/payments";
+import { attemptByRef, newAttempt, paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { isGatewayError, type PaymentRedirect } from "#shared/payments/gateway";
 import { gatewayConfigFromEnv, storeGateway, type StoreGateway } from "#shared/payments/select";
@@ -24,9 +25,13 @@ import type { StorefrontEnv } from "./context";
  *   failed: the order stays placed) through the one status routine. A second submit of the converted cart
  *   answers the same order with `replayed: true` and 200.
  * - `POST /api/checkout/<orderId>/pay`: a new attempt (`<orderId>:<n>`) for an order still waiting for its
- *   money, from the buyer's own browser (the cart cookie that became the order).
+ *   money, from the buyer: the cart cookie that became the order, or the order's key as `?k=`.
  * - `POST /api/checkout/<orderId>/confirm`: the gateway's signed confirmation, as the shopper's browser
- *   brings it back; verified before anything is read, then applied through the same routine.
+ *   brings it back (to the return URL, which carries `?k=`); verified before anything is read, then
+ *   applied through the same routine. The signature is what makes it authentic; a key it carries must
+ *   be the order's.
+ *
+ * Every answer names the order's link `/orders/<id>?k=<key>` (docs/decisions/0009-order-access-key.md).
  */
 type CheckoutContext = Context<StorefrontEnv>;
 
@@ -76,9 +81,11 @@ export function gatewayFor(d: Pick<PayDeps, "env" | "storeId">): Promise<StoreGa
  * routine (pending with the provider's reference, or failed with the reason). Never throws for a gateway
  * failure: the order is placed either way and the shopper may retry.
  */
-async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow): Promise<{ payment: PaymentAnswer; order: OrderView }> {
+async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow, key: string | null): Promise<{ payment: PaymentAnswer; order: OrderView }> {
+  // The shopper comes back with the key, so the order page they land on opens in any browser.
+  const returnUrl = `${d.origin}/api/checkout/${order.id}/confirm${key ? `?k=${key}` : ""}`;
   try {
-    const created = await sg.gateway.createPayment(paymentRequest(order, attempt, `${d.origin}/api/checkout/${order.id}/confirm`));
+    const created = await sg.gateway.createPayment(paymentRequest(order, attempt, returnUrl));
     const applied = await withStore(d.db, d.storeId, (tx) =>
       applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
     );
@@ -96,21 +103,30 @@ async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, atte
 // Every checkout route carries the shopper's cookie: a cross-site page must not be able to post them.
 checkout.use("/api/checkout", refuseCrossSite);
 checkout.use("/api/checkout/:orderId/pay", refuseCrossSite);
+// Their answers and redirects name the order's key: kept by no cache, and sent to no other site.
+checkout.use("/api/checkout", keepPrivate);
+checkout.use("/api/checkout/*", keepPrivate);
 
 async function refuseCrossSite(c: CheckoutContext, next: () => Promise<void>) {
   if (isCrossSite(c)) throw crossSiteRefused("the shop");
-  c.header("cache-control", "no-store");
   await next();
+}
+
+async function keepPrivate(c: CheckoutContext, next: () => Promise<void>) {
+  await next();
+  c.res.headers.set("cache-control", "private, no-store");
+  c.res.headers.set("referrer-policy", "no-referrer");
 }
 
 /** Places the order from the shopper's cart and, for a gateway order, starts its payment. */
 export async function checkoutAndPay(d: PayDeps, cartToken: string | undefined, input: CheckoutInput) {
   const sg = await gatewayFor(d);
   const placed = await withStore(d.db, d.storeId, (tx) => placeOrder(tx, cartToken, input, sg.provider, new Date()));
-  if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true };
-  if (input.paymentMethod !== "gateway") return { order: placed.order, payment: answerOf(placed.attempt), replayed: false };
+  const orderUrl = orderPath(placed.order.id, placed.accessKey);
+  if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true, orderUrl };
+  if (input.paymentMethod !== "gateway") return { order: placed.order, payment: answerOf(placed.attempt), replayed: false, orderUrl };
   // The routine answered the order's statuses after the attempt moved: no second read of the order.
-  return { ...(await startPayment(d, sg, placed.order, placed.attempt)), replayed: false };
+  return { ...(await startPayment(d, sg, placed.order, placed.attempt, placed.accessKey)), replayed: false, orderUrl };
 }
 
 checkout.post("/api/checkout", async (c) => {
@@ -123,24 +139,29 @@ checkout.post("/api/checkout", async (c) => {
 const orderIdParam = z.uuid();
 const orderIdOf = (c: CheckoutContext) => {
   const id = orderIdParam.safeParse(c.req.param("orderId"));
-  if (!id.success) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
+  if (!id.success) throw unknownOrder();
   return id.data;
 };
+/** The buyer's proof this request carries (the cart cookie, the order's key in `?k=`), when it could be one. */
+const proofOf = (c: CheckoutContext, orderId: string) => checkProof(orderId, { cartToken: getCookie(c, CART_COOKIE), key: c.req.query("k") });
 
 checkout.post("/api/checkout/:orderId/pay", async (c) => {
   const orderId = orderIdOf(c);
+  const proof = proofOf(c, orderId);
+  if (!proof) throw unknownOrder();
   const sg = await gatewayFor(depsOf(c));
-  const token = getCookie(c, CART_COOKIE);
   const made = await withStore(c.var.db, c.var.storeId, async (tx) => {
-    if (!(await isBuyer(tx, orderId, token))) throw new AppError("NOT_FOUND", "There is no such order for this browser.", { reason: "unknown_order" });
-    return { attempt: await newAttempt(tx, orderId, sg.provider), order: (await loadOrderView(tx, orderId))! };
+    const access = await buyerAccess(tx, proof);
+    if (!access) throw unknownOrder();
+    return { key: access.key, attempt: await newAttempt(tx, orderId, sg.provider), order: (await loadOrderView(tx, orderId))! };
   });
-  const { payment, order } = await startPayment(depsOf(c), sg, made.order, made.attempt);
+  const { payment, order } = await startPayment(depsOf(c), sg, made.order, made.attempt, made.key);
+  const orderUrl = orderPath(orderId, made.key);
   // The order page's "Pay now" is a form: it goes on to the gateway's page (or back to the order).
   if ((c.req.header("content-type") ?? "").startsWith("application/x-www-form-urlencoded")) {
-    return c.redirect(payment.redirectUrl ?? `/orders/${orderId}`, 303);
+    return c.redirect(payment.redirectUrl ?? orderUrl, 303);
   }
-  return c.json({ order, payment }, 201);
+  return c.json({ order, payment, orderUrl }, 201);
 });
 
 // The gateway's page sends the shopper back here with its signed fields (a form POST from the gateway's
@@ -152,12 +173,17 @@ checkout.post("/api/checkout/:orderId/confirm", async (c) => {
   const fields: unknown = isForm ? await c.req.parseBody().catch(() => ({})) : await c.req.json().catch(() => ({}));
   const confirmation = await sg.gateway.verifyClientConfirmation(fields, sg.confirmationSecret);
   if (!confirmation) throw new AppError("UNAUTHORIZED", "This payment confirmation is not signed by the store's gateway.", { reason: "bad_signature" });
-  const applied = await withStore(c.var.db, c.var.storeId, async (tx) => {
+  const proof = proofOf(c, orderId);
+  const keyGiven = c.req.query("k") !== undefined;
+  const { order, key } = await withStore(c.var.db, c.var.storeId, async (tx) => {
+    // Without a key the signature alone still confirms (an attempt started before keys existed).
+    const access = proof ? await buyerAccess(tx, proof) : null;
+    if (keyGiven && !access) throw unknownOrder();
     const attempt = await attemptByRef(tx, sg.provider, confirmation.providerRef);
     if (!attempt || attempt.orderId !== orderId) throw new AppError("NOT_FOUND", "There is no such payment for this order.", { reason: "unknown_payment" });
     await applyPaymentStatus(tx, attempt.id, confirmation.status, "client_confirmation", { providerPaymentId: confirmation.providerPaymentId });
-    return loadOrderView(tx, orderId);
+    return { order: await loadOrderView(tx, orderId), key: access?.key ?? null };
   });
-  if (isForm) return c.redirect(`/orders/${orderId}`, 303);
-  return c.json({ order: applied });
+  if (isForm) return c.redirect(orderPath(orderId, key), 303);
+  return c.json({ order });
 });

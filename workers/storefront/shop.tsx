@@ -2,9 +2,10 @@ import { Hono } from "hono";
 import { AppError } from "#shared/http/errors";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { cartPage } from "./cart-page";
-import { checkoutPage, orderPage, submitCheckout } from "./checkout-page";
+import { checkoutPage, submitCheckout } from "./checkout-page";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
 import { shortLinks } from "./links";
+import { orderPage } from "./order-page";
 import { PasswordPage } from "./password";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 

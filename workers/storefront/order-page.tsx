@@ -1,0 +1,138 @@
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { FC } from "hono/jsx";
+import { withStore } from "#shared/db/with-store";
+import { buyerAccess, checkProof, orderPath } from "#shared/orders/access";
+import { loadOrderView } from "#shared/orders/order-view";
+import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/orders/status";
+import { formatMoney } from "#shared/storefront/catalog";
+import { CART_COOKIE } from "./cart";
+import { notFoundPage } from "./catalog-pages";
+import { ShopPage } from "./layout";
+import type { ShopEnv } from "./shop-env";
+
+/**
+ * The buyer's order page, `/orders/<id>`: opened by the cart cookie that became the order, or in any
+ * browser by the order's link `?k=<key>` (docs/decisions/0009-order-access-key.md). Anything else, a
+ * wrong key included, is the store's 404 page, the same as an unknown order.
+ */
+type ShopContext = Context<ShopEnv>;
+
+const ORDER_WORDS = {
+  open: "placed",
+  completed: "completed",
+  cancelled: "cancelled",
+  expired: "expired (not paid in time)",
+} satisfies Record<OrderStatus, string>;
+
+const PAYMENT_WORDS = {
+  unpaid: "not paid",
+  pending: "waiting for payment",
+  authorized: "authorised",
+  partially_paid: "partly paid",
+  paid: "paid",
+  partially_refunded: "partly refunded",
+  refunded: "refunded",
+} satisfies Record<PaymentStatus, string>;
+
+const FULFILLMENT_WORDS = {
+  unfulfilled: "not shipped yet",
+  partially_fulfilled: "partly shipped",
+  fulfilled: "shipped",
+  rto_initiated: "coming back to us (not delivered)",
+  delivered: "delivered",
+  rto_delivered: "back with us (not delivered)",
+} satisfies Record<FulfillmentStatus, string>;
+
+/** One status in words, with its value for machines (`data-value`). */
+const Status: FC<{ of: string; value: string; words: Readonly<Record<string, string>> }> = ({ of, value, words }) => (
+  <dd data-status={of} data-value={value}>
+    {words[value] ?? value.replaceAll("_", " ")}
+  </dd>
+);
+
+export async function orderPage(c: ShopContext) {
+  const { store, db } = c.var.shop;
+  // The link carries the order's key: no cache may keep the page, and no other site may see its address.
+  c.header("cache-control", "private, no-store");
+  c.header("referrer-policy", "no-referrer");
+  const proof = checkProof(c.req.param("orderId") ?? "", { cartToken: getCookie(c, CART_COOKIE), key: c.req.query("k") });
+  if (!proof) return notFoundPage(c);
+  const { orderId } = proof;
+  const found = await withStore(
+    db,
+    store.id,
+    async (tx) => {
+      const access = await buyerAccess(tx, proof);
+      if (!access) return null;
+      const order = await loadOrderView(tx, orderId);
+      const { rows } = await tx.$client.query<{ status: string; payment_method: string }>(
+        `select a.status, o.payment_method from payment_attempt a join shop_order o on o.store_id = a.store_id and o.id = a.order_id
+         where a.store_id = $1 and a.order_id = $2 order by a.attempt desc limit 1`,
+        [tx.storeId, orderId],
+      );
+      return order ? { order, attempt: rows[0], key: access.key } : null;
+    },
+    { readOnly: true },
+  );
+  if (!found) return notFoundPage(c);
+  const { order, attempt, key } = found;
+  const money = (minor: number) => formatMoney(minor, order.currency);
+  const canPay = order.status === "open" && attempt?.payment_method === "gateway" && ["unpaid", "pending"].includes(order.paymentStatus);
+  return c.html(
+    <ShopPage head={{ storeName: store.name, title: `Order #${order.number}`, description: `Your order at ${store.name}.`, noindex: true }}>
+      <h1>Order #{order.number}</h1>
+      <p>
+        Thank you for your order. We will write to <strong>{order.email}</strong> about it.
+      </p>
+      {key ? (
+        <p class="muted">
+          Keep <a href={orderPath(order.id, key)}>this order's link</a>: it shows your order on any device. Anyone with it can see the order.
+        </p>
+      ) : null}
+      <dl class="totals">
+        <dt>Order</dt>
+        <Status of="order" value={order.status} words={ORDER_WORDS} />
+        <dt>Payment</dt>
+        <Status of="payment" value={order.paymentStatus} words={PAYMENT_WORDS} />
+        <dt>Shipping</dt>
+        <Status of="fulfillment" value={order.fulfillmentStatus} words={FULFILLMENT_WORDS} />
+      </dl>
+      {attempt?.status === "failed" ? (
+        <p class="alert" role="alert">
+          Your last payment did not go through. Your order is kept: you can pay again.
+        </p>
+      ) : null}
+      {canPay ? (
+        <form method="post" action={`/api/checkout/${order.id}/pay${key ? `?k=${key}` : ""}`}>
+          <button type="submit">Pay now</button>
+        </form>
+      ) : null}
+      {/* Shipments (carrier, tracking number and link, per parcel) go here, between the statuses and the money. */}
+      <h2>Parcels</h2>
+      <ol>
+        {order.parcels.map((p) => (
+          <li>
+            {money(p.subtotal - p.discount + p.shipping)} (GST {money(p.tax)}: {p.igst > 0 ? `IGST ${money(p.igst)}` : `CGST ${money(p.cgst)} + SGST ${money(p.sgst)}`})
+          </li>
+        ))}
+      </ol>
+      <dl class="totals">
+        <dt>Subtotal</dt>
+        <dd>{money(order.subtotal)}</dd>
+        {order.discount > 0 ? (
+          <>
+            <dt>Discount</dt>
+            <dd>−{money(order.discount)}</dd>
+          </>
+        ) : null}
+        <dt>Shipping</dt>
+        <dd>{money(order.shipping)}</dd>
+        <dt>Total (incl. GST {money(order.tax)})</dt>
+        <dd data-total="order">
+          <strong>{money(order.total)}</strong>
+        </dd>
+      </dl>
+    </ShopPage>,
+  );
+}
