@@ -5,6 +5,7 @@ import { deriveLocalSecret, localConfirmationFields, readLocalRef } from "#share
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
 import { TEST_GATEWAY } from "../../test/orders";
+import { callerFor } from "../../test/procedures";
 import { makeShop, Shopper, type ShopStore } from "../../test/storefront";
 import { edgeCacheKey } from "./edge-cache";
 import worker from "./index";
@@ -222,5 +223,21 @@ describe("paying and confirming by the link", () => {
     // Without a key the signature alone still confirms, as before: back to the bare page.
     const bare = await back("");
     expect([bare.status, bare.headers.get("location")]).toEqual([303, `/orders/${id}`]);
+  });
+});
+
+describe("the order page after payment", () => {
+  it("shows the parcel shipped with its courier, tracking number and link, and never a cancelled label", async () => {
+    const s = await shop();
+    const placed = await placeOrder(s);
+    const call_ = callerFor(db, s.ownerUserId, s.id);
+    await call_("orders.setStatus", { orderId: placed.id, action: "mark_paid" });
+    const [parcel] = await sql(s, "select id from fulfillment_order where order_id = $1", [placed.id]);
+    await call_("orders.fulfill", { orderId: placed.id, parcelId: parcel.id, tracking: { awb: "BD-778899", courierName: "Blue Dart", trackingUrl: "https://track.example/BD-778899" } });
+    const page = await open(s.hostname, placed.orderUrl);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('data-value="fulfilled"');
+    expect(page.html).toMatch(/Blue Dart, tracking number <strong>BD-778899<\/strong>: handed to the courier/);
+    expect(page.html).toContain('href="https://track.example/BD-778899"');
   });
 });

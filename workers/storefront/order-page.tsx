@@ -51,6 +51,21 @@ const Status: FC<{ of: string; value: string; words: Readonly<Record<string, str
   </dd>
 );
 
+interface ShopperShipment {
+  awb: string;
+  courierName: string | null;
+  trackingUrl: string | null;
+  status: string;
+}
+
+const SHIPMENT_WORDS: Readonly<Record<string, string>> = {
+  pending: "handed to the courier",
+  in_transit: "on its way",
+  delivered: "delivered",
+  rto_initiated: "coming back to us",
+  rto_delivered: "returned to us",
+};
+
 export async function orderPage(c: ShopContext) {
   const { store, db } = c.var.shop;
   // The link carries the order's key: no cache may keep the page, and no other site may see its address.
@@ -66,17 +81,22 @@ export async function orderPage(c: ShopContext) {
       const access = await buyerAccess(tx, proof);
       if (!access) return null;
       const order = await loadOrderView(tx, orderId);
-      const { rows } = await tx.$client.query<{ status: string; payment_method: string }>(
-        `select a.status, o.payment_method from payment_attempt a join shop_order o on o.store_id = a.store_id and o.id = a.order_id
-         where a.store_id = $1 and a.order_id = $2 order by a.attempt desc limit 1`,
+      const { rows } = await tx.$client.query<{ status: string | null; payment_method: string; shipments: ShopperShipment[] }>(
+        `select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
+           o.payment_method,
+           coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
+               'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
+               and s.status <> 'cancelled'), '[]'::json) as shipments
+         from shop_order o where o.store_id = $1 and o.id = $2`,
         [tx.storeId, orderId],
       );
-      return order ? { order, attempt: rows[0], key: access.key } : null;
+      const facts = rows[0];
+      return order && facts ? { order, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, shipments: facts.shipments, key: access.key } : null;
     },
     { readOnly: true },
   );
   if (!found) return notFoundPage(c);
-  const { order, attempt, key } = found;
+  const { order, attempt, shipments, key } = found;
   const money = (minor: number) => formatMoney(minor, order.currency);
   const canPay = order.status === "open" && attempt?.payment_method === "gateway" && ["unpaid", "pending"].includes(order.paymentStatus);
   return c.html(
@@ -108,7 +128,24 @@ export async function orderPage(c: ShopContext) {
           <button type="submit">Pay now</button>
         </form>
       ) : null}
-      {/* Shipments (carrier, tracking number and link, per parcel) go here, between the statuses and the money. */}
+      {shipments.length > 0 ? (
+        <>
+          <h2>Shipments</h2>
+          <ul>
+            {shipments.map((s) => (
+              <li data-shipment={s.awb}>
+                {s.courierName ?? "Courier"}, tracking number <strong>{s.awb}</strong>: {SHIPMENT_WORDS[s.status] ?? s.status}
+                {s.trackingUrl?.startsWith("https://") || s.trackingUrl?.startsWith("http://") ? (
+                  <>
+                    {" "}
+                    (<a href={s.trackingUrl} rel="noopener noreferrer">track it</a>)
+                  </>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
       <h2>Parcels</h2>
       <ol>
         {order.parcels.map((p) => (
