@@ -13,12 +13,12 @@ export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao"
 
 /**
  * Places an order the way checkout does: a cart made with the cart helpers, then placeOrder, in one
- * store unit. `lines` are variant ids with quantities; `at` is when it is placed.
+ * store unit. `lines` are variant ids with quantities; `state` is the ship-to state (Maharashtra); `at` is when it is placed.
  */
 export async function placeTestOrder(
   db: Database,
   s: ShopStore,
-  options: { lines?: [string, number][]; email?: string; phone?: string; paymentMethod?: CheckoutInput["paymentMethod"]; at?: Date } = {},
+  options: { lines?: [string, number][]; email?: string; phone?: string; state?: IndianStateCode; paymentMethod?: CheckoutInput["paymentMethod"]; at?: Date } = {},
 ): Promise<Placed> {
   return withStore(db, s.id, async (tx) => {
     const { token, hash } = await newCartToken();
@@ -27,7 +27,7 @@ export async function placeTestOrder(
     const input: CheckoutInput = {
       email: options.email ?? "asha@example.test",
       ...(options.phone ? { phone: options.phone } : {}),
-      shippingAddress: address(),
+      shippingAddress: address(options.state),
       paymentMethod: options.paymentMethod ?? "gateway",
     };
     return placeOrder(tx, token, input, "local", options.at ?? new Date());

@@ -3,7 +3,13 @@ import { csrfOf, pageCall, requirePageSession, type AdminContext, type SignedIn 
 import type { Chrome } from "./layout";
 
 /** What every store page needs first: the session, `staff.me` (the home guard), and the page chrome. */
-export async function storePage(c: AdminContext): Promise<{ signedIn: SignedIn; me: Awaited<ReturnType<typeof staffMe.run>>; chrome: Chrome }> {
+export interface StorePage {
+  signedIn: SignedIn;
+  me: Awaited<ReturnType<typeof staffMe.run>>;
+  chrome: Chrome;
+}
+
+export async function storePage(c: AdminContext): Promise<StorePage> {
   const signedIn = await requirePageSession(c);
   const me = await pageCall(c, signedIn, staffMe);
   c.header("cache-control", "no-store");
@@ -15,7 +21,12 @@ export async function storePage(c: AdminContext): Promise<{ signedIn: SignedIn; 
       roleLabel: me.member.roleLabel,
       email: signedIn.info.email,
       csrf: await csrfOf(signedIn),
-      canSee: { products: me.permissions.includes("products.read"), settings: me.permissions.includes("settings.read"), links: me.permissions.includes("content.read") },
+      canSee: {
+        products: me.permissions.includes("products.read"),
+        orders: me.permissions.includes("orders.read"),
+        settings: me.permissions.includes("settings.read"),
+        links: me.permissions.includes("content.read"),
+      },
     },
   };
 }

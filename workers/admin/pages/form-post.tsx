@@ -2,7 +2,7 @@ import type { FC } from "hono/jsx";
 import { isAppError, type AppError } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, type AdminContext, type SignedIn } from "../context";
-import { storePage } from "./chrome";
+import { storePage, type StorePage } from "./chrome";
 
 export interface FormNotice {
   ok: boolean;
@@ -26,6 +26,9 @@ export interface FailedPost {
   error: AppError;
 }
 
+/** One action of a form post: reads the fields and calls its procedure (a thrown 400 or 409 re-renders the page). */
+export type FormAction = (signedIn: SignedIn, field: Field, base: StorePage) => Promise<unknown>;
+
 type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409, failed?: FailedPost) => Promise<Response>;
 
 /**
@@ -38,11 +41,12 @@ export async function handleFormPost(
   c: AdminContext,
   render: Render,
   done: string | ((action: string) => string),
-  actions: Record<string, (signedIn: SignedIn, field: Field) => Promise<unknown>>,
+  actions: Record<string, FormAction>,
   unknownAction: string,
 ): Promise<Response> {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const { signedIn } = await storePage(c);
+  const base = await storePage(c);
+  const { signedIn } = base;
   const form = await c.req.parseBody();
   const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
@@ -50,7 +54,7 @@ export async function handleFormPost(
   const action = Object.hasOwn(actions, name) ? actions[name] : undefined;
   if (!action) return render(c, { ok: false, text: unknownAction }, 400);
   try {
-    await action(signedIn, field);
+    await action(signedIn, field, base);
   } catch (e) {
     if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) {
       return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400, { action: name, field, error: e });

@@ -22,6 +22,12 @@ home.get("/", async (c) => {
             <p class="muted">Catalog, variants, prices and stock.</p>
           </a>
         ) : null}
+        {chrome.canSee.orders ? (
+          <a class="card" href="/orders">
+            <strong>Orders</strong>
+            <p class="muted">Orders with their payments, parcels and GST; mark paid or cancel.</p>
+          </a>
+        ) : null}
         {chrome.canSee.settings ? (
           <a class="card" href="/settings">
             <strong>Settings</strong>

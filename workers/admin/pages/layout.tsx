@@ -40,6 +40,12 @@ table.diff th[scope=row]{color:var(--fg);vertical-align:top}table.diff td{white-
 .linediff pre{white-space:pre-wrap;overflow-wrap:anywhere;padding:.4rem 0;margin:.25rem 0}.linediff .ln{display:block;padding:0 .75rem 0 2rem;text-indent:-1.5rem;text-decoration:none;color:inherit;min-height:1.5em}
 .linediff .sign{display:inline-block;width:1.5rem;text-indent:0;font-weight:700;user-select:none}.linediff del.ln{background:rgba(200,69,59,.15)}.linediff ins.ln{background:rgba(46,157,91,.17)}
 .linediff .gap,.linediff .where{color:var(--muted);font-size:.8125rem;margin:.5rem 0 0}.linediff details{margin:.5rem 0}.linediff summary{cursor:pointer;font-size:.875rem}
+.badge.good{border-color:#2e9d5b;color:#2e9d5b}.badge.wait{border-color:#b7791f;color:#b7791f}.badge.bad{border-color:#c8453b;color:#c8453b}.badge.off{color:var(--muted)}
+.filters{display:flex;flex-wrap:wrap;gap:.5rem .75rem;align-items:flex-end;margin:1rem 0}.filters label{margin:0 0 .2rem;font-size:.8125rem;color:var(--muted)}.filters .wide{flex:1 1 16rem}
+.filters input[type=date]{width:auto}.filters button{margin:0}
+.card.compact{padding:1rem 1.25rem}address{font-style:normal}table.totals{width:auto;min-width:20rem}table.totals th{color:var(--fg);font-weight:400}
+textarea{width:100%;padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;font:inherit;background:var(--bg);color:var(--fg)}textarea[aria-invalid=true]{border-color:#c8453b}
+form.action{padding:1rem 1.25rem}form.action button{margin-top:.75rem}ol.timeline{padding-left:1.25rem}ol.timeline li{margin:.25rem 0}
 .decide{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.decide form.reject{display:flex;gap:.5rem;align-items:center}.decide input{width:auto;margin:0}
 `;
 
@@ -49,7 +55,7 @@ export interface Chrome {
   email: string;
   csrf: string;
   /** Links the member's role can open; others are left out of the navigation. */
-  canSee: { products: boolean; settings: boolean; links: boolean };
+  canSee: { products: boolean; orders: boolean; settings: boolean; links: boolean };
 }
 
 /** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
@@ -69,6 +75,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
           <nav aria-label="Main">
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
+            {chrome.canSee.orders ? <a href="/orders">Orders</a> : null}
             {chrome.canSee.links ? <a href="/links">Links</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>

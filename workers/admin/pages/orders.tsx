@@ -1,0 +1,251 @@
+import { Hono } from "hono";
+import type { Child, FC } from "hono/jsx";
+import { z } from "zod";
+import { isAppError, type FieldIssue } from "#shared/http/errors";
+import { issuesOf } from "#shared/http/validate";
+import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/orders/status";
+import { listOrders } from "#shared/procedures/orders";
+import { pageCall, type AdminEnv } from "../context";
+import { storePage } from "./chrome";
+import { AdminPage, formatMoney } from "./layout";
+import { istDayStart, IstTime, StatusBadge, words } from "./order-words";
+import { FieldError, Table } from "./parts";
+
+/**
+ * Orders (`/orders`): the store's orders, newest first, with a search (number or email) and filters as a
+ * plain GET form, so it works without JavaScript; one orders.list call per page.
+ */
+export const ordersPage = new Hono<AdminEnv>();
+
+const PAGE_SIZE = 20;
+
+const FILTERS = ["query", "status", "payment", "fulfillment", "from", "to"] as const;
+type FilterName = (typeof FILTERS)[number];
+type Filters = Partial<Record<FilterName, string>>;
+
+const optional = <T extends z.ZodType>(schema: T) => schema.or(z.literal("")).optional();
+const day = z.iso.date({ error: "Enter a date as YYYY-MM-DD." });
+
+const filtersSchema = z.object({
+  page: z.coerce.number({ error: "Page must be a number." }).int().min(1).max(100_000).default(1),
+  query: z.string().trim().max(200, "Search for at most 200 characters.").optional(),
+  status: optional(z.enum(ORDER_STATUSES)),
+  payment: optional(z.enum(PAYMENT_STATUSES)),
+  fulfillment: optional(z.enum(FULFILLMENT_STATUSES)),
+  from: optional(day),
+  to: optional(day),
+});
+
+/** orders.list's input names the same filters differently; its errors are shown next to the page's fields. */
+const FIELD_OF_INPUT: Readonly<Record<string, FilterName>> = {
+  query: "query",
+  status: "status",
+  paymentStatus: "payment",
+  fulfillmentStatus: "fulfillment",
+  placedFrom: "from",
+  placedTo: "to",
+};
+
+function linkTo(filters: Filters, page: number): string {
+  const search = new URLSearchParams();
+  for (const name of FILTERS) if (filters[name]) search.set(name, filters[name]);
+  if (page > 1) search.set("page", String(page));
+  const text = search.toString();
+  return text ? `/orders?${text}` : "/orders";
+}
+
+type Errors = Partial<Record<FilterName, string>>;
+
+function errorsOf(issues: readonly FieldIssue[]): { errors: Errors; other: string[] } {
+  const errors: Errors = {};
+  const other: string[] = [];
+  for (const issue of issues) {
+    const name = (FILTERS as readonly string[]).includes(issue.path) ? (issue.path as FilterName) : FIELD_OF_INPUT[issue.path];
+    if (name === "to" && issue.path === "placedTo") errors.to ??= "The last day cannot be before the first.";
+    else if (name) errors[name] ??= issue.message;
+    else other.push(issue.message);
+  }
+  return { errors, other };
+}
+
+const invalid = (name: FilterName, errors: Errors) =>
+  errors[name] ? { "aria-invalid": "true" as const, "aria-describedby": `${name}-error` } : {};
+
+/** One filter: its label, the control (whose id is `f-<name>`), and its error. */
+const Filter: FC<{ name: FilterName; label: string; errors: Errors; wide?: boolean; children?: Child }> = ({ name, label, errors, wide, children }) => (
+  <div class={wide ? "wide" : undefined}>
+    <label for={`f-${name}`}>{label}</label>
+    {children}
+    <FieldError id={`${name}-error`} error={errors[name]} />
+  </div>
+);
+
+const Choice: FC<{ name: FilterName; label: string; all: string; values: readonly string[]; filters: Filters; errors: Errors }> = (p) => (
+  <Filter name={p.name} label={p.label} errors={p.errors}>
+    <select id={`f-${p.name}`} name={p.name} {...invalid(p.name, p.errors)}>
+      <option value="">{p.all}</option>
+      {p.values.map((v) => (
+        <option value={v} selected={v === p.filters[p.name]}>
+          {words(v)}
+        </option>
+      ))}
+    </select>
+  </Filter>
+);
+
+const FilterForm: FC<{ filters: Filters; errors: Errors }> = ({ filters, errors }) => (
+  <form class="filters" method="get" action="/orders" role="search">
+    <Filter name="query" label="Search" errors={errors} wide>
+      <input id="f-query" name="query" type="search" placeholder="Order number (#1001) or email" value={filters.query ?? ""} maxlength={200} {...invalid("query", errors)} />
+    </Filter>
+    <Choice name="status" label="Status" all="Any status" values={ORDER_STATUSES} filters={filters} errors={errors} />
+    <Choice name="payment" label="Payment" all="Any payment" values={PAYMENT_STATUSES} filters={filters} errors={errors} />
+    <Choice name="fulfillment" label="Fulfillment" all="Any fulfillment" values={FULFILLMENT_STATUSES} filters={filters} errors={errors} />
+    <Filter name="from" label="Placed from" errors={errors}>
+      <input id="f-from" name="from" type="date" value={filters.from ?? ""} {...invalid("from", errors)} />
+    </Filter>
+    <Filter name="to" label="Placed to" errors={errors}>
+      <input id="f-to" name="to" type="date" value={filters.to ?? ""} {...invalid("to", errors)} />
+    </Filter>
+    <button type="submit">Filter</button>
+    {FILTERS.some((n) => filters[n]) ? <a href="/orders">Clear</a> : null}
+  </form>
+);
+
+type Listed = Awaited<ReturnType<typeof listOrders.run>>;
+
+const COLUMNS = [
+  { label: "Order" },
+  { label: "Placed" },
+  { label: "Email" },
+  { label: "Total", num: true },
+  { label: "Status" },
+  { label: "Payment" },
+  { label: "Fulfillment" },
+];
+
+const OrdersTable: FC<{ items: Listed["items"] }> = ({ items }) => (
+  <Table columns={COLUMNS}>
+    {items.map((o) => (
+      <tr data-order={o.number}>
+        <td>
+          <a href={`/orders/${o.id}`}>#{o.number}</a>
+        </td>
+        <td>
+          <IstTime at={o.placedAt} />
+        </td>
+        <td>{o.email ?? <span class="muted">—</span>}</td>
+        <td class="num">{formatMoney(o.total, o.currency)}</td>
+        <td>
+          <StatusBadge value={o.status} label="Status" />
+        </td>
+        <td>
+          <StatusBadge value={o.paymentStatus} label="Payment" />
+        </td>
+        <td>
+          <StatusBadge value={o.fulfillmentStatus} label="Fulfillment" />
+        </td>
+      </tr>
+    ))}
+  </Table>
+);
+
+const Pager: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) => {
+  const pages = Math.max(1, Math.ceil(result.total / result.pageSize));
+  return (
+    <nav class="pager" aria-label="Pages">
+      {result.page > 1 ? (
+        <a rel="prev" href={linkTo(filters, result.page - 1)}>
+          ← Previous
+        </a>
+      ) : (
+        <span />
+      )}
+      <span class="muted">
+        Page {result.page} of {pages} · {result.total} {result.total === 1 ? "order" : "orders"}
+      </span>
+      {result.page < pages ? (
+        <a rel="next" href={linkTo(filters, result.page + 1)}>
+          Next →
+        </a>
+      ) : (
+        <span />
+      )}
+    </nav>
+  );
+};
+
+/** The table and pager, or an empty state that says what to do. */
+const Results: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) => {
+  if (result.items.length > 0) {
+    return (
+      <>
+        <OrdersTable items={result.items} />
+        <Pager filters={filters} result={result} />
+      </>
+    );
+  }
+  if (result.total > 0) {
+    return (
+      <p class="card">
+        This page is past the last one. <a href={linkTo(filters, 1)}>Go to the first page</a>.
+      </p>
+    );
+  }
+  if (FILTERS.some((n) => filters[n])) {
+    return (
+      <p class="card">
+        No orders match these filters. Try other dates or statuses, search for part of the email, or <a href="/orders">show all orders</a>.
+      </p>
+    );
+  }
+  return (
+    <p class="card">
+      No orders yet. Orders appear here as soon as shoppers check out on your storefront: make sure your <a href="/products">products</a> are
+      active and in stock, then share their links.
+    </p>
+  );
+};
+
+// GET /orders (orders.read; without it the 403 page). A filter the page cannot use is shown next to its field (400).
+ordersPage.get("/orders", async (c) => {
+  const { chrome, signedIn } = await storePage(c);
+  const raw = c.req.query();
+  const filters: Filters = Object.fromEntries(FILTERS.flatMap((n) => (raw[n] ? [[n, n === "query" ? raw[n].trim() : raw[n]]] : [])));
+  const parsed = filtersSchema.safeParse(raw);
+  let result: Listed | undefined;
+  let problem = parsed.success ? undefined : errorsOf(issuesOf(parsed.error));
+  if (parsed.success) {
+    const f = parsed.data;
+    const input = {
+      page: f.page,
+      pageSize: PAGE_SIZE,
+      ...(f.query ? { query: f.query } : {}),
+      ...(f.status ? { status: f.status } : {}),
+      ...(f.payment ? { paymentStatus: f.payment } : {}),
+      ...(f.fulfillment ? { fulfillmentStatus: f.fulfillment } : {}),
+      ...(f.from ? { placedFrom: istDayStart(f.from) } : {}),
+      ...(f.to ? { placedTo: istDayStart(f.to, true) } : {}),
+    };
+    try {
+      result = await pageCall(c, signedIn, listOrders, input, ["BAD_REQUEST"]);
+    } catch (e) {
+      if (!isAppError(e) || e.code !== "BAD_REQUEST") throw e;
+      problem = errorsOf((e.data?.issues as FieldIssue[] | undefined) ?? [{ path: "", message: e.message }]);
+    }
+  }
+  return c.html(
+    <AdminPage title="Orders" chrome={chrome}>
+      <h1>Orders</h1>
+      <p class="muted">Newest first. Dates and times are in India (IST).</p>
+      <FilterForm filters={filters} errors={problem?.errors ?? {}} />
+      {problem ? (
+        <p class="alert" role="alert">
+          {[Object.keys(problem.errors).length > 0 ? "Correct the filters marked above." : "", ...problem.other].join(" ").trim()}
+        </p>
+      ) : null}
+      {result ? <Results filters={filters} result={result} /> : null}
+    </AdminPage>,
+    problem ? 400 : 200,
+  );
+});

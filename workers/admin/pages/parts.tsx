@@ -1,0 +1,43 @@
+import type { Child, FC } from "hono/jsx";
+
+/** Small pieces of admin pages that carry no meaning of their own. */
+
+/** A page section with its heading (`<id>-heading` labels it). */
+export const Section: FC<{ id: string; title: string; children?: Child }> = ({ id, title, children }) => (
+  <section id={id} aria-labelledby={`${id}-heading`}>
+    <h2 id={`${id}-heading`}>{title}</h2>
+    {children}
+  </section>
+);
+
+export interface Column {
+  label: string;
+  /** Right-aligned figures. */
+  num?: boolean;
+}
+
+/** A table that scrolls sideways on a narrow screen; the rows are the children. */
+export const Table: FC<{ columns: readonly Column[]; children?: Child }> = ({ columns, children }) => (
+  <div class="scroll">
+    <table>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th scope="col" class={c.num ? "num" : undefined}>
+              {c.label}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  </div>
+);
+
+/** A refused field's message, next to it; the field names it with `aria-describedby="<id>"`. */
+export const FieldError: FC<{ id: string; error: string | undefined }> = ({ id, error }) =>
+  error ? (
+    <p class="field-error" id={id}>
+      {error}
+    </p>
+  ) : null;
