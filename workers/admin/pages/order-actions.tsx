@@ -22,10 +22,12 @@ export type CallProcedure = (proc: StoreProcedure | SessionProcedure, input: unk
 export interface ActionField {
   name: string;
   label: string;
-  kind: "text" | "textarea";
+  kind: "text" | "textarea" | "select";
   required: boolean;
   maxlength: number;
   placeholder?: string;
+  /** For a select: its choices, from the order (e.g. its parcels not shipped yet). */
+  options?: (order: OrderDetail) => { value: string; label: string }[];
 }
 
 export interface OrderAction {
@@ -71,7 +73,7 @@ export function orderAction<I>(spec: ActionSpec<I>): OrderAction {
 
 const NOTHING_CAPTURED = ["unpaid", "pending", "authorized"];
 
-export const ORDER_ACTIONS: readonly OrderAction[] = [
+export const PAYMENT_ACTIONS: readonly OrderAction[] = [
   orderAction({
     name: "mark_paid",
     label: "Mark as paid",
@@ -87,7 +89,7 @@ export const ORDER_ACTIONS: readonly OrderAction[] = [
     label: "Cancel order",
     intro: "Cancels the order and gives its reserved stock back at once. This cannot be undone.",
     permission: "orders.cancel",
-    when: (o) => o.status === "open" && NOTHING_CAPTURED.includes(o.paymentStatus) && o.fulfillmentStatus === "unfulfilled",
+    when: (o) => o.status === "open" && [...NOTHING_CAPTURED, "refunded"].includes(o.paymentStatus) && o.fulfillmentStatus === "unfulfilled",
     fields: [{ name: "reason", label: "Reason (kept with the order)", kind: "textarea", required: true, maxlength: 500, placeholder: "e.g. the customer asked to cancel" }],
     danger: true,
     input: z.object({ reason: z.string().trim().min(1, "Say why the order is cancelled.").max(500, "Keep the reason to 500 characters or fewer.") }),
@@ -96,13 +98,8 @@ export const ORDER_ACTIONS: readonly OrderAction[] = [
   }),
 ];
 
-export const findAction = (name: string): OrderAction | undefined => ORDER_ACTIONS.find((a) => a.name === name);
-
-/** The actions a member may take on this order now. */
-export const actionsFor = (order: OrderDetail, permissions: readonly string[]): OrderAction[] =>
-  ORDER_ACTIONS.filter((a) => permissions.includes(a.permission) && a.when(order));
-
-const ActionForm: FC<{ action: OrderAction; orderId: string; csrf: string; failed: FailedPost | undefined }> = ({ action, orderId, csrf, failed }) => {
+const ActionForm: FC<{ action: OrderAction; order: OrderDetail; csrf: string; failed: FailedPost | undefined }> = ({ action, order, csrf, failed }) => {
+  const orderId = order.id;
   const mine = failed?.action === action.name ? failed : undefined;
   const issues = (mine?.error.data?.issues as readonly FieldIssue[] | undefined) ?? [];
   return (
@@ -126,7 +123,21 @@ const ActionForm: FC<{ action: OrderAction; orderId: string; csrf: string; faile
         return (
           <>
             <label for={id}>{f.label}</label>
-            {f.kind === "textarea" ? <textarea {...common} rows={2}>{typed}</textarea> : <input {...common} value={typed} />}
+            {f.kind === "textarea" ? (
+              <textarea {...common} rows={2}>
+                {typed}
+              </textarea>
+            ) : f.kind === "select" ? (
+              <select id={id} name={f.name} required={f.required} aria-invalid={common["aria-invalid"]} aria-describedby={common["aria-describedby"]}>
+                {(f.options?.(order) ?? []).map((o) => (
+                  <option value={o.value} selected={typed === o.value}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input {...common} value={typed} />
+            )}
             <FieldError id={`${id}-error`} error={error} />
           </>
         );
@@ -139,13 +150,12 @@ const ActionForm: FC<{ action: OrderAction; orderId: string; csrf: string; faile
 };
 
 /** The order's actions for this member, or a sentence saying why there are none. */
-export const OrderActions: FC<{ order: OrderDetail; permissions: readonly string[]; csrf: string; failed: FailedPost | undefined }> = ({
+export const OrderActions: FC<{ order: OrderDetail; offered: readonly OrderAction[]; csrf: string; failed: FailedPost | undefined }> = ({
   order,
-  permissions,
+  offered,
   csrf,
   failed,
 }) => {
-  const offered = actionsFor(order, permissions);
   return (
     <Section id="actions" title="Actions">
       {offered.length === 0 ? (
@@ -153,7 +163,7 @@ export const OrderActions: FC<{ order: OrderDetail; permissions: readonly string
       ) : (
         <div class="grid">
           {offered.map((a) => (
-            <ActionForm action={a} orderId={order.id} csrf={csrf} failed={failed} />
+            <ActionForm action={a} order={order} csrf={csrf} failed={failed} />
           ))}
         </div>
       )}

@@ -209,12 +209,6 @@ export const Attempts: FC<{ order: OrderDetail }> = ({ order }) => {
   );
 };
 
-export const Shipments: FC<{ order: OrderDetail }> = ({ order }) => (
-  <Section id="shipments" title="Shipments">
-    {order.shipments.length === 0 ? <p class="muted">No shipments yet. A parcel's shipment, with its courier and tracking number, shows here once it is sent.</p> : null}
-  </Section>
-);
-
 /** Events of one transaction share its time: the order's own event reads first (placed, then stock reserved). */
 const orderEventsFirst = (kind: string) => (kind.startsWith("order.") ? 0 : 1);
 

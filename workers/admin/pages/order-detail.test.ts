@@ -141,8 +141,8 @@ describe("Order page", () => {
     expect(html).toContain('data-status="paid"');
     expect(section(html, "payments")).toContain('data-status="captured"');
     expect(section(html, "timeline")).toContain("Paid in full");
-    expect(offered(html)).toEqual([]);
-    expect(section(html, "actions")).toContain("Nothing to do on this order now.");
+    // Paid: what is left for Staff is shipping it (no refund: that is Owners' and Admins').
+    expect(offered(html)).toEqual(["fulfill"]);
     // Without the action in the address there is no flash.
     expect(await (await page(staff, `/orders/${order.id}`)).text()).not.toContain('class="notice"');
   });
@@ -195,8 +195,70 @@ describe("Order page", () => {
     expect(await late.text()).toContain("is cancelled: it cannot be marked as paid.");
     expect(await other.state()).toEqual({ status: "cancelled", payment_status: "unpaid" });
 
-    const unknown = await act(owner, { action: "refund" });
+    const unknown = await act(owner, { action: "explode" });
     expect(unknown.status).toBe(400);
-    expect(await unknown.text()).toContain("Choose one of the order&#39;s actions: Mark as paid, Cancel order.");
+    expect(await unknown.text()).toContain("Choose one of the order&#39;s actions: Mark as paid, Cancel order, Ship parcel,");
+  });
+});
+
+describe("Order page after payment", () => {
+  it("ships a parcel with the merchant's tracking number, then RTO, the task, a refund; Staff see no Refund", async () => {
+    const { s, sql, order, owner, act } = await shopWithOrder(1);
+    expect((await act(owner, { action: "mark_paid" })).status).toBe(303);
+    const parcelId = (await sql<{ id: string }>("select id from fulfillment_order where order_id = $1", [order.id]))[0]!.id;
+    // A tracking number without its courier is refused next to the field, the number kept.
+    const missing = await act(owner, { action: "fulfill", parcelId, awb: "DLV123456", courierName: "" });
+    expect(missing.status).toBe(400);
+    const missingHtml = await missing.text();
+    expect(missingHtml).toContain("Name the courier of this tracking number.");
+    expect(missingHtml).toContain('value="DLV123456"');
+    const shipped = await act(owner, { action: "fulfill", parcelId, awb: "DLV123456", courierName: "Delhivery", trackingUrl: "https://track.example/DLV123456" });
+    expect(shipped.status).toBe(303);
+    let html = await (await page(owner, shipped.headers.get("location")!)).text();
+    expect(html).toContain("is shipped: its tracking number is under Shipments.");
+    expect(section(html, "shipments")).toContain('<a href="https://track.example/DLV123456" rel="noopener noreferrer">DLV123456</a>');
+    expect(offered(html)).toEqual(["rto", "refund", "return_request"]);
+    const staff = await sessionFor(db, (await addMember(db, s, "staff")).userId, s.id);
+    expect(offered(await (await page(staff, `/orders/${order.id}`)).text())).toEqual(["rto", "return_request"]);
+    const shipmentId = (await sql<{ id: string }>("select id from shipment where order_id = $1", [order.id]))[0]!.id;
+    expect((await act(owner, { action: "rto", shipmentId, arrived: "no" })).status).toBe(303);
+    html = await (await page(owner, `/orders/${order.id}`)).text();
+    expect(section(html, "tasks")).toContain("DLV123456 is coming back to you (RTO)");
+    const taskId = (await sql<{ id: string }>("select id from merchant_task where order_id = $1", [order.id]))[0]!.id;
+    expect((await act(owner, { action: "task_done", id: taskId })).status).toBe(303);
+    // A refund in rupees: "1,0.5" is refused next to the field; "2.50" gives back 250 paise.
+    const bad = await act(owner, { action: "refund", amount: "1,0.555" });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("Give an amount in rupees, e.g. 250 or 250.50.");
+    expect((await act(owner, { action: "refund", amount: "2.50", reason: "Late" })).status).toBe(303);
+    expect(await sql("select amount::int, status from refund where order_id = $1", [order.id])).toEqual([{ amount: 250, status: "processed" }]);
+    // Staff forging a refund get the 403 page; nothing is refunded.
+    const forged = await act(staff, { action: "refund", amount: "1" });
+    expect(forged.status).toBe(403);
+    expect(await sql("select count(*)::int as n from refund where order_id = $1", [order.id])).toEqual([{ n: 1 }]);
+  });
+
+  it("a return from request to refund, each step offered only when its return is in the right state", async () => {
+    const { sql, order, owner, act } = await shopWithOrder(2);
+    expect((await act(owner, { action: "mark_paid" })).status).toBe(303);
+    const parcelId = (await sql<{ id: string }>("select id from fulfillment_order where order_id = $1", [order.id]))[0]!.id;
+    expect((await act(owner, { action: "fulfill", parcelId, awb: "BD-1001", courierName: "Blue Dart" })).status).toBe(303);
+    const lineId = (await sql<{ id: string }>("select id from order_line where order_id = $1", [order.id]))[0]!.id;
+    const tooMany = await act(owner, { action: "return_request", orderLineId: lineId, quantity: "5", reason: "Too big" });
+    expect(tooMany.status).toBe(409);
+    expect(await tooMany.text()).toContain("These units cannot be returned.");
+    expect((await act(owner, { action: "return_request", orderLineId: lineId, quantity: "1", reason: "Too big" })).status).toBe(303);
+    const returnId = (await sql<{ id: string }>("select id from order_return where order_id = $1", [order.id]))[0]!.id;
+    let html = await (await page(owner, `/orders/${order.id}`)).text();
+    expect(offered(html)).toEqual(expect.arrayContaining(["return_approve", "return_reject"]));
+    expect(offered(html)).not.toContain("return_receive");
+    const steps: Record<string, string>[] = [{ action: "return_approve" }, { action: "return_receive", restock: "yes" }, { action: "return_refund", amount: "" }];
+    for (const step of steps) {
+      expect((await act(owner, { ...step, returnId })).status, step.action).toBe(303);
+    }
+    html = await (await page(owner, `/orders/${order.id}`)).text();
+    expect(section(html, "returns")).toContain('data-status="refunded"');
+    expect(section(html, "refunds")).toContain('data-status="processed"');
+    expect(await sql("select on_hand from inventory_level")).toEqual([{ on_hand: 4 }]);
   });
 });

@@ -8,8 +8,10 @@ import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { handleFormPost, Notice, type FailedPost, type FormAction, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
-import { findAction, OrderActions, ORDER_ACTIONS, type CallProcedure } from "./order-actions";
-import { Attempts, Customer, Lines, OrderHeader, Parcels, Shipments, Timeline, Totals } from "./order-detail-view";
+import { OrderActions, type CallProcedure } from "./order-actions";
+import { actionsFor, findAction, ORDER_ACTIONS } from "./order-fulfilment-actions";
+import { AfterSale, Shipments } from "./order-after-sale";
+import { Attempts, Customer, Lines, OrderHeader, Parcels, Timeline, Totals } from "./order-detail-view";
 
 /**
  * One order (`/orders/<id>`): what orders.get answers, and the actions of ./order-actions.tsx as form
@@ -48,13 +50,14 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       </p>
       <OrderHeader order={order} />
       <Notice notice={notice} />
-      <OrderActions order={order} permissions={me.permissions} csrf={chrome.csrf} failed={failed} />
+      <OrderActions order={order} offered={actionsFor(order, me.permissions)} csrf={chrome.csrf} failed={failed} />
       <Customer order={order} />
       <Lines order={order} />
       <Parcels order={order} locations={new Map(locations.items.map((l) => [l.id, l.name]))} />
       <Totals order={order} />
       <Attempts order={order} />
       <Shipments order={order} />
+      <AfterSale order={order} />
       <Timeline order={order} />
     </AdminPage>,
     status,
