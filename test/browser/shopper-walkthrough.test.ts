@@ -44,7 +44,7 @@ const w = walkthrough({
 const { step } = w;
 
 // What the steps below leave behind until they undo it themselves.
-const left = { passwordOn: false, linkSlug: null as string | null };
+const left = { passwordOn: false, linkSlug: null as string | null, orderUrl: null as string | null };
 afterAll(async () => {
   if (!w.worker || (!left.passwordOn && !left.linkSlug)) return;
   const rpc = await ownerRpc(w.worker.admin);
@@ -218,5 +218,50 @@ describe("a shopper in Chromium", () => {
     await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "deleted"), w.page.click(`button[aria-label="Delete ${LINK_SLUG}"]`)]);
     left.linkSlug = null;
     expect(await linkRow().count()).toBe(0);
+  });
+
+  step("14. the shopper checks out: address, Pay online now, the local gateway's page, Pay; the order page says paid", "14-paid", async () => {
+    // What this run ships goes back on the warehouse's shelf first, so runs on one database never run out.
+    const rpc = await ownerRpc(w.worker.admin);
+    for (const [sku, units] of [["KURTA-COT-S", 2], ["KURTA-COT-L", 1]] as const) {
+      const { items } = (await rpc("inventory/levels", { query: sku, pageSize: 10 })) as { items: { variantId: string; locationId: string; onHand: number }[] };
+      const shelf = items.reduce((a, b) => (b.onHand > a.onHand ? b : a));
+      await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: units, reason: "received", note: "Shopper walkthrough" });
+    }
+    await onStore("/checkout");
+    await w.page.fill("#email", "walkthrough@example.test");
+    await w.page.fill("#shippingAddress-name", "Asha Rao");
+    await w.page.fill("#shippingAddress-line1", "12 MG Road");
+    await w.page.fill("#shippingAddress-city", "Pune");
+    await w.page.fill("#shippingAddress-postalCode", "411001");
+    await w.page.selectOption("#shippingAddress-state", "IN-MH");
+    await w.page.check("input[name=paymentMethod][value=gateway]");
+    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), w.page.click("form[action='/checkout'] button[type=submit]")]);
+    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), w.page.click("button[value=pay]")]);
+    left.orderUrl = w.page.url();
+    expect(await w.page.locator("dd[data-status=payment]").getAttribute("data-value")).toBe("paid");
+    expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("not shipped yet");
+  });
+
+  step("15. the Owner finds the order paid in the admin and ships every parcel with the store's courier", "15-shipped", async () => {
+    const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
+    await inAdmin(`/orders?query=%23${number}`);
+    const row = w.page.locator("tbody tr").first();
+    expect(await row.innerText()).toContain(`#${number}`);
+    expect(await row.locator('[data-status="paid"]').count()).toBe(1);
+    await Promise.all([w.page.waitForURL((u) => /^\/orders\/[0-9a-f-]{36}$/.test(u.pathname)), row.locator("a").first().click()]);
+    const ship = w.page.locator("form[data-action=fulfill]");
+    while (await ship.count()) {
+      await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "fulfill"), ship.locator("button[type=submit]").click()]);
+      expect(await w.page.locator("[role=status]").innerText()).toContain("is shipped");
+    }
+    expect(await w.page.locator("#shipments tbody tr").count()).toBeGreaterThan(0);
+    expect(await w.page.locator('#shipments [data-status="pending"]').count()).toBeGreaterThan(0);
+  });
+
+  step("16. the shopper's order page shows it shipped, with the courier's tracking number", "16-shopper-sees-shipped", async () => {
+    await onStore(left.orderUrl!);
+    expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("shipped");
+    expect(await w.page.locator("li[data-shipment]").first().innerText()).toMatch(/Local Courier, tracking number \S+: handed to the courier/);
   });
 });
