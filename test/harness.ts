@@ -17,8 +17,10 @@ import {
   inventoryAdjustment,
   inventoryLevel,
   location,
+  mailboxMessage,
   member,
   merchantTask,
+  notification,
   orderCounter,
   orderLine,
   orderReturn,
@@ -115,6 +117,8 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
   await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
   await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100 });
   await tx.insert(merchantTask).values({ storeId: tx.storeId, kind: "rto", orderId, subjectId: sent!.id, title: "Fixture task" });
+  await tx.insert(notification).values({ storeId: tx.storeId, eventId: orderId, template: "order_confirmation", recipient: "buyer@example.test", subject: "Fixture" });
+  await tx.insert(mailboxMessage).values({ storeId: tx.storeId, idempotencyKey: `fixture:${orderId}`, sender: "Fixture <shop@example.test>", recipient: "buyer@example.test", subject: "Fixture", textBody: "Fixture", htmlBody: "<p>Fixture</p>", tag: "fixture" });
   await tx.insert(webhookReceipt).values({ storeId: tx.storeId, provider: "local", eventId: `evt_${orderId}` });
 }
 

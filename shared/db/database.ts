@@ -18,6 +18,11 @@ export interface DatabaseConfig {
    * HOSTS namespace push the store's new facts there, so the edge cache's next request renders afresh.
    */
   onStorefrontChange?: ((row: Record<string, unknown>) => Promise<void>) | undefined;
+  /**
+   * Called after a unit of work that wrote outbox rows commits, with its store: runtimes that bind the
+   * nudge queue send one, so the relay runs now instead of at its next 5 s tick (it carries no work).
+   */
+  onOutboxWritten?: ((storeId: string) => Promise<void>) | undefined;
 }
 
 let localProxyConfigured: string | undefined;
@@ -67,6 +72,10 @@ export class Database {
   get orm(): Orm {
     this.#orm ??= drizzle({ client: this.pool, schema });
     return this.#orm;
+  }
+
+  get onOutboxWritten(): DatabaseConfig["onOutboxWritten"] {
+    return this.#config.onOutboxWritten;
   }
 
   get onStorefrontChange(): DatabaseConfig["onStorefrontChange"] {

@@ -1,5 +1,5 @@
 import { outboxEvent } from "./schema";
-import type { StoreTx } from "./with-store";
+import { wroteOutbox, type StoreTx } from "./with-store";
 
 export type OutboxPayload = Record<string, unknown>;
 
@@ -19,5 +19,6 @@ export async function emit(
     .values({ storeId: tx.storeId, kind, payload, availableAt: options.availableAt ?? new Date() })
     .returning({ id: outboxEvent.id });
   if (!row) throw new Error("emit: insert returned no row");
+  wroteOutbox.add(tx);
   return row.id;
 }

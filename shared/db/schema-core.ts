@@ -1,6 +1,6 @@
 /** The drizzle tables of stores, people, catalogue, stock, customers, API grants, carts and links (see ./schema.ts). */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, char, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, char, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, storeRef, ts, updatedAt } from "./columns";
 
 export const store = pgTable("store", {
@@ -99,6 +99,8 @@ export const outboxEvent = pgTable("outbox_event", {
   processedAt: ts("processed_at"),
   attempts: integer("attempts").notNull().default(0),
   lastError: text("last_error"),
+  deadAt: ts("dead_at"),
+  seq: bigserial("seq", { mode: "number" }).notNull(),
 });
 
 // Admin and catalog (migrations/0002_admin_catalog.sql) ------------------------------------------------

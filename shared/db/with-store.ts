@@ -7,6 +7,9 @@ import { inline, storeExpression, storefrontFactsIfChanged, type Statement, type
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
 export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolClient };
 
+/** Units that wrote outbox rows (`emit` marks them): after their commit, `db.onOutboxWritten` is told. */
+export const wroteOutbox = new WeakSet<StoreTx>();
+
 /**
  * The store-scoped unit of work (ARCHITECTURE §2). One transaction; app.store_id is set
  * transaction-locally first, so it is safe behind Neon's transaction-mode pooler and can never leak
@@ -55,6 +58,7 @@ export async function withStore<T>(
   let changed: Record<string, unknown> | undefined;
   let broken = false;
   let result: T;
+  let tx: StoreTx | undefined;
   try {
     const begin = options.readOnly ? "begin transaction read only" : "begin";
     const opening = options.opening ? `; ${inline(options.opening)}` : "";
@@ -63,10 +67,10 @@ export async function withStore<T>(
     }[];
     const storeId = String(opened[1]?.rows[0]?.["store_id"] ?? "");
     const openingRows = options.opening ? (opened.at(-1)?.rows ?? []) : [];
-    const tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
+    tx = Object.assign(ormFor(client), { storeId }) as StoreTx;
     try {
       if (!storeId) throw new StoreUnresolved();
-      result = await fn(tx, openingRows);
+      result = await fn(tx!, openingRows);
       if (probe) changed = await commitWithProbe(client, probe);
       else await client.query("commit");
     } catch (e) {
@@ -80,6 +84,7 @@ export async function withStore<T>(
     client.release(broken);
   }
   if (changed) await db.onStorefrontChange?.(changed);
+  if (tx && wroteOutbox.has(tx)) await db.onOutboxWritten?.(tx.storeId);
   return result;
 }
 

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { Database } from "../db/database";
 import { databaseUnavailable, unavailableCause } from "../db/unavailable";
 import { createLogger, errorFields, type Logger } from "../log";
+import { nudgeRelayFrom } from "../events/nudge";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { AppError, isAppError, type ErrorCode } from "./errors";
 import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "./env";
@@ -72,11 +73,14 @@ function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): Middle
     const config = parseEnv(schema, c.env);
     c.set("config", config);
     c.set("log", createLogger({ service: options.service, requestId }, config.LOG_LEVEL));
+    const nudge = nudgeRelayFrom(c.env, c.get("log"));
     const db = new Database({
       url: config.DATABASE_URL,
       wsProxy: config.DB_WS_PROXY,
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       onStorefrontChange: pushStoreFactsTo(c.env, c.get("log")),
+      // Sent beside the answer (waitUntil), not before it.
+      onOutboxWritten: nudge ? async (storeId) => c.get("defer")(nudge(storeId)) : undefined,
     });
     c.set("db", db);
     const deferred: Promise<unknown>[] = [];

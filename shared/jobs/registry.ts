@@ -1,4 +1,5 @@
 import { pruneActivity } from "./activity-prune";
+import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";
 import type { JobDefinition, JobName } from "./types";
 
@@ -10,7 +11,7 @@ const MINUTE = 60 * SECOND;
  * not built yet; when due they are logged as skipped (with where they are planned), never faked.
  */
 export const JOBS: Record<JobName, JobDefinition> = {
-  "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, plannedIn: "events issue (outbox relay)" },
+  "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, run: runRelay },
   "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, plannedIn: "payments issue" },
   "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
   "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },

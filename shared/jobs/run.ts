@@ -1,6 +1,7 @@
 import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../log";
 import { baseEnvSchema, parseEnv } from "../http/env";
+import { nudgeRelayFrom } from "../events/nudge";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
@@ -16,6 +17,7 @@ export interface JobReport {
 export interface JobRunnerDeps {
   db: DatabaseConfig;
   log: Logger;
+  env: object;
 }
 
 /**
@@ -37,7 +39,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   }
   const db = new Database(deps.db);
   try {
-    const result = await job.run({ db, log, now });
+    const result = await job.run({ db, log, now, env: deps.env });
     const durationMs = Date.now() - started;
     log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
@@ -60,7 +62,9 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
       wsProxy: config.DB_WS_PROXY,
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       onStorefrontChange: pushStoreFactsTo(env, log),
+      onOutboxWritten: nudgeRelayFrom(env, log),
     },
     log,
+    env,
   };
 }

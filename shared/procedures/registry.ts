@@ -10,6 +10,7 @@ import { inventoryProcedures } from "./inventory";
 import { linkProcedures } from "./links";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { orderProcedures } from "./orders";
+import { outboxProcedures } from "./outbox";
 import { productProcedures } from "./products";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
@@ -29,6 +30,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...orderProcedures,
   ...fulfilmentProcedures,
   ...taskProcedures,
+  ...outboxProcedures,
   ...discountsProcedures,
   ...contentProcedures,
   ...linkProcedures,

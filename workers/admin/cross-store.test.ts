@@ -22,6 +22,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   links: "short_link",
   orders: "shop_order",
   tasks: "merchant_task",
+  outbox: "outbox_event",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",

@@ -1,12 +1,28 @@
+import { Database } from "#shared/db/database";
+import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
+import { errorFields, type Logger } from "#shared/log";
+import { mailerFromEnv } from "#shared/mail/select";
+import { RetryLater, sendNotification } from "#shared/notifications/send";
 import type { WorkerBindings } from "./env";
 
 export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
 
+/** Growing waits for a message's retries (queue attempts 1, 2, …): 10 s, 30 s, 2 min, 10 min, 30 min. */
+const RETRY_DELAYS = [10, 30, 120, 600, 1800];
+
+type Handler = (message: RoutedEvent, deps: { db: Database; log: Logger }) => Promise<unknown>;
+
+/** The work queues' consumers (shared/events/routes.ts), each idempotent by the event id. */
+const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
+  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) => sendNotification(message, { ...deps, mail: mailerFromEnv(env, deps.db) }),
+};
+
 /**
  * Queue consumers. A nudge carries no work: it only makes the outbox relay run now instead of at its
- * next 5 s tick. Queues whose consumers are not built yet retry their messages (ending in the dead
- * letter queue), so nothing is acknowledged without being handled.
+ * next 5 s tick. A work message is handled on its own (one message's failure never holds the batch):
+ * acknowledged when handled, retried with a growing delay when it throws (after max_retries, the dead
+ * letter queue). Queues whose consumers are not built yet retry their messages, never acknowledge them.
  */
 export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBindings): Promise<void> {
   const deps = jobDeps(env, `queue:${batch.queue}`);
@@ -15,6 +31,26 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
     batch.ackAll();
     return;
   }
-  deps.log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
-  batch.retryAll({ delaySeconds: 60 });
+  const consumer = CONSUMERS[batch.queue];
+  if (!consumer) {
+    deps.log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
+    batch.retryAll({ delaySeconds: 60 });
+    return;
+  }
+  const db = new Database(deps.db);
+  try {
+    const handle = consumer(env);
+    for (const message of batch.messages) {
+      try {
+        await handle(message.body as RoutedEvent, { db, log: deps.log });
+        message.ack();
+      } catch (e) {
+        const delaySeconds = e instanceof RetryLater && e.delaySeconds ? e.delaySeconds : RETRY_DELAYS[Math.min(message.attempts - 1, RETRY_DELAYS.length - 1)];
+        deps.log.warn("queue.retry", { queue: batch.queue, messageId: message.id, attempts: message.attempts, delaySeconds, ...errorFields(e) });
+        message.retry({ delaySeconds });
+      }
+    }
+  } finally {
+    await db.close();
+  }
 }

@@ -1,0 +1,137 @@
+import { storeIdsWithPendingOutbox } from "../db/privileged";
+import type { Database } from "../db/database";
+import { withStore, type StoreTx } from "../db/with-store";
+import { errorFields, type Logger } from "../log";
+import { WORK_QUEUES, type RoutedEvent, type WorkQueue } from "./routes";
+import { routesOf } from "./routing";
+
+/**
+ * The outbox relay (`{outbox}-relay`, issue 12; docs/events.md). Every 5 s from the scheduler's alarm and
+ * at once on a nudge: a privileged list of the stores with rows due, then one store unit each, which
+ *
+ * 1. takes the store's relay lock (`pg_try_advisory_xact_lock`): two relays never work one store at once,
+ *    so its events leave in the order they were written; a store already being relayed is skipped;
+ * 2. claims its due rows oldest first (`FOR UPDATE SKIP LOCKED`, a bounded batch);
+ * 3. sends each row's routes to their queues (one batch per queue), the event id in every message;
+ * 4. marks the rows done, in the same transaction.
+ *
+ * A relay that dies after 3 and before 4 sends the rows again next time; every consumer dedupes by the
+ * event id, so nobody gets anything twice. A send that fails leaves that row and every later row of the
+ * store for the next pass (order kept), with the error and a growing wait; after the last try the row is
+ * dead: kept, shown to the merchant with its error, sent again by Retry (`outbox.retry`).
+ */
+export const RELAY_BATCH = 100;
+export const MAX_ATTEMPTS = 8;
+/** Waits after failed tries 1, 2, …: 5 s, 20 s, 1 min, 5 min, 15 min, 1 h, 3 h. */
+const BACKOFF_MS = [5_000, 20_000, 60_000, 300_000, 900_000, 3_600_000, 10_800_000];
+
+export interface QueueLike {
+  sendBatch(messages: { body: RoutedEvent }[]): Promise<unknown>;
+}
+
+export type RelayQueues = Record<WorkQueue, QueueLike | undefined>;
+
+/** The work queues a Worker binds (the worker binds them all; a test may bind some). */
+export function relayQueuesFrom(env: object): RelayQueues {
+  const bound = env as Record<string, QueueLike | undefined>;
+  return Object.fromEntries(Object.entries(WORK_QUEUES).map(([name, q]) => [name, bound[q.binding]])) as RelayQueues;
+}
+
+export interface RelayReport {
+  stores: number;
+  sent: number;
+  messages: number;
+  failed: number;
+  dead: number;
+  skipped: number;
+}
+
+interface Row {
+  id: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+  attempts: number;
+}
+
+const lockKey = (storeId: string) => `outbox-relay:${storeId}`;
+
+export async function relayOutbox(db: Database, queues: RelayQueues, log: Logger, now = new Date()): Promise<RelayReport> {
+  return relayStores(db, await storeIdsWithPendingOutbox(db, 500), queues, log, now);
+}
+
+/** One pass over these stores, one unit each. */
+export async function relayStores(db: Database, storeIds: readonly string[], queues: RelayQueues, log: Logger, now = new Date()): Promise<RelayReport> {
+  const report: RelayReport = { stores: storeIds.length, sent: 0, messages: 0, failed: 0, dead: 0, skipped: 0 };
+  for (const storeId of storeIds) {
+    try {
+      const done = await withStore(db, storeId, (tx) => relayStore(tx, queues, now));
+      report.sent += done.sent;
+      report.messages += done.messages;
+      report.failed += done.failed;
+      report.dead += done.dead;
+      if (done.skipped) report.skipped++;
+      if (done.failed) log.warn("outbox.relay_failed", { storeId, failed: done.failed, dead: done.dead, error: done.error });
+    } catch (e) {
+      // One store's trouble (its database unit) never stops the others.
+      report.failed++;
+      log.error("outbox.relay_store_failed", { storeId, ...errorFields(e) });
+    }
+  }
+  return report;
+}
+
+async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
+  const { rows: lock } = await tx.$client.query<{ ok: boolean }>("select pg_try_advisory_xact_lock(hashtext($1)) as ok", [lockKey(tx.storeId)]);
+  if (!lock[0]?.ok) return { sent: 0, messages: 0, failed: 0, dead: 0, skipped: true, error: undefined };
+  const { rows } = await tx.$client.query<Row>(
+    `select id, kind, payload, created_at, attempts from outbox_event
+     where store_id = $1 and processed_at is null and dead_at is null and available_at <= $2
+     order by seq limit $3 for update skip locked`,
+    [tx.storeId, now, RELAY_BATCH],
+  );
+  const sent: string[] = [];
+  let messages = 0;
+  for (const row of rows) {
+    try {
+      messages += await sendRoutes(tx.storeId, row, queues);
+      sent.push(row.id);
+    } catch (e) {
+      const error = errorFields(e).error ?? String(e);
+      const dead = row.attempts + 1 >= MAX_ATTEMPTS;
+      await tx.$client.query(
+        `update outbox_event set attempts = attempts + 1, last_error = $3,
+           available_at = case when $4::boolean then available_at else $5::timestamptz end,
+           dead_at = case when $4::boolean then $6::timestamptz else null end
+         where store_id = $1 and id = $2`,
+        [tx.storeId, row.id, String(error).slice(0, 1000), dead, new Date(now.getTime() + BACKOFF_MS[Math.min(row.attempts, BACKOFF_MS.length - 1)]!), now],
+      );
+      await markSent(tx, sent, now);
+      // Later rows of this store wait behind it, so its events keep their order.
+      return { sent: sent.length, messages, failed: 1, dead: dead ? 1 : 0, skipped: false, error };
+    }
+  }
+  await markSent(tx, sent, now);
+  return { sent: sent.length, messages, failed: 0, dead: 0, skipped: false, error: undefined };
+}
+
+async function markSent(tx: StoreTx, ids: string[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.$client.query("update outbox_event set processed_at = $3, last_error = null where store_id = $1 and id = any($2::uuid[])", [tx.storeId, ids, now]);
+}
+
+/** One row's routes, one message each; a route whose queue this Worker does not bind is an error (retried). */
+async function sendRoutes(storeId: string, row: Row, queues: RelayQueues): Promise<number> {
+  const routes = routesOf(row.kind, row.payload);
+  const byQueue = new Map<WorkQueue, { body: RoutedEvent }[]>();
+  for (const r of routes) {
+    const body: RoutedEvent = { eventId: row.id, storeId, kind: row.kind, payload: row.payload, createdAt: new Date(row.created_at).toISOString(), route: r.route };
+    byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), { body }]);
+  }
+  for (const [name, batch] of byQueue) {
+    const queue = queues[name];
+    if (!queue) throw new Error(`The ${WORK_QUEUES[name].binding} queue is not bound here`);
+    await queue.sendBatch(batch);
+  }
+  return routes.length;
+}

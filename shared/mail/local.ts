@@ -1,0 +1,35 @@
+import type { Database } from "../db/database";
+import { withStore } from "../db/with-store";
+import { MailError, type Mailer, type OutgoingEmail } from "./mailer";
+
+/**
+ * The local mailer (`MAILER=local`, development and tests): nothing leaves the machine; each message is
+ * kept in the store's mailbox (`mailbox_message`), which the admin opens at /mailbox. Like a provider it
+ * honours the idempotency key (the same key twice keeps one message and answers the same id) and fails
+ * on demand: `failFor` names recipients it refuses (`rejected`) and `busy` makes every send `rate_limited`.
+ */
+export interface LocalMailBehaviour {
+  failFor?: readonly string[];
+  busy?: boolean;
+}
+
+export function localMailer(db: Database, behaviour: LocalMailBehaviour = {}): Mailer {
+  return {
+    provider: "local",
+    async send(message: OutgoingEmail) {
+      if (behaviour.busy) throw new MailError("rate_limited", "the local mailbox was told to be busy", 2);
+      if (behaviour.failFor?.includes(message.to.toLowerCase())) throw new MailError("rejected", `the local mailbox refuses ${message.to}`);
+      const id = await withStore(db, message.storeId, async (tx) => {
+        const { rows } = await tx.$client.query<{ id: string }>(
+          `with put as (
+             insert into mailbox_message (store_id, idempotency_key, sender, recipient, subject, text_body, html_body, tag)
+             values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (store_id, idempotency_key) do nothing returning id)
+           select id from put union all select id from mailbox_message where store_id = $1 and idempotency_key = $2 limit 1`,
+          [tx.storeId, message.idempotencyKey, message.from, message.to, message.subject, message.text, message.html, message.tag],
+        );
+        return rows[0]!.id;
+      });
+      return { providerId: `local_${id}` };
+    },
+  };
+}

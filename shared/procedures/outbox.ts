@@ -1,0 +1,55 @@
+import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { z } from "zod";
+import { outboxEvent } from "../db/schema";
+import { AppError } from "../http/errors";
+import { storeProcedure } from "./define";
+import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+
+/** Outbox rows the relay gave up on (shared/events/relay.ts): seen with their error, sent again by Retry. */
+export const listDeadEvents = storeProcedure({
+  router: "outbox",
+  name: "dead",
+  description: "Events the relay could not send after its last try, newest first, with their last error and tries. Retry sends one again.",
+  access: "settings.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput }),
+  async run({ tx }, input) {
+    const where = and(eq(outboxEvent.storeId, tx.storeId), isNotNull(outboxEvent.deadAt));
+    const rows = await tx
+      .select({
+        id: outboxEvent.id,
+        kind: outboxEvent.kind,
+        createdAt: outboxEvent.createdAt,
+        deadAt: outboxEvent.deadAt,
+        attempts: outboxEvent.attempts,
+        lastError: outboxEvent.lastError,
+        ...totalColumn(),
+      })
+      .from(outboxEvent)
+      .where(where)
+      .orderBy(desc(outboxEvent.deadAt), desc(outboxEvent.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(outboxEvent).where(where));
+  },
+});
+
+export const retryDeadEvent = storeProcedure({
+  router: "outbox",
+  name: "retry",
+  description: "Send a dead event again: the relay takes it on its next pass (within seconds), with a fresh count of tries.",
+  access: "settings.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid().describe("The dead event's id") }),
+  async run({ tx }, input) {
+    const [row] = await tx
+      .update(outboxEvent)
+      .set({ deadAt: null, attempts: 0, availableAt: new Date() })
+      .where(and(eq(outboxEvent.storeId, tx.storeId), eq(outboxEvent.id, input.id), isNotNull(outboxEvent.deadAt)))
+      .returning({ id: outboxEvent.id, kind: outboxEvent.kind });
+    if (!row) throw new AppError("NOT_FOUND", "No dead event with this id in this store.");
+    return { id: row.id, kind: row.kind, status: "queued" as const };
+  },
+});
+
+export const outboxProcedures = [listDeadEvents, retryDeadEvent];
