@@ -128,3 +128,22 @@ describe("the outbox relay", () => {
     expect(of(s, sent)).toEqual([]);
   });
 });
+
+describe("the notifications consumer", () => {
+  it("a busy mailer is retried later (the row keeps the error); a refused address fails once and is not retried", async () => {
+    const { s } = await orderShop(db);
+    const { order } = await placeTestOrder(db, s, { email: "bounce@example.test" });
+    const eventId = await withStore(db, s.id, (tx) => emit(tx, "order.paid", { orderId: order.id }));
+    const message: RoutedEvent = { eventId, storeId: s.id, kind: "order.paid", payload: { orderId: order.id }, createdAt: new Date().toISOString(), route: "notification:payment_received" };
+    const busy = { mailer: localMailer(db, { busy: true }), fromDomain: "mail.test" };
+    await expect(sendNotification(message, { db, log, mail: busy })).rejects.toMatchObject({ name: "RetryLater", delaySeconds: 2 });
+    expect(await rows(s, "select status, attempts, last_error from notification where event_id = $1", [eventId])).toEqual([
+      { status: "sending", attempts: 1, last_error: "the local mailbox was told to be busy" },
+    ]);
+    const refusing = { mailer: localMailer(db, { failFor: ["bounce@example.test"] }), fromDomain: "mail.test" };
+    expect(await sendNotification(message, { db, log, mail: refusing })).toBe("failed");
+    expect(await sendNotification(message, { db, log, mail: { mailer: localMailer(db), fromDomain: "mail.test" } })).toBe("duplicate");
+    expect(await rows(s, "select status, attempts from notification where event_id = $1", [eventId])).toEqual([{ status: "failed", attempts: 2 }]);
+    expect(await rows(s, "select count(*)::int as n from mailbox_message where tag = 'payment_received'")).toEqual([{ n: 0 }]);
+  });
+});

@@ -9,6 +9,7 @@ import { fulfilmentProcedures } from "./fulfilment";
 import { inventoryProcedures } from "./inventory";
 import { linkProcedures } from "./links";
 import { mcpSettingsProcedures } from "./mcp-settings";
+import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
 import { outboxProcedures } from "./outbox";
 import { productProcedures } from "./products";
@@ -31,6 +32,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...fulfilmentProcedures,
   ...taskProcedures,
   ...outboxProcedures,
+  ...notificationProcedures,
   ...discountsProcedures,
   ...contentProcedures,
   ...linkProcedures,

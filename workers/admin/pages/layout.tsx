@@ -76,6 +76,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
             {chrome.canSee.orders ? <a href="/orders">Orders</a> : null}
+            {chrome.canSee.orders ? <a href="/notifications">Notifications</a> : null}
             {chrome.canSee.links ? <a href="/links">Links</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>

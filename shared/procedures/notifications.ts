@@ -1,0 +1,71 @@
+import { and, desc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { mailboxMessage, notification } from "../db/schema";
+import { storeProcedure } from "./define";
+import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+
+/** The notification log (issue 12): what was sent to shoppers, newest first. */
+export const listNotifications = storeProcedure({
+  router: "notifications",
+  name: "list",
+  description: "Messages sent to shoppers, newest first: {id, template, to, status (sending, sent, failed), eventId, createdAt}, with the last error of a failed one.",
+  access: "orders.read",
+  mutates: false,
+  customerDetails: true,
+  input: z.strictObject({ ...pagingInput }),
+  async run({ tx }, input) {
+    const where = eq(notification.storeId, tx.storeId);
+    const rows = await tx
+      .select({
+        id: notification.id,
+        template: notification.template,
+        to: notification.recipient,
+        subject: notification.subject,
+        status: notification.status,
+        eventId: notification.eventId,
+        lastError: notification.lastError,
+        createdAt: notification.createdAt,
+        sentAt: notification.sentAt,
+        ...totalColumn(),
+      })
+      .from(notification)
+      .where(where)
+      .orderBy(desc(notification.createdAt), desc(notification.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(notification).where(where));
+  },
+});
+
+/** The local mailer's mailbox (development and tests): the messages themselves, newest first. */
+export const listMailbox = storeProcedure({
+  router: "notifications",
+  name: "mailbox",
+  description: "The local mailbox (development only): the messages the local mailer kept instead of sending, newest first, with their text.",
+  access: "orders.read",
+  mutates: false,
+  customerDetails: true,
+  input: z.strictObject({ ...pagingInput, tag: z.string().trim().max(60).optional() }),
+  async run({ tx }, input) {
+    const where = and(eq(mailboxMessage.storeId, tx.storeId), input.tag ? eq(mailboxMessage.tag, input.tag) : undefined);
+    const rows = await tx
+      .select({
+        id: mailboxMessage.id,
+        from: mailboxMessage.sender,
+        to: mailboxMessage.recipient,
+        subject: mailboxMessage.subject,
+        text: mailboxMessage.textBody,
+        tag: mailboxMessage.tag,
+        createdAt: mailboxMessage.createdAt,
+        ...totalColumn(),
+      })
+      .from(mailboxMessage)
+      .where(where)
+      .orderBy(desc(mailboxMessage.createdAt), desc(mailboxMessage.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(mailboxMessage).where(where));
+  },
+});
+
+export const notificationProcedures = [listNotifications, listMailbox];

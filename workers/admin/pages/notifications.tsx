@@ -1,0 +1,92 @@
+import { Hono } from "hono";
+import type { FC } from "hono/jsx";
+import { z } from "zod";
+import { listMailbox, listNotifications } from "#shared/procedures/notifications";
+import { pageCall, type AdminEnv } from "../context";
+import { storePage } from "./chrome";
+import { AdminPage } from "./layout";
+import { IstTime, StatusBadge, words } from "./order-words";
+import { Section, Table } from "./parts";
+
+/**
+ * The notification log (`/notifications`, orders.read): what was sent to shoppers, newest first; and the
+ * local mailbox (`/mailbox`, development and tests only), where the local mailer keeps the messages
+ * themselves. One procedure call per page; paging by `?page=` without JavaScript.
+ */
+export const notificationsPage = new Hono<AdminEnv>();
+
+const PAGE_SIZE = 25;
+const pageOf = (raw: string | undefined) => z.coerce.number().int().min(1).max(100_000).catch(1).parse(raw ?? 1);
+
+const Pager: FC<{ path: string; page: number; total: number }> = ({ path, page, total }) => (
+  <nav class="pager" aria-label="Pages">
+    {page > 1 ? <a rel="prev" href={`${path}?page=${page - 1}`}>← Newer</a> : null}
+    {page * PAGE_SIZE < total ? <a rel="next" href={`${path}?page=${page + 1}`}>Older →</a> : null}
+  </nav>
+);
+
+const LOG_COLUMNS = [{ label: "When" }, { label: "Message" }, { label: "To" }, { label: "Status" }, { label: "Subject" }];
+
+notificationsPage.get("/notifications", async (c) => {
+  const { chrome, signedIn } = await storePage(c);
+  const page = pageOf(c.req.query("page"));
+  const log = await pageCall(c, signedIn, listNotifications, { page, pageSize: PAGE_SIZE });
+  const mailer = (c.env as { MAILER?: string }).MAILER;
+  const local = mailer === undefined || mailer === "local";
+  return c.html(
+    <AdminPage title="Notifications" chrome={chrome}>
+      <h1>Notifications</h1>
+      <p class="muted">
+        Messages to shoppers, sent when their order changes.{" "}
+        {local ? (
+          <>
+            This deployment keeps them in the <a href="/mailbox">local mailbox</a> instead of sending them.
+          </>
+        ) : null}
+      </p>
+      {log.items.length === 0 ? (
+        <p class="muted">Nothing sent yet. A message goes out when an order is placed, paid, shipped, refunded or returned.</p>
+      ) : (
+        <Table columns={LOG_COLUMNS}>
+          {log.items.map((n) => (
+            <tr data-template={n.template}>
+              <td>
+                <IstTime at={n.createdAt} />
+              </td>
+              <td>{words(n.template)}</td>
+              <td>{n.to}</td>
+              <td>
+                <StatusBadge value={n.status} label="Status" />
+                {n.lastError ? <div class="muted">{n.lastError}</div> : null}
+              </td>
+              <td>{n.subject}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <Pager path="/notifications" page={page} total={log.total} />
+    </AdminPage>,
+  );
+});
+
+notificationsPage.get("/mailbox", async (c) => {
+  const { chrome, signedIn } = await storePage(c);
+  const page = pageOf(c.req.query("page"));
+  const box = await pageCall(c, signedIn, listMailbox, { page, pageSize: PAGE_SIZE });
+  return c.html(
+    <AdminPage title="Local mailbox" chrome={chrome}>
+      <h1>Local mailbox</h1>
+      <p class="muted">What the local mailer would have sent (development only). The log is under <a href="/notifications">Notifications</a>.</p>
+      {box.items.length === 0 ? <p class="muted">The mailbox is empty.</p> : null}
+      {box.items.map((m) => (
+        <Section id={`m-${m.id}`} title={m.subject}>
+          <p class="muted" data-tag={m.tag}>
+            <IstTime at={m.createdAt} /> · from {m.from} · to {m.to}
+          </p>
+          <pre class="mail">{m.text}</pre>
+        </Section>
+      ))}
+      <Pager path="/mailbox" page={page} total={box.total} />
+    </AdminPage>,
+  );
+});
