@@ -7,7 +7,8 @@ import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, WORKER_PORTS } from "./lib/config";
 import { DEMO_PASSWORD, DEMO_PEOPLE } from "./lib/seed";
 import { prepareDatabase } from "./lib/stack";
-import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "./lib/workers";
+import { CRON_TABLE } from "../shared/jobs/cron";
+import { fireCronsLocally, startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "./lib/workers";
 
 const INSPECTOR_PORTS: Record<WorkerName, number> = { admin: 9230, storefront: 9231, worker: 9232 };
 const COLORS: Record<WorkerName | "stack", string> = { admin: "35", storefront: "36", worker: "33", stack: "32" };
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
     log("A Worker did not come up within 2 minutes; see its output above.");
     return stop(1);
   }
+  // Cron Triggers do not fire under wrangler dev: fire them here, which also starts the 5 s outbox relay.
+  fireCronsLocally(`http://127.0.0.1:${WORKER_PORTS.worker}`, Object.keys(CRON_TABLE), (m) => log(m));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const people = DEMO_PEOPLE.map((p) => `    ${p.email.padEnd(18)} ${p.role.padEnd(6)} of ${p.store}`).join("\n");
   console.log(`
@@ -64,7 +67,7 @@ ${tag("stack")} Ready in ${seconds} s.
   Admin        http://localhost:${WORKER_PORTS.admin}/login
   Storefront   http://demo.localhost:${WORKER_PORTS.storefront}/   (or: curl -H 'Host: demo.localhost' localhost:${WORKER_PORTS.storefront}/)
   Worker       http://localhost:${WORKER_PORTS.worker}/health
-  Cron         http://localhost:${WORKER_PORTS.worker}/__scheduled?cron=*+*+*+*+*
+  Cron         fired by this command when due (by hand: http://localhost:${WORKER_PORTS.worker}/__scheduled?cron=*+*+*+*+*)
   Postgres     ${db.wsProxy ? `127.0.0.1:${DEV_STACK.pgPort} (database ${DEV_STACK.database}), via ws proxy ${db.wsProxy} (at most ${db.proxy?.limits.maxUpstream} connections, others queue)` : "DATABASE_URL"}
 
   Demo sign-ins (password: ${DEMO_PASSWORD})

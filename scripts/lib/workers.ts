@@ -95,3 +95,41 @@ export async function stopWorkerProcesses(children: ChildProcess[], graceMs = 5_
   await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
   for (const c of children) signal(c, "SIGKILL");
 }
+
+/**
+ * A local stand-in for Cron Triggers (wrangler dev fires none by itself): each of the worker's cron
+ * expressions is fired through `/__scheduled` when due, checked every 15 s, and the every-minute one at
+ * once, which arms the Scheduler's alarm loop (the 5 s outbox relay). Returns a stop function.
+ */
+export function fireCronsLocally(workerUrl: string, crons: readonly string[], onError: (message: string) => void = () => {}): () => void {
+  const fire = (cron: string) =>
+    fetch(`${workerUrl}/__scheduled?cron=${encodeURIComponent(cron).replace(/%20/g, "+")}`).then(
+      (res) => void (res.ok || onError(`cron ${cron}: HTTP ${res.status}`)),
+      (e: unknown) => onError(`cron ${cron}: ${String(e)}`),
+    );
+  const lastMinute = new Map<string, number>();
+  const tick = () => {
+    const now = new Date();
+    const minute = Math.floor(now.getTime() / 60_000);
+    for (const cron of crons) {
+      if (lastMinute.get(cron) === minute || !cronMatches(cron, now)) continue;
+      lastMinute.set(cron, minute);
+      void fire(cron);
+    }
+  };
+  tick();
+  const timer = setInterval(tick, 15_000);
+  return () => clearInterval(timer);
+}
+
+/** Whether a five-field cron expression (numbers, `*`, `*\/n`) matches this minute, in UTC as Cloudflare's do. */
+export function cronMatches(cron: string, at: Date): boolean {
+  const fields = cron.trim().split(/\s+/);
+  const values = [at.getUTCMinutes(), at.getUTCHours(), at.getUTCDate(), at.getUTCMonth() + 1, at.getUTCDay()];
+  return fields.length === 5 && fields.every((field, i) => {
+    if (field === "*") return true;
+    const step = /^\*\/(\d+)$/.exec(field);
+    if (step) return values[i]! % Number(step[1]) === 0;
+    return field.split(",").some((part) => Number(part) === values[i]);
+  });
+}

@@ -44,7 +44,7 @@ const w = walkthrough({
 const { step } = w;
 
 // What the steps below leave behind until they undo it themselves.
-const left = { passwordOn: false, linkSlug: null as string | null, orderUrl: null as string | null };
+const left = { passwordOn: false, linkSlug: null as string | null, orderUrl: null as string | null, mailSeconds: 0 };
 afterAll(async () => {
   if (!w.worker || (!left.passwordOn && !left.linkSlug)) return;
   const rpc = await ownerRpc(w.worker.admin);
@@ -243,7 +243,24 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("not shipped yet");
   });
 
-  step("15. the Owner finds the order paid in the admin and ships every parcel with the store's courier", "15-shipped", async () => {
+  step("15. within seconds of the payment, payment_received is in the admin's local mailbox", "15-mailbox", async () => {
+    const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
+    const paidAt = Date.now();
+    await inAdmin("/mailbox");
+    const subject = `Payment received for order #${number}`;
+    // The worker's relay runs every 5 s (and at once on a nudge): give it a few passes.
+    while (!(await w.page.content()).includes(subject) && Date.now() - paidAt < 20_000) {
+      await w.page.waitForTimeout(500);
+      await w.page.reload();
+    }
+    expect(await w.page.content()).toContain(subject);
+    left.mailSeconds = (Date.now() - paidAt) / 1000;
+    await inAdmin("/notifications");
+    expect(await w.page.locator('tr[data-template="payment_received"]').first().innerText()).toContain("walkthrough@example.test");
+    await onStore(left.orderUrl!);
+  });
+
+  step("16. the Owner finds the order paid in the admin and ships every parcel with the store's courier", "16-shipped", async () => {
     const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
     await inAdmin(`/orders?query=%23${number}`);
     const row = w.page.locator("tbody tr").first();
@@ -259,7 +276,7 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator('#shipments [data-status="pending"]').count()).toBeGreaterThan(0);
   });
 
-  step("16. the shopper's order page shows it shipped, with the courier's tracking number", "16-shopper-sees-shipped", async () => {
+  step("17. the shopper's order page shows it shipped, with the courier's tracking number", "17-shopper-sees-shipped", async () => {
     await onStore(left.orderUrl!);
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("shipped");
     expect(await w.page.locator("li[data-shipment]").first().innerText()).toMatch(/Local Courier, tracking number \S+: handed to the courier/);

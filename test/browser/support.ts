@@ -8,7 +8,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "../../scripts/lib/config";
-import { stopWorkerProcesses, waitForHttp } from "../../scripts/lib/workers";
+import { fireCronsLocally, stopWorkerProcesses, waitForHttp } from "../../scripts/lib/workers";
 
 export const SCREENSHOT_DIR = path.join(ROOT, ".data", "screenshots");
 
@@ -57,9 +57,10 @@ export function startStorefrontWorker(db: Db, options: WorkerOptions = {}): Prom
   return startWorker("storefront", "/", db, options);
 }
 
-/** The storefront (its URL, output and stop) with the admin beside it. */
+/** The storefront (its URL, output and stop) with the admin and the worker beside it. */
 export interface StorefrontWithAdmin extends AdminWorker {
   admin: AdminWorker;
+  worker: AdminWorker;
 }
 
 /**
@@ -68,20 +69,31 @@ export interface StorefrontWithAdmin extends AdminWorker {
  */
 export async function startStorefrontWithAdmin(db: Db): Promise<StorefrontWithAdmin> {
   const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-shared-"));
-  const [shop, admin] = await Promise.allSettled([startStorefrontWorker(db, { persistTo }), startAdminWorker(db, { persistTo })]);
+  const started = await Promise.allSettled([
+    startStorefrontWorker(db, { persistTo }),
+    startAdminWorker(db, { persistTo }),
+    startWorker("worker", "/health", db, { persistTo }),
+  ]);
+  let stopCrons = () => {};
   const stop = async () => {
-    await Promise.all([shop, admin].map((w) => (w.status === "fulfilled" ? w.value.stop() : undefined)));
+    stopCrons();
+    await Promise.all(started.map((w) => (w.status === "fulfilled" ? w.value.stop() : undefined)));
     fs.rmSync(persistTo, { recursive: true, force: true });
   };
-  if (shop.status === "rejected" || admin.status === "rejected") {
+  const failed = started.find((w): w is PromiseRejectedResult => w.status === "rejected");
+  if (failed) {
     await stop();
-    throw shop.status === "rejected" ? shop.reason : (admin as PromiseRejectedResult).reason;
+    throw failed.reason;
   }
+  const [shop, admin, worker] = started.map((w) => (w as PromiseFulfilledResult<AdminWorker>).value) as [AdminWorker, AdminWorker, AdminWorker];
+  // The every-minute cron arms the worker's alarm loop: the outbox relay then runs every 5 s.
+  stopCrons = fireCronsLocally(worker.url, ["* * * * *"]);
   return {
-    url: shop.value.url,
-    output: () => `[storefront]\n${shop.value.output()}\n[admin]\n${admin.value.output()}`,
+    url: shop.url,
+    output: () => `[storefront]\n${shop.output()}\n[admin]\n${admin.output()}\n[worker]\n${worker.output()}`,
     stop,
-    admin: admin.value,
+    admin,
+    worker,
   };
 }
 
@@ -110,7 +122,7 @@ export async function adminRpcAs(adminUrl: string, email: string, password: stri
   };
 }
 
-async function startWorker(name: "admin" | "storefront", probe: string, db: Db, options: WorkerOptions): Promise<AdminWorker> {
+async function startWorker(name: "admin" | "storefront" | "worker", probe: string, db: Db, options: WorkerOptions): Promise<AdminWorker> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const ownState = options.persistTo === undefined;
   const persistTo = options.persistTo ?? fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));
@@ -128,6 +140,7 @@ async function startWorker(name: "admin" | "storefront", probe: string, db: Db, 
     "dev", "--env", name, "--port", String(port), "--ip", "127.0.0.1",
     "--inspector-port", String(inspectorPort), "--persist-to", persistTo,
     "--show-interactive-dev-session=false",
+    ...(name === "worker" ? ["--test-scheduled"] : []),
     ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
   const child: ChildProcess = spawn(path.join(ROOT, "node_modules", ".bin", "wrangler"), args, {
