@@ -16,6 +16,7 @@ import {
   fulfillmentOrderLine,
   inventoryAdjustment,
   inventoryLevel,
+  jobFailure,
   location,
   mailboxMessage,
   member,
@@ -119,6 +120,7 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
   await tx.insert(merchantTask).values({ storeId: tx.storeId, kind: "rto", orderId, subjectId: sent!.id, title: "Fixture task" });
   await tx.insert(notification).values({ storeId: tx.storeId, eventId: orderId, template: "order_confirmation", recipient: "buyer@example.test", subject: "Fixture" });
   await tx.insert(mailboxMessage).values({ storeId: tx.storeId, idempotencyKey: `fixture:${orderId}`, sender: "Fixture <shop@example.test>", recipient: "buyer@example.test", subject: "Fixture", textBody: "Fixture", htmlBody: "<p>Fixture</p>", tag: "fixture" });
+  await tx.insert(jobFailure).values({ storeId: tx.storeId, job: "{shipping}-track", error: "Fixture failure" });
   await tx.insert(webhookReceipt).values({ storeId: tx.storeId, provider: "local", eventId: `evt_${orderId}` });
 }
 

@@ -32,3 +32,13 @@ export const mailboxMessage = pgTable("mailbox_message", {
   tag: text("tag").notNull(),
   createdAt: createdAt(),
 });
+
+export const jobFailure = pgTable("job_failure", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  job: text("job").notNull(),
+  error: text("error").notNull(),
+  failures: integer("failures").notNull().default(1),
+  firstFailedAt: ts("first_failed_at").notNull().defaultNow(),
+  lastFailedAt: ts("last_failed_at").notNull().defaultNow(),
+});

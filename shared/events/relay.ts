@@ -1,6 +1,7 @@
 import { storeIdsWithPendingOutbox } from "../db/privileged";
 import type { Database } from "../db/database";
 import { withStore, type StoreTx } from "../db/with-store";
+import { recordJobFailure } from "../jobs/per-store";
 import { errorFields, type Logger } from "../log";
 import { WORK_QUEUES, type RoutedEvent, type WorkQueue } from "./routes";
 import { routesOf } from "./routing";
@@ -76,6 +77,7 @@ export async function relayStores(db: Database, storeIds: readonly string[], que
       // One store's trouble (its database unit) never stops the others.
       report.failed++;
       log.error("outbox.relay_store_failed", { storeId, ...errorFields(e) });
+      await recordJobFailure(db, storeId, "{outbox}-relay", String(errorFields(e).error ?? e), now).catch(() => undefined);
     }
   }
   return report;

@@ -1,6 +1,6 @@
-import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { and, desc, eq, gte, isNotNull } from "drizzle-orm";
 import { z } from "zod";
-import { outboxEvent } from "../db/schema";
+import { jobFailure, outboxEvent } from "../db/schema";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
@@ -52,4 +52,22 @@ export const retryDeadEvent = storeProcedure({
   },
 });
 
-export const outboxProcedures = [listDeadEvents, retryDeadEvent];
+export const listJobFailures = storeProcedure({
+  router: "jobs",
+  name: "failures",
+  description: "Background jobs that failed for this store in the last day (or since `since`), newest first: the job, how often, the last error and when.",
+  access: "settings.read",
+  mutates: false,
+  input: z.strictObject({ since: z.iso.datetime({ offset: true }).optional().describe("Default: one day ago") }),
+  async run({ tx }, input) {
+    const since = input.since ? new Date(input.since) : new Date(Date.now() - 86_400_000);
+    const items = await tx
+      .select({ job: jobFailure.job, error: jobFailure.error, failures: jobFailure.failures, firstFailedAt: jobFailure.firstFailedAt, lastFailedAt: jobFailure.lastFailedAt })
+      .from(jobFailure)
+      .where(and(eq(jobFailure.storeId, tx.storeId), gte(jobFailure.lastFailedAt, since)))
+      .orderBy(desc(jobFailure.lastFailedAt));
+    return { items };
+  },
+});
+
+export const outboxProcedures = [listDeadEvents, retryDeadEvent, listJobFailures];
