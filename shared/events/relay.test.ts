@@ -147,3 +147,21 @@ describe("the notifications consumer", () => {
     expect(await rows(s, "select count(*)::int as n from mailbox_message where tag = 'payment_received'")).toEqual([{ n: 0 }]);
   });
 });
+
+describe("a backlog", () => {
+  it("a store with more rows than one batch is drained in one pass, in order", async () => {
+    const s = await makeStore(db);
+    await withStore(db, s.id, async (tx) => {
+      await tx.$client.query(
+        `insert into outbox_event (store_id, kind, payload) select $1, 'order.paid', jsonb_build_object('orderId', gen_random_uuid(), 'n', n)
+         from generate_series(1, 250) as n order by n`,
+        [tx.storeId],
+      );
+    });
+    const { sent, queues } = recorder();
+    const report = await relayStores(db, [s.id], queues, log, later(1));
+    const mine = of(s, sent).filter((m) => m.kind === "order.paid");
+    expect(mine.map((m) => m.payload["n"])).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+    expect(report.sent).toBeGreaterThanOrEqual(250);
+  });
+});

@@ -22,6 +22,8 @@ import { routesOf } from "./routing";
  * dead: kept, shown to the merchant with its error, sent again by Retry (`outbox.retry`).
  */
 export const RELAY_BATCH = 100;
+/** A store with a backlog gets more batches in one pass, for at most this long, then the next store's turn. */
+const STORE_BUDGET_MS = 2_000;
 export const MAX_ATTEMPTS = 8;
 /** Waits after failed tries 1, 2, …: 5 s, 20 s, 1 min, 5 min, 15 min, 1 h, 3 h. */
 const BACKOFF_MS = [5_000, 20_000, 60_000, 300_000, 900_000, 3_600_000, 10_800_000];
@@ -66,13 +68,17 @@ export async function relayStores(db: Database, storeIds: readonly string[], que
   const report: RelayReport = { stores: storeIds.length, sent: 0, messages: 0, failed: 0, dead: 0, skipped: 0 };
   for (const storeId of storeIds) {
     try {
-      const done = await withStore(db, storeId, (tx) => relayStore(tx, queues, now));
-      report.sent += done.sent;
-      report.messages += done.messages;
-      report.failed += done.failed;
-      report.dead += done.dead;
-      if (done.skipped) report.skipped++;
-      if (done.failed) log.warn("outbox.relay_failed", { storeId, failed: done.failed, dead: done.dead, error: done.error });
+      const started = Date.now();
+      for (;;) {
+        const done = await withStore(db, storeId, (tx) => relayStore(tx, queues, now));
+        report.sent += done.sent;
+        report.messages += done.messages;
+        report.failed += done.failed;
+        report.dead += done.dead;
+        if (done.skipped) report.skipped++;
+        if (done.failed) log.warn("outbox.relay_failed", { storeId, failed: done.failed, dead: done.dead, error: done.error });
+        if (done.failed || done.skipped || done.sent < RELAY_BATCH || Date.now() - started > STORE_BUDGET_MS) break;
+      }
     } catch (e) {
       // One store's trouble (its database unit) never stops the others.
       report.failed++;
