@@ -29,7 +29,7 @@ const GATEWAY = { provider: "local", rootSecret: "local-gateway-development-secr
 
 const crowd = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-function post(path: string, body: unknown, cookie?: string): Promise<{ status: number; body: string; cookie?: string }> {
+export function post(path: string, body: unknown, cookie?: string): Promise<{ status: number; body: string; cookie?: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       `http://127.0.0.1:${PORTS.storefront}${path}`,

@@ -25,7 +25,11 @@
  *   - checkout throughput with 1, 10 and 50 buyers at once, through the storefront Worker and the same
  *     code and SQL directly from Node (bench/checkout.ts).
  *
- * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json, burst.json and checkout.json.
+ *   - the outbox relay: commit → notification with nudges and without, and events per second at 1 and
+ *     100 stores (bench/relay.ts).
+ *
+ * Writes bench/results/foundation.json, admin.json, token-api.json, mcp.json, burst.json, checkout.json
+ * and relay.json.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -35,8 +39,9 @@ import { DEV_STACK, ROOT } from "../scripts/lib/config";
 import { prepareDatabase } from "../scripts/lib/stack";
 import { burst } from "./burst";
 import { checkoutBench } from "./checkout";
+import { relayBench } from "./relay";
 import { createTokens, PORTS, send, signIn } from "./http";
-import { startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
+import { fireCronsLocally, startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "../scripts/lib/workers";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const WARMUP = 30;
@@ -312,8 +317,13 @@ async function main(): Promise<void> {
       machine: result.machine,
       ...(await checkoutBench(db, latency.storefrontFloor!.p50, log)),
     };
+    // The worker's every-minute cron arms its alarm loop: the 5 s relay (wrangler dev fires no crons).
+    const stopCrons = fireCronsLocally(`http://127.0.0.1:${PORTS.worker}`, ["* * * * *"]);
+    const relayResult = { benchmark: "relay", at: result.at, machine: result.machine, ...(await relayBench(db.ownerUrl, log)) };
+    stopCrons();
     for (const [file, data] of [
       ["foundation.json", result],
+      ["relay.json", relayResult],
       ["admin.json", adminResult],
       ["token-api.json", apiResult],
       ["mcp.json", mcpResult],
@@ -324,7 +334,7 @@ async function main(): Promise<void> {
       fs.writeFileSync(out, `${JSON.stringify(data, null, 2)}\n`);
       log(`Written to ${path.relative(ROOT, out)}`);
     }
-    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult, burst: burstResult, checkout: checkoutResult }, null, 2));
+    console.log(JSON.stringify({ admin: adminResult.ratios, tokenApi: apiResult.ratios, mcp: mcpResult, burst: burstResult, checkout: checkoutResult, relay: relayResult }, null, 2));
   } finally {
     await stopWorkerProcesses(children);
     await db.release();

@@ -98,11 +98,17 @@ async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
      order by seq limit $3 for update skip locked`,
     [tx.storeId, now, RELAY_BATCH],
   );
+  // The common case: the whole batch in one send per queue. If that fails, row by row, to find the row.
+  const whole = await sendRows(tx.storeId, rows, queues).then((n) => n, () => null);
+  if (whole !== null) {
+    await markSent(tx, rows.map((r) => r.id), now);
+    return { sent: rows.length, messages: whole, failed: 0, dead: 0, skipped: false, error: undefined };
+  }
   const sent: string[] = [];
   let messages = 0;
   for (const row of rows) {
     try {
-      messages += await sendRoutes(tx.storeId, row, queues);
+      messages += await sendRows(tx.storeId, [row], queues);
       sent.push(row.id);
     } catch (e) {
       const error = errorFields(e).error ?? String(e);
@@ -128,18 +134,27 @@ async function markSent(tx: StoreTx, ids: string[], now: Date): Promise<void> {
   await tx.$client.query("update outbox_event set processed_at = $3, last_error = null where store_id = $1 and id = any($2::uuid[])", [tx.storeId, ids, now]);
 }
 
-/** One row's routes, one message each; a route whose queue this Worker does not bind is an error (retried). */
-async function sendRoutes(storeId: string, row: Row, queues: RelayQueues): Promise<number> {
-  const routes = routesOf(row.kind, row.payload);
+/** A queue takes at most 100 messages in one send. */
+const SEND_BATCH = 100;
+
+/**
+ * The rows' routes, one message each, in the rows' order, grouped per queue (at most 100 a send); a route
+ * whose queue this Worker does not bind is an error (retried).
+ */
+async function sendRows(storeId: string, rows: readonly Row[], queues: RelayQueues): Promise<number> {
   const byQueue = new Map<WorkQueue, { body: RoutedEvent }[]>();
-  for (const r of routes) {
-    const body: RoutedEvent = { eventId: row.id, storeId, kind: row.kind, payload: row.payload, createdAt: new Date(row.created_at).toISOString(), route: r.route };
-    byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), { body }]);
+  let count = 0;
+  for (const row of rows) {
+    for (const r of routesOf(row.kind, row.payload)) {
+      const body: RoutedEvent = { eventId: row.id, storeId, kind: row.kind, payload: row.payload, createdAt: new Date(row.created_at).toISOString(), route: r.route };
+      byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), { body }]);
+      count++;
+    }
   }
-  for (const [name, batch] of byQueue) {
+  for (const [name, messages] of byQueue) {
     const queue = queues[name];
     if (!queue) throw new Error(`The ${WORK_QUEUES[name].binding} queue is not bound here`);
-    await queue.sendBatch(batch);
+    for (let i = 0; i < messages.length; i += SEND_BATCH) await queue.sendBatch(messages.slice(i, i + SEND_BATCH));
   }
-  return routes.length;
+  return count;
 }
