@@ -93,8 +93,8 @@ export async function relayBench(ownerUrl: string, log: (m: string) => void) {
       ) >= n;
 
     // What the benches before wrote (checkouts' events) goes out first, in order: wait for the backlog to drain.
-    const pending = async () =>
-      Number((await owner.query<{ n: string }>("select count(*) as n from outbox_event where processed_at is null and dead_at is null")).rows[0]!.n);
+    // The owner is bound by row-level security like everyone: counts are read store by store.
+    const pending = async () => Number((await q<{ n: string }>(storeId, "select count(*) as n from outbox_event where processed_at is null and dead_at is null"))[0]!.n);
     log(`Relay: draining ${await pending()} events the benches before wrote…`);
     await until(async () => (await pending()) === 0, 300_000);
     await new Promise((r) => setTimeout(r, 5_000));
@@ -126,8 +126,11 @@ export async function relayBench(ownerUrl: string, log: (m: string) => void) {
         await q(id, "insert into outbox_event (store_id, kind, payload) select $1, 'order.paid', jsonb_build_object('orderId', gen_random_uuid(), 'bench', $2::text) from generate_series(1, $3)", [id, marker, perStore]);
       }
       const total = stores.length * perStore;
-      const relayedCount = async () =>
-        Number((await owner.query<{ n: string }>("select count(*) as n from outbox_event where payload->>'bench' = $1 and processed_at is not null", [marker])).rows[0]!.n);
+      const relayedCount = async () => {
+        let n = 0;
+        for (const id of stores) n += Number((await q<{ n: string }>(id, "select count(*) as n from outbox_event where payload->>'bench' = $1 and processed_at is not null", [marker]))[0]!.n);
+        return n;
+      };
       let firstAt = 0;
       await until(async () => {
         const n = await relayedCount();
