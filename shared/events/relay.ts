@@ -101,7 +101,7 @@ async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
   // The common case: the whole batch in one send per queue. If that fails, row by row, to find the row.
   const whole = await sendRows(tx.storeId, rows, queues).then((n) => n, () => null);
   if (whole !== null) {
-    await markSent(tx, rows.map((r) => r.id), now);
+    await markSent(tx, rows.map((r) => r.id));
     return { sent: rows.length, messages: whole, failed: 0, dead: 0, skipped: false, error: undefined };
   }
   const sent: string[] = [];
@@ -120,18 +120,19 @@ async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
          where store_id = $1 and id = $2`,
         [tx.storeId, row.id, String(error).slice(0, 1000), dead, new Date(now.getTime() + BACKOFF_MS[Math.min(row.attempts, BACKOFF_MS.length - 1)]!), now],
       );
-      await markSent(tx, sent, now);
+      await markSent(tx, sent);
       // Later rows of this store wait behind it, so its events keep their order.
       return { sent: sent.length, messages, failed: 1, dead: dead ? 1 : 0, skipped: false, error };
     }
   }
-  await markSent(tx, sent, now);
+  await markSent(tx, sent);
   return { sent: sent.length, messages, failed: 0, dead: 0, skipped: false, error: undefined };
 }
 
-async function markSent(tx: StoreTx, ids: string[], now: Date): Promise<void> {
+/** processed_at is when the rows were really relayed (the wall clock), not when the pass was due. */
+async function markSent(tx: StoreTx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.$client.query("update outbox_event set processed_at = $3, last_error = null where store_id = $1 and id = any($2::uuid[])", [tx.storeId, ids, now]);
+  await tx.$client.query("update outbox_event set processed_at = clock_timestamp(), last_error = null where store_id = $1 and id = any($2::uuid[])", [tx.storeId, ids]);
 }
 
 /** A queue takes at most 100 messages in one send. */
