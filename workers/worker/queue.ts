@@ -1,4 +1,5 @@
 import { jobDeps, runJobs } from "#shared/jobs/run";
+import { APP_QUEUES, consumeAppQueue } from "./app-queues";
 import type { WorkerBindings } from "./env";
 
 export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
@@ -15,6 +16,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
     batch.ackAll();
     return;
   }
+  if (APP_QUEUES.includes(batch.queue)) return consumeAppQueue(batch, env, deps);
   deps.log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
   batch.retryAll({ delaySeconds: 60 });
 }
