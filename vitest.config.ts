@@ -24,6 +24,8 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             // The local courier (shared/shipping/local.ts): test-only secret.
             COURIER: "local",
             LOCAL_COURIER_SECRET: "local-courier-test-secret",
+            // App webhooks' signing root (shared/apps/secrets.ts): test-only.
+            APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
           },
         },
       })),

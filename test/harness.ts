@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
+import { randomSecret } from "#shared/auth/tokens";
 import { emit } from "#shared/db/outbox";
 import { createLogger } from "#shared/log";
 import { pushStoreFactsTo } from "#shared/storefront/store-facts";
@@ -8,6 +9,7 @@ import {
   aiApproval,
   apiActivity,
   apiGrant,
+  appDelivery,
   cart,
   cartLine,
   customer,
@@ -38,6 +40,7 @@ import {
   shortLink,
   staffInvitation,
   store,
+  storeApp,
   storeDomain,
   userAccount,
   webhookReceipt,
@@ -203,6 +206,30 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       .values({ storeId: id, slug: "fixture", target: "/", utmSource: "fixture", utmMedium: "test", utmCampaign: "fixture" })
       .returning({ id: shortLink.id });
     await tx.insert(pageView).values({ storeId: id, path: "/", linkId: link!.id });
+    const [app] = await tx
+      .insert(storeApp)
+      .values({
+        storeId: id,
+        name: "Fixture app",
+        url: "https://hooks.example.com/fixture",
+        events: ["order.*"],
+        // Disabled: its secret is not derivable, and the delivery tests count what active apps receive.
+        active: false,
+        secretSalt: randomSecret(32),
+        secretHash: (crypto.randomUUID() + crypto.randomUUID()).replace(/-/g, ""),
+        secretHint: "fixt",
+      })
+      .returning({ id: storeApp.id });
+    await tx.insert(appDelivery).values({
+      storeId: id,
+      appId: app!.id,
+      eventId: outboxEventId,
+      eventKind: "order.placed",
+      eventCreatedAt: new Date(),
+      status: "failed",
+      attempts: 6,
+      lastError: "Fixture",
+    });
     await orderFixture(tx, v!.id, l!.id);
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });

@@ -43,6 +43,8 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     COURIER: "local",
     LOCAL_COURIER_SECRET: "local-courier-development-secret",
     LOCAL_COURIER_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
+    // App webhooks' signing root: development only (production refuses local-app-webhook-* values).
+    APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-development-root-secret",
     DATABASE_URL: o.db.appUrl,
     ...(o.db.wsProxy ? { DB_WS_PROXY: o.db.wsProxy } : {}),
   };

@@ -23,6 +23,7 @@ const UNIQUE: Record<string, { field: string; message: string }> = {
   staff_invitation_open_email: { field: "email", message: "This person already has an open invitation." },
   store_domain_hostname_key: { field: "hostname", message: "This hostname is already connected to a store. Remove it there first." },
   short_link_store_id_slug_key: { field: "slug", message: "Another short link already uses this slug; choose a different one." },
+  store_app_store_id_name_key: { field: "name", message: "Another app already uses this name; choose a different one." },
   member_store_id_user_id_key: { field: "email", message: "This person is already a member of the store." },
 };
 

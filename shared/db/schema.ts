@@ -6,3 +6,4 @@ export * from "./schema-core";
 export * from "./schema-orders";
 export * from "./schema-fulfilment";
 export * from "./schema-events";
+export * from "./schema-apps";

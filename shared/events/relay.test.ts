@@ -31,6 +31,8 @@ function recorder(fail: (m: RoutedEvent) => boolean = () => false) {
 const rows = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
 /** Only this store's messages: other test files' stores may have rows due in the same database. */
 const of = (s: TestStore, sent: RoutedEvent[]) => sent.filter((m) => m.storeId === s.id);
+/** The same, on the notifications route only (every order event also goes to the apps queue). */
+const mailOf = (s: TestStore, sent: RoutedEvent[]) => of(s, sent).filter((m) => m.route.startsWith("notification:"));
 const later = (minutes: number) => new Date(Date.now() + minutes * 60_000);
 
 describe("the outbox relay", () => {
@@ -48,8 +50,12 @@ describe("the outbox relay", () => {
     await relayStores(db, [s.id], queues, log, later(1));
     const mine = of(s, sent).filter((m) => m.eventId !== s.outboxEventId);
     expect(mine.map((m) => [m.kind, m.route])).toEqual([
+      // One send per queue, each in the order the events were written.
       ["order.paid", "notification:payment_received"],
       ["return.approved", "notification:return_approved"],
+      ["order.paid", "app"],
+      ["order.rto", "app"],
+      ["return.approved", "app"],
       ["domain.verified", "domain"],
     ]);
     expect(mine[1]!.payload).toEqual({ orderId, returnId });
@@ -69,7 +75,7 @@ describe("the outbox relay", () => {
     await rows(s, "update outbox_event set processed_at = null where kind = 'order.paid'");
     const second = recorder();
     await relayStores(db, [s.id], second.queues, log, later(2));
-    const paid = [...of(s, first.sent), ...of(s, second.sent)].filter((m) => m.kind === "order.paid");
+    const paid = [...mailOf(s, first.sent), ...mailOf(s, second.sent)].filter((m) => m.kind === "order.paid");
     expect(paid).toHaveLength(2);
     const mail = { mailer: localMailer(db), fromDomain: "mail.test" };
     const outcomes = [];
@@ -97,14 +103,14 @@ describe("the outbox relay", () => {
       now = new Date(now.getTime() + 4 * 3_600_000);
     }
     // The other store was never held up; this one sent nothing past its stuck row.
-    expect(of(other, broken.sent).map((m) => m.kind)).toEqual(["order.paid", "order.fulfilled"]);
+    expect(mailOf(other, broken.sent).map((m) => m.kind)).toEqual(["order.paid", "order.fulfilled"]);
     expect(of(s, broken.sent).filter((m) => m.kind.startsWith("order."))).toEqual([]);
     const [dead] = await rows(s, "select attempts, dead_at is not null as dead, last_error from outbox_event where kind = 'order.paid'");
     expect(dead).toEqual({ attempts: MAX_ATTEMPTS, dead: true, last_error: "queue refused order.paid" });
     // A dead row no longer holds the store: the next row goes.
     const after = recorder();
     await relayStores(db, [s.id], after.queues, log, now);
-    expect(of(s, after.sent).map((m) => m.kind)).toEqual(["order.fulfilled"]);
+    expect(mailOf(s, after.sent).map((m) => m.kind)).toEqual(["order.fulfilled"]);
     const call = callerFor(db, s.ownerUserId, s.id);
     const listed = (await call("outbox.dead", {})) as { items: { id: string; kind: string; lastError: string; attempts: number }[] };
     expect(listed.items).toMatchObject([{ kind: "order.paid", lastError: "queue refused order.paid", attempts: MAX_ATTEMPTS }]);
@@ -112,7 +118,7 @@ describe("the outbox relay", () => {
     await rows(s, "update outbox_event set payload = payload - 'poison' where kind = 'order.paid'");
     const retried = recorder();
     await relayStores(db, [s.id], retried.queues, log, later(1));
-    expect(of(s, retried.sent).map((m) => m.kind)).toEqual(["order.paid"]);
+    expect(mailOf(s, retried.sent).map((m) => m.kind)).toEqual(["order.paid"]);
     expect(((await call("outbox.dead", {})) as { total: number }).total).toBe(0);
   });
 
@@ -160,7 +166,7 @@ describe("a backlog", () => {
     });
     const { sent, queues } = recorder();
     const report = await relayStores(db, [s.id], queues, log, later(1));
-    const mine = of(s, sent).filter((m) => m.kind === "order.paid");
+    const mine = mailOf(s, sent).filter((m) => m.kind === "order.paid");
     expect(mine.map((m) => m.payload["n"])).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
     expect(report.sent).toBeGreaterThanOrEqual(250);
   });

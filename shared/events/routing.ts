@@ -1,3 +1,4 @@
+import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
 import type { WorkQueue } from "./routes";
 
 /**
@@ -39,7 +40,10 @@ export interface RouteRule {
   matches(kind: string, payload: Record<string, unknown>): boolean;
 }
 
-const RULES: readonly RouteRule[] = [{ queue: "domains", route: "domain", matches: (kind) => kind.startsWith("domain.") }];
+const RULES: readonly RouteRule[] = [
+  { queue: "domains", route: "domain", matches: (kind) => kind.startsWith("domain.") },
+  { queue: "appEvents", route: APP_ROUTE, matches: (kind) => goesToAppsQueue(kind) },
+];
 
 export function routesOf(kind: string, payload: Record<string, unknown>): Route[] {
   const routes: Route[] = [];

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Permission } from "../auth/permissions";
 import type { Database } from "../db/database";
+import type { AppWebhookConfig } from "../apps/secrets";
 import type { PaymentGateway } from "../payments/gateway";
 import type { Courier } from "../shipping/courier";
 import type { RoleName } from "../db/schema";
@@ -48,6 +49,8 @@ export interface Services {
   gateway?(storeId: string): Promise<PaymentGateway>;
   /** The store's courier (booking a shipment), from the Worker's configuration. */
   courier?(storeId: string): Promise<Courier>;
+  /** App webhooks' root secret and URL policy (apps.create and apps.rotateSecret show a secret), from the Worker's configuration. */
+  appWebhooks?(): AppWebhookConfig;
 }
 
 /** What a store procedure runs with: one transaction scoped to one store (RLS), and who is calling. */

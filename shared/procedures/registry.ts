@@ -1,5 +1,7 @@
 import { analyticsProcedures } from "./analytics";
 import { apiGrantProcedures } from "./api-grants";
+import { appDeliveryProcedures } from "./app-deliveries";
+import { appProcedures } from "./apps";
 import { contentProcedures } from "./content";
 import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
@@ -39,6 +41,8 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...analyticsProcedures,
   ...apiGrantProcedures,
   ...mcpSettingsProcedures,
+  ...appProcedures,
+  ...appDeliveryProcedures,
 ] as readonly Procedure[];
 
 const BY_KEY = new Map(BASE_PROCEDURES.map((p) => [procedureKey(p), p]));

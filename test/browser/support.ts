@@ -132,6 +132,7 @@ async function startWorker(name: "admin" | "storefront" | "worker", probe: strin
     LOCAL_GATEWAY_SECRET: "local-gateway-test-secret",
     COURIER: "local",
     LOCAL_COURIER_SECRET: "local-courier-test-secret",
+    APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
     LOG_LEVEL: "warn",
     DATABASE_URL: db.databaseUrl,
     ...(db.wsProxy ? { DB_WS_PROXY: db.wsProxy } : {}),

@@ -23,6 +23,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   orders: "shop_order",
   tasks: "merchant_task",
   outbox: "outbox_event",
+  apps: "store_app",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -38,6 +39,8 @@ const TABLE_OF_FIELD: Record<string, string> = {
   parcelId: "fulfillment_order",
   shipmentId: "shipment",
   returnId: "order_return",
+  appId: "store_app",
+  deliveryId: "app_delivery",
 };
 /** Valid values for the other fields a probe needs, so the call reaches the id lookup. */
 const FILLERS: Record<string, unknown> = {
@@ -51,6 +54,7 @@ async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
     ...["api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"],
     ...["shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt", "outbox_event"],
     ...["shipment", "shipment_event", "order_return", "order_return_line", "refund", "merchant_task"],
+    ...["store_app", "app_delivery"],
   ];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};

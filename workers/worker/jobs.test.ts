@@ -158,7 +158,7 @@ describe("queue consumers", () => {
   });
 
   it("a queue without a consumer yet retries its messages instead of dropping them", async () => {
-    const batch = createMessageBatch("commerce-apps-jobs", [message({ job: "x" })]);
+    const batch = createMessageBatch("commerce-no-consumer-yet", [message({ job: "x" })]);
     const ctx = createExecutionContext();
     await logsOf(() => worker.queue(batch, bindings, ctx));
     const result = await getQueueResult(batch, ctx);

@@ -4,6 +4,7 @@ import { jobDeps, runJobs } from "#shared/jobs/run";
 import { errorFields, type Logger } from "#shared/log";
 import { mailerFromEnv } from "#shared/mail/select";
 import { RetryLater, sendNotification } from "#shared/notifications/send";
+import { APP_QUEUES, consumeAppQueue } from "./app-queues";
 import type { WorkerBindings } from "./env";
 
 export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
@@ -31,6 +32,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
     batch.ackAll();
     return;
   }
+  if (APP_QUEUES.includes(batch.queue)) return consumeAppQueue(batch, env, deps);
   const consumer = CONSUMERS[batch.queue];
   if (!consumer) {
     deps.log.error("queue.no_consumer", { queue: batch.queue, messages: batch.messages.length });
