@@ -24,6 +24,9 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             // The local courier (shared/shipping/local.ts): test-only secret.
             COURIER: "local",
             LOCAL_COURIER_SECRET: "local-courier-test-secret",
+            // Custom domains (shared/domains/): the local DNS and router, kept in the HOSTS namespace.
+            DOMAIN_DNS: "local",
+            DOMAIN_ROUTER: "local",
           },
         },
       })),

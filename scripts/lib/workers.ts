@@ -43,6 +43,9 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     COURIER: "local",
     LOCAL_COURIER_SECRET: "local-courier-development-secret",
     LOCAL_COURIER_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
+    // Custom domains: the local DNS (TXT records set on Settings → Domains) and router, both in the HOSTS KV.
+    DOMAIN_DNS: "local",
+    DOMAIN_ROUTER: "local",
     DATABASE_URL: o.db.appUrl,
     ...(o.db.wsProxy ? { DB_WS_PROXY: o.db.wsProxy } : {}),
   };

@@ -5,3 +5,4 @@
 export * from "./schema-core";
 export * from "./schema-orders";
 export * from "./schema-fulfilment";
+export * from "./schema-domains";
