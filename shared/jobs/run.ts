@@ -16,6 +16,8 @@ export interface JobReport {
 export interface JobRunnerDeps {
   db: DatabaseConfig;
   log: Logger;
+  /** The Worker's env, handed to each job. */
+  env: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -37,7 +39,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   }
   const db = new Database(deps.db);
   try {
-    const result = await job.run({ db, log, now });
+    const result = await job.run({ db, log, now, env: deps.env });
     const durationMs = Date.now() - started;
     log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
@@ -62,5 +64,6 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
       onStorefrontChange: pushStoreFactsTo(env, log),
     },
     log,
+    env: env as Readonly<Record<string, unknown>>,
   };
 }
