@@ -14,6 +14,8 @@ alter table store_domain add column router_status text check (length(router_stat
 alter table store_domain add column router_ssl_status text check (length(router_ssl_status) <= 50);
 alter table store_domain add column routed_at timestamptz;
 alter table store_domain add constraint store_domain_store_id_id_key unique (store_id, id);
+-- The verify job's work list reads pending domains only.
+create index store_domain_pending_idx on store_domain (store_id) where status = 'pending';
 
 -- The last DNS check of a pending domain and when the next one is due. A table of its own, not columns of
 -- store_domain: a check every few minutes must not bump the storefront's catalogue version (the

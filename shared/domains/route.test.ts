@@ -8,6 +8,7 @@ import type { RoutedEvent } from "#shared/events/routes";
 import { createLogger } from "#shared/log";
 import { resolveHost, writeHostEntry, type HostsKv } from "#shared/storefront/hosts";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { logsOf } from "../../test/logs";
 import { callerFor, outboxPayloads } from "../../test/procedures";
 import type { LocalKv } from "./local-kv";
 import { routeDomainEvent } from "./route";
@@ -145,6 +146,17 @@ describe("{domains}-route", () => {
     await consume(await routedEvent(db, a.id, "domain.removed"), router);
     expect(await inner.find(hostname)).toEqual(first);
     expect(await resolveHost(kv, hostname, neverLooked)).toEqual({ storeId: b.id, cached: true });
+  });
+
+  it("a HOSTS write that fails is logged, not retried: the route and its receipt are committed", async () => {
+    const s = await makeStore(db);
+    const d = await verified(s);
+    const { router, inner } = countingRouter();
+    const broken: HostsKv = { get: (key, type) => kv.get(key, type), put: () => Promise.reject(new Error("KV unavailable")) };
+    const event = await routedEvent(db, s.id, "domain.verified");
+    const logs = await logsOf(() => routeDomainEvent(event, { db, router, hosts: broken, log: createLogger({ test: true }, "warn") }));
+    expect(logs.lines.find((l) => l.msg === "storefront.hosts_write_failed")).toMatchObject({ level: "warn", error: "KV unavailable" });
+    expect(await receipts(s.id, event.eventId)).toEqual([{ outcome: "routed", routerId: (await inner.find(d.hostname))!.id }]);
   });
 
   it("acknowledges the other domain kinds without touching the router", async () => {

@@ -14,7 +14,7 @@ import { storeIdByHostname } from "../db/privileged";
 import { domainRouteReceipt, storeDomain, type DomainRouteOutcome } from "../db/schema";
 import { withStore, type StoreTx } from "../db/with-store";
 import type { Consumer, RoutedEvent } from "../events/routes";
-import type { Logger } from "../log";
+import { errorFields, type Logger } from "../log";
 import { writeHostEntry, type HostsKv } from "../storefront/hosts";
 import { ensureRouted, ensureUnrouted, type DomainRouter } from "./router";
 
@@ -44,6 +44,15 @@ export const routeDomainEvent: Consumer<RouteDeps> = async (message, deps) => {
   deps.log.debug("domains.route_ignored", { storeId: message.storeId, eventId: message.eventId, kind: message.kind });
 };
 
+/**
+ * Points the hostname's HOSTS entry at the store (or at none). A KV write that fails is logged, never
+ * retried through the queue: the change is committed, the receipt makes a retry a no-op, and the entry's
+ * 60 s hold (shared/storefront/hosts.ts) bounds how long a stale one can answer.
+ */
+async function pointHost(deps: RouteDeps, hostname: string, storeId: string | null): Promise<void> {
+  await writeHostEntry(deps.hosts, hostname, storeId).catch((e: unknown) => deps.log.warn("storefront.hosts_write_failed", { hostnames: [hostname], ...errorFields(e) }));
+}
+
 type Receipt = { outcome: DomainRouteOutcome; hostname: string; routerId?: string | null };
 
 /** The receipt of this event, if it was applied already (read-only unit). */
@@ -65,7 +74,7 @@ async function receipt(tx: StoreTx, message: RoutedEvent, r: Receipt): Promise<b
 }
 
 async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<void> {
-  const { db, router, hosts, log } = deps;
+  const { db, router, log } = deps;
   const { domainId, hostname } = verifiedPayload.parse(message.payload);
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
   if (await applied(db, message)) return log.info("domains.route_duplicate", context);
@@ -89,7 +98,7 @@ async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<voi
     return "gone" as const;
   });
   if (outcome === "routed") {
-    await writeHostEntry(hosts, hostname, message.storeId);
+    await pointHost(deps, hostname, message.storeId);
     log.info("domains.routed", { ...context, routerId: routed.id, routerStatus: routed.status });
   } else if (outcome === "gone") {
     // Removed while it was being routed: its removal found nothing to delete, so undo what this made.
@@ -101,7 +110,7 @@ async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<voi
 }
 
 async function unrouteRemoved(message: RoutedEvent, deps: RouteDeps): Promise<void> {
-  const { db, router, hosts, log } = deps;
+  const { db, router, log } = deps;
   const { hostname, routerId: known, domainId } = removedPayload.parse(message.payload);
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
   if (await applied(db, message)) return log.info("domains.route_duplicate", context);
@@ -113,7 +122,7 @@ async function unrouteRemoved(message: RoutedEvent, deps: RouteDeps): Promise<vo
   // The event names the router id the row had; a domain removed before its route was stored has none.
   const routerId = known ?? (await router.find(hostname))?.id ?? null;
   if (routerId) await ensureUnrouted(router, routerId);
-  await writeHostEntry(hosts, hostname, null);
+  await pointHost(deps, hostname, null);
   await withStore(db, message.storeId, (tx) => receipt(tx, message, { outcome: "unrouted", hostname, routerId }));
   log.info("domains.unrouted", { ...context, routerId });
 }
