@@ -14,6 +14,8 @@ import {
   cartLine,
   customer,
   discount,
+  domainCheck,
+  domainRouteReceipt,
   fulfillmentOrder,
   fulfillmentOrderLine,
   inventoryAdjustment,
@@ -146,10 +148,24 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     .returning({ id: userAccount.id });
   return withStore(db, id, async (tx) => {
     await tx.insert(store).values({ id, slug, name, currency: "INR" });
-    await tx.insert(storeDomain).values([
-      { storeId: id, hostname, status: "verified", isPrimary: true, verifiedAt: new Date() },
-      { storeId: id, hostname: pendingHostname, status: "pending" },
-    ]);
+    const domains = await tx
+      .insert(storeDomain)
+      .values([
+        { storeId: id, hostname, status: "verified", isPrimary: true, verifiedAt: new Date() },
+        { storeId: id, hostname: pendingHostname, status: "pending" },
+      ])
+      .returning({ id: storeDomain.id });
+    // The pending domain was checked a moment ago and is not due for an hour, so a verify job run at the
+    // real time leaves every test's fresh store alone (shared/domains/verify.ts).
+    const now = Date.now();
+    await tx.insert(domainCheck).values({
+      storeId: id,
+      domainId: domains[1]!.id,
+      lastCheckedAt: new Date(now),
+      lastResult: "not_found",
+      nextCheckAt: new Date(now + 3_600_000),
+    });
+    await tx.insert(domainRouteReceipt).values({ storeId: id, eventId: crypto.randomUUID(), kind: "domain.verified", hostname, outcome: "skipped" });
     const [m] = await tx.insert(member).values({ storeId: id, userId: user!.id, role: "owner" }).returning({ id: member.id });
     const outboxEventId = await emit(tx, "store.created", { slug });
     // One row in every other store-scoped table, for the tenancy tests to aim at.

@@ -51,3 +51,9 @@ export async function storeIdsWithOldActivity(db: Database, before: Date, limit 
   const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_old_activity($1, $2) as id", [before, limit]);
   return rows.map((r) => r.id);
 }
+
+/** Stores with a pending domain whose DNS check is due at `now`, longest-waiting first (the verify job). */
+export async function storeIdsWithDomainsToVerify(db: Database, now: Date, limit = 100): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_domains_to_verify($1, $2) as id", [now, limit]);
+  return rows.map((r) => r.id);
+}

@@ -61,7 +61,8 @@ export const session = pgTable("session", {
   ip: text("ip"),
 });
 
-export const DOMAIN_STATUSES = ["pending", "verified"] as const;
+export const DOMAIN_STATUSES = ["pending", "verified", "failed"] as const;
+export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
 export const storeDomain = pgTable("store_domain", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -74,6 +75,13 @@ export const storeDomain = pgTable("store_domain", {
   verifiedAt: ts("verified_at"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
+  /** The TXT record's token (migration 0016; shared/domains/dns.ts verificationRecord). */
+  verificationToken: text("verification_token").notNull().default(sql`replace(gen_random_uuid()::text, '-', '')`),
+  /** The custom hostname at the router (shared/domains/router.ts): its id and what the router last said. */
+  routerId: text("router_id"),
+  routerStatus: text("router_status"),
+  routerSslStatus: text("router_ssl_status"),
+  routedAt: ts("routed_at"),
 });
 
 /** The storefront's catalogue version per store (migration 0008): bumped by triggers, read by the edge cache. */

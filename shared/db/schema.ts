@@ -7,3 +7,4 @@ export * from "./schema-orders";
 export * from "./schema-fulfilment";
 export * from "./schema-events";
 export * from "./schema-apps";
+export * from "./schema-domains";

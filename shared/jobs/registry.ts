@@ -1,3 +1,4 @@
+import { verifyDomainsJob } from "../domains/verify";
 import { pruneActivity } from "./activity-prune";
 import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";
@@ -16,7 +17,7 @@ export const JOBS: Record<JobName, JobDefinition> = {
   "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
   "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
   "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, plannedIn: "shipping issue" },
-  "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, plannedIn: "custom domains issue" },
+  "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, run: verifyDomainsJob },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
   "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, run: pruneActivity },
 };

@@ -17,7 +17,8 @@ export interface JobReport {
 export interface JobRunnerDeps {
   db: DatabaseConfig;
   log: Logger;
-  env: object;
+  /** The Worker's env, handed to each job. */
+  env: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -65,6 +66,6 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
       onOutboxWritten: nudgeRelayFrom(env, log),
     },
     log,
-    env,
+    env: env as Readonly<Record<string, unknown>>,
   };
 }

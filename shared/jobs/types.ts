@@ -20,8 +20,8 @@ export interface JobContext {
   log: Logger;
   /** The time the run was scheduled for (cron's scheduledTime, or the alarm's). */
   now: Date;
-  /** The Worker's bindings and variables: queues, provider configuration. */
-  env: object;
+  /** The Worker's bindings and variables, for jobs that call outside services (e.g. the DNS resolver). */
+  env: Readonly<Record<string, unknown>>;
 }
 
 export interface JobDefinition {

@@ -1,15 +1,18 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
-import { storeDomain } from "../db/schema";
+import { domainCheck, storeDomain } from "../db/schema";
+import type { StoreTx } from "../db/with-store";
+import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../http/errors";
 import { normaliseHostname } from "../storefront/hosts";
 import { storeProcedure, type StoreContext } from "./define";
 
 /**
- * A store's custom domains (issue 10 part 6). A hostname belongs to at most one store (a unique index
- * across stores). A domain starts `pending` and serves nothing until the domains job verifies its DNS
- * and turns it `verified`. Every change that alters what a hostname serves overwrites its HOSTS cache
+ * A store's custom domains (issue 10 part 6; verification and routing: docs/domains.md). A hostname
+ * belongs to at most one store (a unique index across stores). A domain starts `pending` and serves
+ * nothing until the {domains}-verify job finds its TXT record and turns it `verified` (or `failed` after
+ * 7 days); the {domains}-route consumer then routes it at the edge. Every change that alters what a hostname serves overwrites its HOSTS cache
  * entry at once through the door's `hostsChanged` service (ARCHITECTURE §13), so a removed domain
  * stops serving on the next request instead of up to 60 s later.
  */
@@ -37,8 +40,45 @@ const columns = {
   createdAt: storeDomain.createdAt,
 };
 
+/** A domain with what the merchant needs to see: its TXT record's token, its route and its last check. */
+const selectDetail = (tx: StoreTx) =>
+  tx
+    .select({
+      ...columns,
+      verificationToken: storeDomain.verificationToken,
+      routerStatus: storeDomain.routerStatus,
+      routerSslStatus: storeDomain.routerSslStatus,
+      lastCheckedAt: domainCheck.lastCheckedAt,
+      lastResult: domainCheck.lastResult,
+      checks: domainCheck.checks,
+      nextCheckAt: domainCheck.nextCheckAt,
+    })
+    .from(storeDomain)
+    .leftJoin(domainCheck, eq(domainCheck.domainId, storeDomain.id))
+    .$dynamic();
+
+type DetailRow = Awaited<ReturnType<typeof selectDetail>>[number];
+
+function present(r: DetailRow) {
+  const { verificationToken, routerStatus, routerSslStatus, lastCheckedAt, lastResult, checks, nextCheckAt, ...domain } = r;
+  return {
+    ...domain,
+    /** The TXT record that verifies the domain. */
+    verification: { type: "TXT" as const, ...verificationRecord(r.hostname, verificationToken) },
+    /** The custom hostname at the edge once the domain is verified: the router's status and its certificate's. */
+    routing: routerStatus === null ? null : { status: routerStatus, sslStatus: routerSslStatus },
+    lastCheck:
+      lastCheckedAt === null || lastResult === null
+        ? null
+        : { at: lastCheckedAt, result: lastResult, message: CHECK_RESULT_TEXT[lastResult], checks: checks ?? 1, nextAt: r.status === "pending" ? nextCheckAt : null },
+  };
+}
+
 async function findDomain(ctx: StoreContext, id: string) {
-  const [row] = await ctx.tx.select(columns).from(storeDomain).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, id)));
+  const [row] = await ctx.tx
+    .select({ ...columns, routerId: storeDomain.routerId })
+    .from(storeDomain)
+    .where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, id)));
   if (!row) throw new AppError("NOT_FOUND", "Domain not found in this store.");
   return row;
 }
@@ -46,20 +86,22 @@ async function findDomain(ctx: StoreContext, id: string) {
 export const listDomains = storeProcedure({
   router: "domains",
   name: "list",
-  description: "The store's domains with their state (pending until DNS is verified, then verified), which one is primary, and the DNS record each needs.",
+  description:
+    "The store's domains with their state (pending until the TXT record in `verification` is found, then verified; failed after 7 days without it), which one is primary, the last DNS check and its outcome, and the edge routing of verified ones.",
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
   async run({ tx }) {
-    const rows = await tx.select(columns).from(storeDomain).where(eq(storeDomain.storeId, tx.storeId)).orderBy(asc(storeDomain.hostname));
-    return { items: rows };
+    const rows = await selectDetail(tx).where(eq(storeDomain.storeId, tx.storeId)).orderBy(asc(storeDomain.hostname));
+    return { items: rows.map(present) };
   },
 });
 
 export const addDomain = storeProcedure({
   router: "domains",
   name: "add",
-  description: "Connect a hostname to the store. It stays pending, serving nothing, until its DNS points at the storefront and is verified. A hostname can belong to one store only.",
+  description:
+    "Connect a hostname to the store. It stays pending, serving nothing, until the TXT record it answers (`verification`: name and value) is found by the domains job. A hostname can belong to one store only.",
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ hostname: hostnameInput }),
@@ -68,7 +110,8 @@ export const addDomain = storeProcedure({
     await emit(ctx.tx, "domain.added", { domainId: row!.id, hostname: row!.hostname });
     // A pending domain serves nothing: replace any entry cached while the hostname belonged elsewhere.
     await ctx.services?.hostsChanged?.([{ hostname: row!.hostname, storeId: null }]);
-    return row!;
+    const [added] = await selectDetail(ctx.tx).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row!.id)));
+    return present(added!);
   },
 });
 
@@ -91,7 +134,8 @@ export const removeDomain = storeProcedure({
       }
     }
     await ctx.tx.delete(storeDomain).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row.id)));
-    await emit(ctx.tx, "domain.removed", { domainId: row.id, hostname: row.hostname });
+    // The route consumer deletes the custom hostname by this id (null: never routed, or not yet).
+    await emit(ctx.tx, "domain.removed", { domainId: row.id, hostname: row.hostname, routerId: row.routerId });
     await ctx.services?.hostsChanged?.([{ hostname: row.hostname, storeId: null }]);
     return { id: row.id, hostname: row.hostname, removed: true };
   },
@@ -116,7 +160,8 @@ export const setPrimaryDomain = storeProcedure({
       await ctx.tx.update(storeDomain).set({ isPrimary: true, updatedAt: sql`now()` }).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row.id)));
       await emit(ctx.tx, "domain.primary_changed", { domainId: row.id, hostname: row.hostname });
     }
-    return { ...row, isPrimary: true };
+    const { routerId: _routerId, ...domain } = row;
+    return { ...domain, isPrimary: true };
   },
 });
 

@@ -133,6 +133,8 @@ async function startWorker(name: "admin" | "storefront" | "worker", probe: strin
     COURIER: "local",
     LOCAL_COURIER_SECRET: "local-courier-test-secret",
     APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
+    DOMAIN_DNS: "local",
+    DOMAIN_ROUTER: "local",
     LOG_LEVEL: "warn",
     DATABASE_URL: db.databaseUrl,
     ...(db.wsProxy ? { DB_WS_PROXY: db.wsProxy } : {}),

@@ -109,7 +109,7 @@ describe("api_activity", () => {
       await recordRead(db, { storeId: store.id, grantId: grant.id, procedure: "products.list", via: "token", at: new Date(now.getTime() - 91 * day) });
       await recordRead(db, { storeId: store.id, grantId: grant.id, procedure: "products.get", via: "token", at: new Date(now.getTime() - 89 * day) });
     }
-    const result = await pruneActivity({ db, log: createLogger({}, "error"), now, env: {} });
+    const result = await pruneActivity({ db, log: createLogger({}, "error"), now });
     expect(result.deleted).toBeGreaterThanOrEqual(2); // other old rows may exist in a reused test database
     for (const { store, grant } of [a, b]) {
       expect((await activityOf(store.id, grant.id)).map((r) => r.procedure)).toEqual(["products.get"]);

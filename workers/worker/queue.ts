@@ -1,4 +1,5 @@
 import { Database } from "#shared/db/database";
+import { consumeDomainMessages } from "#shared/domains/consumer";
 import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
 import { errorFields, type Logger } from "#shared/log";
@@ -32,6 +33,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
     batch.ackAll();
     return;
   }
+  if (batch.queue === WORK_QUEUES.domains.queue) return consumeDomainMessages(batch.messages, env, deps);
   if (APP_QUEUES.includes(batch.queue)) return consumeAppQueue(batch, env, deps);
   const consumer = CONSUMERS[batch.queue];
   if (!consumer) {
