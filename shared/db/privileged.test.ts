@@ -22,7 +22,10 @@ describe("privileged id lookups", () => {
       "store_id_by_token_hash",
       "store_ids_for_user",
       "store_ids_with_old_activity",
+      "store_ids_with_open_shipments",
       "store_ids_with_pending_outbox",
+      "store_ids_with_preorder_balance_work",
+      "store_ids_with_unpaid_orders_due",
     ]);
     for (const r of rows) {
       expect({ name: r.name, returns: r.returns, definer: r.definer, owner: r.owner }).toEqual({
