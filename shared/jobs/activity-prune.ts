@@ -11,7 +11,7 @@ export const ACTIVITY_RETENTION_DAYS = 90;
  * {api}-activity-prune (daily): finds the stores with rows older than the retention through a
  * privileged id list, then deletes each store's old rows in its own store-scoped unit of work.
  */
-export async function pruneActivity({ db, log, now }: JobContext): Promise<Record<string, unknown>> {
+export async function pruneActivity({ db, log, now }: Pick<JobContext, "db" | "log" | "now">): Promise<Record<string, unknown>> {
   const cutoff = new Date(now.getTime() - ACTIVITY_RETENTION_DAYS * 86_400_000);
   let stores = 0;
   let deleted = 0;

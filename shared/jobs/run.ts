@@ -1,6 +1,7 @@
 import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../log";
 import { baseEnvSchema, parseEnv } from "../http/env";
+import { providerServices, type ProviderServices } from "../pipeline/providers";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
@@ -16,6 +17,7 @@ export interface JobReport {
 export interface JobRunnerDeps {
   db: DatabaseConfig;
   log: Logger;
+  services: ProviderServices;
 }
 
 /**
@@ -37,7 +39,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   }
   const db = new Database(deps.db);
   try {
-    const result = await job.run({ db, log, now });
+    const result = await job.run({ db, log, now, services: deps.services });
     const durationMs = Date.now() - started;
     log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
@@ -62,5 +64,6 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
       onStorefrontChange: pushStoreFactsTo(env, log),
     },
     log,
+    services: providerServices(env),
   };
 }

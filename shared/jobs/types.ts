@@ -1,5 +1,6 @@
 import type { Database } from "../db/database";
 import type { Logger } from "../log";
+import type { ProviderServices } from "../pipeline/providers";
 
 /** Job names are the SPEC's queue names ("Scheduled jobs (worker)"). */
 export const JOB_NAMES = [
@@ -20,6 +21,8 @@ export interface JobContext {
   log: Logger;
   /** The time the run was scheduled for (cron's scheduledTime, or the alarm's). */
   now: Date;
+  /** Each store's payment gateway and courier, from the Worker's configuration (read when a job asks). */
+  services: ProviderServices;
 }
 
 export interface JobDefinition {
