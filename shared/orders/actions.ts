@@ -40,7 +40,7 @@ export const conflict = (reason: string, message: string) => new AppError("CONFL
 /** Money was captured and is still held: the order counts as paid for 'Mark as paid' and cannot be cancelled. */
 const HOLDS_MONEY: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_paid", "partially_refunded"]);
 /** Nothing captured yet: an open attempt may be the one the money came through. */
-const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
+export const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
 
 export function refuseClosed(order: LockedOrder, action: string): void {
   if (order.status === "cancelled") throw conflict("order_cancelled", `Order #${order.number} is cancelled: it cannot be ${action}.`);
