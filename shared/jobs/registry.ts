@@ -1,5 +1,6 @@
 import { pruneActivity } from "./activity-prune";
 import { heartbeat } from "./heartbeat";
+import { trackShipments } from "./shipping-track";
 import { expireUnpaidOrders } from "./unpaid-expiry";
 import type { JobDefinition, JobName } from "./types";
 
@@ -15,7 +16,7 @@ export const JOBS: Record<JobName, JobDefinition> = {
   "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, run: expireUnpaidOrders },
   "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
   "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
-  "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, plannedIn: "shipping issue" },
+  "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, run: trackShipments },
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, plannedIn: "custom domains issue" },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
   "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, run: pruneActivity },
