@@ -1,5 +1,6 @@
 import { pruneActivity } from "./activity-prune";
 import { heartbeat } from "./heartbeat";
+import { runPreorderBalances } from "./preorder-balance";
 import { trackShipments } from "./shipping-track";
 import { expireUnpaidOrders } from "./unpaid-expiry";
 import type { JobDefinition, JobName } from "./types";
@@ -14,7 +15,7 @@ const MINUTE = 60 * SECOND;
 export const JOBS: Record<JobName, JobDefinition> = {
   "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, plannedIn: "events issue (outbox relay)" },
   "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, run: expireUnpaidOrders },
-  "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
+  "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, run: runPreorderBalances },
   "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
   "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, run: trackShipments },
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, plannedIn: "custom domains issue" },
