@@ -93,7 +93,10 @@ interface HeldLine {
   wanted: number;
 }
 
-/** The order's parcel lines matching `where` with their stock row at the parcel's location; lines, then stock rows, locked in id order. */
+/**
+ * The order's parcel lines matching `where` (a fixed condition of this file, never input) with their
+ * stock row at the parcel's location; the lines, then the stock rows, locked in id order.
+ */
 async function lockLines(tx: StoreTx, orderId: string, wanted: string, where: string): Promise<(HeldLine & { available: number })[]> {
   const { rows } = await tx.$client.query<HeldLine>(
     `select fl.id as "flId", il.id as "levelId", ol.variant_id as "variantId", f.location_id as "locationId", (${wanted})::int as wanted
@@ -122,8 +125,8 @@ async function shiftReservations(tx: StoreTx, moves: { flId: string; levelId: st
   if (moves.length === 0) return;
   await tx.$client.query(
     `with x as (select * from jsonb_to_recordset($2::jsonb) as x(fl uuid, level uuid, delta int)),
-     levels as (update inventory_level il set reserved = greatest(il.reserved + x.delta, 0), updated_at = now()
-                from x where il.store_id = $1 and il.id = x.level)
+     levels as (update inventory_level il set reserved = greatest(il.reserved + y.delta, 0), updated_at = now()
+                from (select level, sum(delta)::int as delta from x group by level) y where il.store_id = $1 and il.id = y.level)
      update fulfillment_order_line fl set reserved = fl.reserved + x.delta from x where fl.store_id = $1 and fl.id = x.fl`,
     [tx.storeId, JSON.stringify(moves.map((m) => ({ fl: m.flId, level: m.levelId, delta: m.delta })))],
   );
