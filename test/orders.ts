@@ -53,9 +53,9 @@ export interface GatewayOrder {
   sg: StoreGateway;
 }
 
-/** An order placed as above, then its payment made by the local gateway and the attempt moved to pending through the routine. */
-export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity = 1): Promise<GatewayOrder> {
-  const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]] });
+/** An order placed as above (at `at`, default now), then its payment made by the local gateway and the attempt moved to pending through the routine. */
+export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity = 1, at?: Date): Promise<GatewayOrder> {
+  const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]], ...(at ? { at } : {}) });
   const sg = await storeGateway(TEST_GATEWAY, shop.id);
   const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `https://${shop.hostname}/api/checkout/${placed.order.id}/confirm`));
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));

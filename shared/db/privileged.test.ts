@@ -23,7 +23,10 @@ describe("privileged id lookups", () => {
       "store_ids_for_user",
       "store_ids_with_domains_to_verify",
       "store_ids_with_old_activity",
+      "store_ids_with_open_shipments",
       "store_ids_with_pending_outbox",
+      "store_ids_with_preorder_balance_work",
+      "store_ids_with_unpaid_orders_due",
     ]);
     for (const r of rows) {
       expect({ name: r.name, returns: r.returns, definer: r.definer, owner: r.owner }).toEqual({

@@ -57,3 +57,29 @@ export async function storeIdsWithDomainsToVerify(db: Database, now: Date, limit
   const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_domains_to_verify($1, $2) as id", [now, limit]);
   return rows.map((r) => r.id);
 }
+
+async function idList(db: Database, text: string, values: unknown[]): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(text, values);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Stores with open orders holding no captured money whose payment window closed by `now`, or a
+ * manual-transfer order whose window closes by `remindUntil` and that was not reminded yet.
+ */
+export function storeIdsWithUnpaidOrdersDue(db: Database, now: Date, remindUntil: Date, limit = 500): Promise<string[]> {
+  return idList(db, "select id from privileged.store_ids_with_unpaid_orders_due($1, $2, $3) as id", [now, remindUntil, limit]);
+}
+
+/**
+ * Stores with pre-order balance work: backordered units of a deposit-paid order in stock now, a balance
+ * requested before `remindBefore` and not reminded, or requested before `expireBefore` and not expired.
+ */
+export function storeIdsWithPreorderBalanceWork(db: Database, remindBefore: Date, expireBefore: Date, limit = 500): Promise<string[]> {
+  return idList(db, "select id from privileged.store_ids_with_preorder_balance_work($1, $2, $3) as id", [remindBefore, expireBefore, limit]);
+}
+
+/** Stores with shipments on their way that a courier can be asked about, the longest-unasked first. */
+export function storeIdsWithOpenShipments(db: Database, limit = 500): Promise<string[]> {
+  return idList(db, "select id from privileged.store_ids_with_open_shipments($1) as id", [limit]);
+}

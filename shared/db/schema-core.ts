@@ -15,6 +15,8 @@ export const store = pgTable("store", {
   /** What an order pays for shipping (inclusive of GST), and the subtotal from which it is free. */
   shippingFeeMinor: bigint("shipping_fee_minor", { mode: "number" }).notNull().default(0),
   freeShippingOverMinor: bigint("free_shipping_over_minor", { mode: "number" }),
+  /** The share of backordered pre-order units paid at checkout (100: all of it, no balance). */
+  preorderDepositPercent: integer("preorder_deposit_percent").notNull().default(100),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

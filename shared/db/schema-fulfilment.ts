@@ -17,6 +17,8 @@ export const shipment = pgTable("shipment", {
   status: text("status", { enum: SHIPMENT_ROW_STATUSES }).notNull().default("pending"),
   providerStatus: text("provider_status"),
   statusAt: ts("status_at").notNull().defaultNow(),
+  /** When the tracking job last asked the courier. */
+  trackedAt: ts("tracked_at"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -73,7 +75,7 @@ export const refund = pgTable("refund", {
   updatedAt: updatedAt(),
 });
 
-export const MERCHANT_TASK_KINDS = ["rto", "paid_late", "refund_failed"] as const;
+export const MERCHANT_TASK_KINDS = ["rto", "paid_late", "refund_failed", "balance_expired"] as const;
 
 export const merchantTask = pgTable("merchant_task", {
   id: uuid("id").primaryKey().defaultRandom(),

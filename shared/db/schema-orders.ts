@@ -38,6 +38,12 @@ export const shopOrder = pgTable("shop_order", {
   fulfillmentStatus: text("fulfillment_status").notNull().default("unfulfilled"),
   accessKeyHash: text("access_key_hash"),
   expiresAt: ts("expires_at"),
+  paymentRemindedAt: ts("payment_reminded_at"),
+  /** The part of the total due when the backordered pre-order units arrive (docs/order-status.md, "Pre-orders"). */
+  balanceAmount: money("balance_amount").notNull().default(0),
+  balanceRequestedAt: ts("balance_requested_at"),
+  balanceRemindedAt: ts("balance_reminded_at"),
+  balanceExpiredAt: ts("balance_expired_at"),
   placedAt: ts("placed_at").notNull().defaultNow(),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
@@ -84,6 +90,7 @@ export const fulfillmentOrderLine = pgTable("fulfillment_order_line", {
   orderLineId: uuid("order_line_id").notNull(),
   quantity: integer("quantity").notNull(),
   reserved: integer("reserved").notNull(),
+  backordered: integer("backordered").notNull().default(0),
 });
 
 export const PAYMENT_ATTEMPT_STATUSES = ["created", "pending", "authorized", "captured", "refunded", "failed"] as const;

@@ -1,32 +1,36 @@
 import type { Database } from "../db/database";
 import { withStore } from "../db/with-store";
-import { errorFields, type Logger } from "../log";
+import { errorFields } from "../log";
+import type { JobContext } from "./types";
+
+export type Counts = Record<string, number>;
 
 /**
- * A job's work, one store at a time (SPEC rule 3; issue 12 part 4): one store's failure is logged with
- * the store and recorded for its merchant (`job_failure`, shown on the admin home), and never stops the
- * others. Returns how many stores succeeded and failed.
+ * The store loop of every store-scoped job (SPEC "Scheduled jobs", rule 3; issue 12 part 4): each store's
+ * work runs in its own failure boundary, so one store's failure never stops the others. Each store's
+ * counts are logged with its id (info when anything happened); a failure is logged as an error with the
+ * store id and recorded for its merchant (`job_failure`, shown on the admin home). Returns the totals.
  */
-export async function forEachStore(
-  ctx: { db: Database; log: Logger; now: Date },
-  job: string,
-  storeIds: readonly string[],
-  work: (storeId: string) => Promise<void>,
-): Promise<{ stores: number; failed: number }> {
-  let failed = 0;
+export async function forEachStore(ctx: Pick<JobContext, "db" | "log" | "now" | "job">, storeIds: readonly string[], work: (storeId: string) => Promise<Counts>): Promise<Counts> {
+  const totals: Counts = { stores: storeIds.length, failedStores: 0 };
   for (const storeId of storeIds) {
     try {
-      await work(storeId);
+      const counts = await work(storeId);
+      for (const [key, n] of Object.entries(counts)) totals[key] = (totals[key] ?? 0) + n;
+      const busy = Object.values(counts).some((n) => n > 0);
+      ctx.log[busy ? "info" : "debug"]("job.store", { storeId, ...counts });
     } catch (e) {
-      failed++;
+      totals["failedStores"]!++;
       const fields = errorFields(e);
-      ctx.log.error("job.store_failed", { job, storeId, ...fields });
-      await recordJobFailure(ctx.db, storeId, job, String(fields.error ?? e), ctx.now).catch((again: unknown) =>
-        ctx.log.warn("job.failure_not_recorded", { job, storeId, ...errorFields(again) }),
-      );
+      ctx.log.error("job.store_failed", { storeId, ...fields });
+      if (ctx.job) {
+        await recordJobFailure(ctx.db, storeId, ctx.job, String(fields.error ?? e), ctx.now).catch((again: unknown) =>
+          ctx.log.warn("job.failure_not_recorded", { storeId, ...errorFields(again) }),
+        );
+      }
     }
   }
-  return { stores: storeIds.length, failed };
+  return totals;
 }
 
 export async function recordJobFailure(db: Database, storeId: string, job: string, error: string, at: Date): Promise<void> {

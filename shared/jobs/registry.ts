@@ -2,6 +2,9 @@ import { verifyDomainsJob } from "../domains/verify";
 import { pruneActivity } from "./activity-prune";
 import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";
+import { runPreorderBalances } from "./preorder-balance";
+import { trackShipments } from "./shipping-track";
+import { expireUnpaidOrders } from "./unpaid-expiry";
 import type { JobDefinition, JobName } from "./types";
 
 const SECOND = 1_000;
@@ -13,10 +16,10 @@ const MINUTE = 60 * SECOND;
  */
 export const JOBS: Record<JobName, JobDefinition> = {
   "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, run: runRelay },
-  "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, plannedIn: "payments issue" },
-  "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, plannedIn: "payments issue" },
+  "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, run: expireUnpaidOrders },
+  "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, run: runPreorderBalances },
   "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
-  "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, plannedIn: "shipping issue" },
+  "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, run: trackShipments },
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, run: verifyDomainsJob },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
   "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, run: pruneActivity },

@@ -2,6 +2,7 @@ import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../log";
 import { baseEnvSchema, parseEnv } from "../http/env";
 import { nudgeRelayFrom } from "../events/nudge";
+import { providerServices, type ProviderServices } from "../pipeline/providers";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
@@ -19,6 +20,7 @@ export interface JobRunnerDeps {
   log: Logger;
   /** The Worker's env, handed to each job. */
   env: Readonly<Record<string, unknown>>;
+  services: ProviderServices;
 }
 
 /**
@@ -40,7 +42,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   }
   const db = new Database(deps.db);
   try {
-    const result = await job.run({ db, log, now, env: deps.env });
+    const result = await job.run({ db, log, now, env: deps.env, services: deps.services, job: name });
     const durationMs = Date.now() - started;
     log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
@@ -67,5 +69,6 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
     },
     log,
     env: env as Readonly<Record<string, unknown>>,
+    services: providerServices(env),
   };
 }

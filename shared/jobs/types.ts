@@ -1,5 +1,6 @@
 import type { Database } from "../db/database";
 import type { Logger } from "../log";
+import type { ProviderServices } from "../pipeline/providers";
 
 /** Job names are the SPEC's queue names ("Scheduled jobs (worker)"). */
 export const JOB_NAMES = [
@@ -22,6 +23,10 @@ export interface JobContext {
   now: Date;
   /** The Worker's bindings and variables, for jobs that call outside services (e.g. the DNS resolver). */
   env: Readonly<Record<string, unknown>>;
+  /** Each store's payment gateway and courier, from the Worker's configuration (read when a job asks). */
+  services: ProviderServices;
+  /** Which job this run is (failures are recorded under it); absent when a test calls a job directly. */
+  job?: JobName;
 }
 
 export interface JobDefinition {

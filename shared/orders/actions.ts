@@ -40,7 +40,7 @@ export const conflict = (reason: string, message: string) => new AppError("CONFL
 /** Money was captured and is still held: the order counts as paid for 'Mark as paid' and cannot be cancelled. */
 const HOLDS_MONEY: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_paid", "partially_refunded"]);
 /** Nothing captured yet: an open attempt may be the one the money came through. */
-const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
+export const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
 
 export function refuseClosed(order: LockedOrder, action: string): void {
   if (order.status === "cancelled") throw conflict("order_cancelled", `Order #${order.number} is cancelled: it cannot be ${action}.`);
@@ -52,7 +52,8 @@ export function refuseClosed(order: LockedOrder, action: string): void {
 /**
  * 'Mark as paid': the money arrived outside the gateway (a bank transfer, cash). Captures, through the
  * status routine, the newest attempt still open (created, pending or authorized) while nothing is
- * captured; otherwise (every attempt failed, none exists, or part is already paid) it adds a `manual`
+ * captured (with a pre-order deposit, that is the deposit's), or the open attempt of a requested pre-order
+ * balance; otherwise (every attempt failed, none exists, or part is already paid) it adds a `manual`
  * attempt for the balance and captures that. A failed gateway attempt is never revived: the gateway said
  * that payment did not happen, and a refund must go back the way the money came. Already paid (or
  * partly refunded since): nothing changes. Returns whether anything changed.
@@ -62,11 +63,15 @@ export async function markPaid(tx: StoreTx, orderId: string): Promise<boolean> {
   if (order.paymentStatus === "paid" || order.paymentStatus === "partially_refunded") return false;
   if (order.paymentStatus === "refunded") throw conflict("order_refunded", `Order #${order.number} was refunded: it cannot be marked as paid again.`);
   refuseClosed(order, "marked as paid");
-  const { rows: open } = NOTHING_CAPTURED.has(order.paymentStatus)
+  // Part paid: only an open attempt for exactly what is left (a requested pre-order balance) is taken.
+  const partly = order.paymentStatus === "partially_paid";
+  const { rows: open } = NOTHING_CAPTURED.has(order.paymentStatus) || partly
     ? await tx.$client.query<{ id: string }>(
-        `select id from payment_attempt where store_id = $1 and order_id = $2 and status in ('created', 'pending', 'authorized')
+        `select id from payment_attempt a where store_id = $1 and order_id = $2 and status in ('created', 'pending', 'authorized')
+           and (not $3 or amount = $4::bigint - (select coalesce(sum(c.amount), 0) from payment_attempt c
+                                                  where c.store_id = $1 and c.order_id = $2 and c.status in ('captured', 'refunded')))
          order by attempt desc limit 1`,
-        [tx.storeId, orderId],
+        [tx.storeId, orderId, partly, order.total],
       )
     : { rows: [] };
   const attemptId = open[0]?.id ?? (await addManualAttempt(tx, order));

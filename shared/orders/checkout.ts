@@ -10,6 +10,7 @@ import { discountAmount } from "../storefront/cart-totals";
 import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
 import { ratesOn } from "./gst-rates";
 import { loadOrderView, type OrderView } from "./order-view";
+import { preorderBalance } from "./preorders";
 import { planReservation, type StockRow } from "./reservation";
 
 /**
@@ -131,8 +132,8 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
 
   const subtotal = lines.reduce((sum, l) => sum + Number(l.unit_price) * l.quantity, 0);
   const taken = await takeDiscount(tx, cart.discount_id, subtotal);
-  const [settings] = await q<{ fee: string; free_over: string | null }>(
-    "select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over from store where id = $1",
+  const [settings] = await q<{ fee: string; free_over: string | null; deposit_percent: number }>(
+    "select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over, preorder_deposit_percent as deposit_percent from store where id = $1",
     [tx.storeId],
   );
   const afterDiscount = subtotal - taken.amount;
@@ -156,6 +157,12 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     destinationState: destination,
     rates: await ratesOn(tx, now),
   });
+  // With a deposit under 100 %, backordered pre-order units are paid in part now, the balance when they arrive.
+  const balanceParts = plan.parcels.flatMap((p, i) =>
+    p.lines.map((pl, j) => ({ value: Number(lineOf.get(pl.variantId)!.unit_price) * pl.quantity - money.parcels[i]!.lineDiscounts[j]!, quantity: pl.quantity, backordered: pl.quantity - pl.reserved })),
+  );
+  const balance = preorderBalance(balanceParts, settings!.deposit_percent);
+  const firstAmount = money.total - balance;
 
   const [counter] = await q<{ number: number }>(
     `insert into order_counter as c (store_id, next_number) values ($1, 1002)
@@ -168,12 +175,12 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   const accessKey = await orderAccessKey(cartToken, orderId);
   await q(
     `insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
-       subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+       subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
       orderId, tx.storeId, counter!.number, cart.id, input.email.toLowerCase(), input.phone ?? null, JSON.stringify(input.shippingAddress), destination,
       input.paymentMethod, cart.currency, money.subtotal, money.discount, money.shipping, money.tax, money.total, taken.code, expiresAt, now,
-      await sha256Hex(accessKey),
+      await sha256Hex(accessKey), balance,
     ],
   );
 
@@ -223,18 +230,19 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   );
   await q(
     `with x as (select * from jsonb_to_recordset($2::jsonb) as x(fulfillment_order_id uuid, order_line_id uuid, quantity int, reserved int, variant_id uuid, location_id uuid)),
-     lines as (insert into fulfillment_order_line (store_id, fulfillment_order_id, order_line_id, quantity, reserved)
-               select $1, fulfillment_order_id, order_line_id, quantity, reserved from x)
+     lines as (insert into fulfillment_order_line (store_id, fulfillment_order_id, order_line_id, quantity, reserved, backordered)
+               select $1, fulfillment_order_id, order_line_id, quantity, reserved, quantity - reserved from x)
      update inventory_level il set reserved = il.reserved + x.reserved, updated_at = now()
      from x where il.store_id = $1 and il.variant_id = x.variant_id and il.location_id = x.location_id and x.reserved > 0`,
     [tx.storeId, JSON.stringify(parcelLines)],
   );
   const [attempt] = await q<{ id: string }>(
     "insert into payment_attempt (store_id, order_id, attempt, idempotency_key, provider, amount) values ($1, $2, 1, $3, $4, $5) returning id",
-    [tx.storeId, orderId, `${orderId}:1`, input.paymentMethod === "gateway" ? provider : "manual_transfer", money.total],
+    [tx.storeId, orderId, `${orderId}:1`, input.paymentMethod === "gateway" ? provider : "manual_transfer", firstAmount],
   );
   await q("update cart set converted_order_id = $2, updated_at = now() where store_id = $1 and id = $3", [tx.storeId, orderId, cart.id]);
-  await emit(tx, "order.placed", { orderId, number: counter!.number, total: money.total, paymentMethod: input.paymentMethod });
+  const deposit = balance > 0 ? { deposit: firstAmount, balance } : {};
+  await emit(tx, "order.placed", { orderId, number: counter!.number, total: money.total, paymentMethod: input.paymentMethod, ...deposit });
   await emit(tx, "inventory.reserved", {
     orderId,
     items: parcelLines.filter((l) => l.reserved > 0).map((l) => ({ variantId: l.variant_id, locationId: l.location_id, quantity: l.reserved })),
@@ -242,7 +250,7 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   return {
     order: (await loadOrderView(tx, orderId))!,
     attempt: {
-      id: attempt!.id, attempt: 1, idempotencyKey: `${orderId}:1`, status: "created", provider: input.paymentMethod === "gateway" ? provider : "manual_transfer", amount: money.total,
+      id: attempt!.id, attempt: 1, idempotencyKey: `${orderId}:1`, status: "created", provider: input.paymentMethod === "gateway" ? provider : "manual_transfer", amount: firstAmount,
     },
     replayed: false,
     accessKey,

@@ -11,29 +11,50 @@ import type { AttemptRow } from "./checkout";
 
 /**
  * A new attempt for an order still waiting for its money: the order row locked, the attempt numbered
- * after the last, keyed `<orderId>:<attempt>`. An order already paid (or being paid), or no longer open,
- * is refused with 409 and the reason.
+ * after the last, keyed `<orderId>:<attempt>`, for what is due now: the total, or with a pre-order
+ * deposit (docs/order-status.md, "Pre-orders") the deposit first and, once the balance was requested,
+ * what is left (the attempt the balance job made is used while it has not been sent to the gateway).
+ * An order already paid (or being paid), whose balance is not asked for yet or expired, or no longer
+ * open, is refused with 409 and the reason.
  */
 export async function newAttempt(tx: StoreTx, orderId: string, provider: string): Promise<AttemptRow> {
-  const { rows } = await tx.$client.query<{ status: string; payment_method: string; total: string; busy: boolean; last: number }>(
-    `select o.status, o.payment_method, o.total::text,
-       exists (select 1 from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('authorized', 'captured', 'refunded')) as busy,
-       coalesce((select max(attempt) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), 0) as last
+  const { rows } = await tx.$client.query<{
+    status: string; payment_method: string; total: string; balance: string; captured: string; authorized: boolean; last: number;
+    balance_open: boolean; balance_expired: boolean; fresh: { id: string; attempt: number; amount: number; provider: string } | null;
+  }>(
+    `select o.status, o.payment_method, o.total::text, o.balance_amount::text as balance,
+       (o.balance_requested_at is not null and o.balance_expired_at is null) as balance_open, o.balance_expired_at is not null as balance_expired,
+       coalesce((select sum(a.amount) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')), 0)::text as captured,
+       exists (select 1 from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status = 'authorized') as authorized,
+       coalesce((select max(attempt) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), 0) as last,
+       (select json_build_object('id', a.id, 'attempt', a.attempt, 'amount', a.amount, 'provider', a.provider) from payment_attempt a
+        where a.store_id = o.store_id and a.order_id = o.id and a.status = 'created' and a.provider_ref is null order by a.attempt desc limit 1) as fresh
      from shop_order o where o.store_id = $1 and o.id = $2 for update of o`,
     [tx.storeId, orderId],
   );
   const o = rows[0];
   if (!o) throw unknownOrder();
   if (o.status !== "open") throw new AppError("CONFLICT", `This order is ${o.status}: it takes no payment.`, { reason: `order_${o.status}` });
-  if (o.busy) throw new AppError("CONFLICT", "This order is already paid.", { reason: "already_paid" });
+  const captured = Number(o.captured);
+  const paid = () => new AppError("CONFLICT", "This order is already paid.", { reason: "already_paid" });
+  if (o.authorized || (captured > 0 && (Number(o.balance) === 0 || captured >= Number(o.total)))) throw paid();
   if (o.payment_method !== "gateway") throw new AppError("CONFLICT", "This order is paid by bank transfer.", { reason: "manual_transfer" });
+  let amount = Number(o.total) - Number(o.balance);
+  if (captured > 0) {
+    if (o.balance_expired) throw new AppError("CONFLICT", "The time to pay this pre-order's balance is over: please contact the store.", { reason: "balance_expired" });
+    if (!o.balance_open) throw new AppError("CONFLICT", "The balance is asked for when your pre-ordered items arrive.", { reason: "balance_not_due" });
+    amount = Number(o.total) - captured;
+    if (o.fresh && o.fresh.amount === amount && o.fresh.provider === provider) {
+      return { id: o.fresh.id, attempt: o.fresh.attempt, idempotencyKey: `${orderId}:${o.fresh.attempt}`, status: "created", provider, amount };
+    }
+  }
   const attempt = o.last + 1;
   const key = `${orderId}:${attempt}`;
   const inserted = await tx.$client.query<{ id: string }>(
     "insert into payment_attempt (store_id, order_id, attempt, idempotency_key, provider, amount) values ($1, $2, $3, $4, $5, $6) returning id",
-    [tx.storeId, orderId, attempt, key, provider, o.total],
+    [tx.storeId, orderId, attempt, key, provider, amount],
   );
-  return { id: inserted.rows[0]!.id, attempt, idempotencyKey: key, status: "created", provider, amount: Number(o.total) };
+  return { id: inserted.rows[0]!.id, attempt, idempotencyKey: key, status: "created", provider, amount };
 }
 
 /** The attempt a gateway reference belongs to, in this store (null when none). */

@@ -5,7 +5,7 @@ import type { StoreTx } from "../db/with-store";
  * that arrived on a closed order, a refund the gateway refused). One per kind and subject: writing it
  * again changes nothing, so the caller knows whether this is the first time.
  */
-export type TaskKind = "rto" | "paid_late" | "refund_failed";
+export type TaskKind = "rto" | "paid_late" | "refund_failed" | "balance_expired";
 
 export async function addTask(tx: StoreTx, task: { kind: TaskKind; orderId: string | null; subjectId: string; title: string }): Promise<boolean> {
   const { rowCount } = await tx.$client.query(

@@ -10,7 +10,7 @@ import { sessionProcedure, storeProcedure } from "./define";
 export const currentStore = storeProcedure({
   router: "store",
   name: "current",
-  description: "The store's settings: name, currency, storefront password, domains and the MCP & API switches.",
+  description: "The store's settings: name, currency, storefront password, domains, the MCP & API switches and the pre-order deposit percent.",
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
@@ -25,6 +25,7 @@ export const currentStore = storeProcedure({
         mcpReadCustomerDetails: store.mcpReadCustomerDetails,
         mcpAllowChanges: store.mcpAllowChanges,
         mcpChangesNeedApproval: store.mcpChangesNeedApproval,
+        preorderDepositPercent: store.preorderDepositPercent,
         createdAt: store.createdAt,
         updatedAt: store.updatedAt,
       })
@@ -43,7 +44,7 @@ export const updateStore = storeProcedure({
   router: "store",
   name: "update",
   description:
-    "Change store settings: the name, the storefront password (null turns it off) and the MCP & API switches. The currency is fixed once a store exists.",
+    "Change store settings: the name, the storefront password (null turns it off), the MCP & API switches and preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full). The currency is fixed once a store exists.",
   access: "settings.write",
   mutates: true,
   input: z.strictObject({
@@ -52,6 +53,7 @@ export const updateStore = storeProcedure({
     mcpReadCustomerDetails: z.boolean().optional(),
     mcpAllowChanges: z.boolean().optional(),
     mcpChangesNeedApproval: z.boolean().optional(),
+    preorderDepositPercent: z.number().int("must be a whole number").min(1, "must be at least 1").max(100, "must be at most 100").optional(),
   }),
   async run(ctx, input) {
     const { storefrontPassword, ...fields } = input;

@@ -10,7 +10,7 @@ export const listTasks = storeProcedure({
   router: "tasks",
   name: "list",
   description:
-    "Work waiting for a person, newest first: parcels coming back to origin (rto), money that arrived on a closed order (paid_late), refunds the gateway refused (refund_failed). Filter by status (default open) and kind.",
+    "Work waiting for a person, newest first: parcels coming back to origin (rto), money that arrived on a closed order (paid_late), refunds the gateway refused (refund_failed), pre-order balances unpaid after 7 days (balance_expired). Filter by status (default open) and kind.",
   access: "orders.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput, status: z.enum(["open", "done"]).default("open"), kind: z.enum(MERCHANT_TASK_KINDS).optional() }),

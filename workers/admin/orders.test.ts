@@ -86,7 +86,7 @@ describe("orders over MCP and OAuth", () => {
 
     expect((await rpc(browser, "store/update", { mcpReadCustomerDetails: true })).status).toBe(200);
     const order = toolResult(await client.callTool({ name: "getOrder", arguments: { id } }));
-    expect(order).toMatchObject({ number: 1001, email: "buyer@example.test", shipments: [expect.objectContaining({ provider: "local", status: "pending" })], attempts: [{ attempt: 1 }] });
+    expect(order).toMatchObject({ number: 1001, email: "buyer@example.test", shipments: [expect.objectContaining({ provider: "manual", status: "pending" })], attempts: [{ attempt: 1 }] });
     const listed = toolResult(await client.callTool({ name: "listOrders", arguments: { query: "BUYER@" } })) as { items: OrderItem[] };
     expect(listed.items.map((i) => i.email)).toEqual(["buyer@example.test"]);
 

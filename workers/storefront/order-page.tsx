@@ -51,6 +51,18 @@ const Status: FC<{ of: string; value: string; words: Readonly<Record<string, str
   </dd>
 );
 
+/** A pre-order balance (docs/order-status.md, "Pre-orders"): whether it was asked for, and what is left to pay. */
+interface Balance {
+  state: "none" | "later" | "due" | "expired";
+  left: number;
+}
+
+const BALANCE_WORDS = {
+  later: (left: string) => `Your deposit is in. We will ask for the balance of ${left} when your pre-ordered items arrive.`,
+  due: (left: string) => `Your pre-ordered items have arrived: the balance of ${left} is due.`,
+  expired: (left: string) => `The time to pay the balance of ${left} is over: the store will contact you.`,
+} as const;
+
 interface ShopperShipment {
   awb: string;
   courierName: string | null;
@@ -81,9 +93,13 @@ export async function orderPage(c: ShopContext) {
       const access = await buyerAccess(tx, proof);
       if (!access) return null;
       const order = await loadOrderView(tx, orderId);
-      const { rows } = await tx.$client.query<{ status: string | null; payment_method: string; shipments: ShopperShipment[] }>(
+      const { rows } = await tx.$client.query<{ status: string | null; payment_method: string; balance: Balance; shipments: ShopperShipment[] }>(
         `select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
            o.payment_method,
+           json_build_object('state', case when o.balance_amount = 0 then 'none' when o.balance_expired_at is not null then 'expired'
+               when o.balance_requested_at is not null then 'due' else 'later' end, 'left', o.total -
+             (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')))
+             as balance,
            coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
                'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
                and s.status <> 'cancelled'), '[]'::json) as shipments
@@ -91,14 +107,17 @@ export async function orderPage(c: ShopContext) {
         [tx.storeId, orderId],
       );
       const facts = rows[0];
-      return order && facts ? { order, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, shipments: facts.shipments, key: access.key } : null;
+      return order && facts
+        ? { order, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, balance: facts.balance, shipments: facts.shipments, key: access.key }
+        : null;
     },
     { readOnly: true },
   );
   if (!found) return notFoundPage(c);
-  const { order, attempt, shipments, key } = found;
+  const { order, attempt, balance, shipments, key } = found;
   const money = (minor: number) => formatMoney(minor, order.currency);
-  const canPay = order.status === "open" && attempt?.payment_method === "gateway" && ["unpaid", "pending"].includes(order.paymentStatus);
+  const balanceState = balance.state !== "none" && order.status === "open" && order.paymentStatus === "partially_paid" && balance.left > 0 ? balance.state : null;
+  const canPay = order.status === "open" && attempt?.payment_method === "gateway" && (["unpaid", "pending"].includes(order.paymentStatus) || balanceState === "due");
   return c.html(
     <ShopPage head={{ storeName: store.name, title: `Order #${order.number}`, description: `Your order at ${store.name}.`, noindex: true }}>
       <h1>Order #{order.number}</h1>
@@ -123,6 +142,7 @@ export async function orderPage(c: ShopContext) {
           Your last payment did not go through. Your order is kept: you can pay again.
         </p>
       ) : null}
+      {balanceState ? <p data-balance={balanceState}>{BALANCE_WORDS[balanceState](money(balance.left))}</p> : null}
       {canPay ? (
         <form method="post" action={`/api/checkout/${order.id}/pay${key ? `?k=${key}` : ""}`}>
           <button type="submit">Pay now</button>
