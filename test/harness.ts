@@ -4,6 +4,7 @@ import { Database } from "#shared/db/database";
 import { randomSecret } from "#shared/auth/tokens";
 import { emit } from "#shared/db/outbox";
 import { createLogger } from "#shared/log";
+import { AUTOMATION_DEFAULTS } from "#shared/marketing/render";
 import { pushStoreFactsTo } from "#shared/storefront/store-facts";
 import {
   aiApproval,
@@ -11,6 +12,7 @@ import {
   apiGrant,
   appDelivery,
   cart,
+  campaign,
   cartLine,
   customer,
   discount,
@@ -23,6 +25,9 @@ import {
   jobFailure,
   location,
   mailboxMessage,
+  marketingAutomation,
+  marketingEnrolment,
+  marketingMessage,
   member,
   merchantTask,
   notification,
@@ -83,7 +88,7 @@ export interface TestStore {
  * One placed order with a line, a parcel, its line, a payment attempt, a shipment with an event, a return
  * with a line, a refund and a merchant task, plus a webhook receipt.
  */
-async function orderFixture(tx: StoreTx, variantId: string, locationId: string): Promise<void> {
+async function orderFixture(tx: StoreTx, variantId: string, locationId: string): Promise<string> {
   await tx.insert(orderCounter).values({ storeId: tx.storeId, nextNumber: 1002 });
   const [o] = await tx
     .insert(shopOrder)
@@ -128,6 +133,27 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
   await tx.insert(mailboxMessage).values({ storeId: tx.storeId, idempotencyKey: `fixture:${orderId}`, sender: "Fixture <shop@example.test>", recipient: "buyer@example.test", subject: "Fixture", textBody: "Fixture", htmlBody: "<p>Fixture</p>", tag: "fixture" });
   await tx.insert(jobFailure).values({ storeId: tx.storeId, job: "{shipping}-track", error: "Fixture failure" });
   await tx.insert(webhookReceipt).values({ storeId: tx.storeId, provider: "local", eventId: `evt_${orderId}` });
+  return orderId;
+}
+
+/** A sent campaign, an automation that is off, a decided enrolment and a skipped message: nothing a job would pick up. */
+async function marketingFixture(tx: StoreTx, customerId: string, orderId: string): Promise<void> {
+  const [k] = await tx
+    .insert(campaign)
+    .values({ storeId: tx.storeId, name: "Fixture", subject: "Fixture", body: "Fixture", audience: "subscribers", status: "sent", startsAt: new Date(), finishedAt: new Date() })
+    .returning({ id: campaign.id });
+  const [a] = await tx
+    .insert(marketingAutomation)
+    .values({ storeId: tx.storeId, kind: "first_order_thanks", ...AUTOMATION_DEFAULTS.first_order_thanks })
+    .returning({ id: marketingAutomation.id });
+  const [e] = await tx
+    .insert(marketingEnrolment)
+    .values({ storeId: tx.storeId, automationId: a!.id, orderId, email: "buyer@example.test", eventId: crypto.randomUUID(), dueAt: new Date(), status: "skipped", reason: "no_consent" })
+    .returning({ id: marketingEnrolment.id });
+  await tx.insert(marketingMessage).values([
+    { storeId: tx.storeId, customerId, campaignId: k!.id, recipient: "buyer@example.test", status: "skipped", reason: "Fixture" },
+    { storeId: tx.storeId, customerId, enrolmentId: e!.id, recipient: "buyer@example.test", status: "skipped", reason: "Fixture" },
+  ]);
 }
 
 /**
@@ -187,7 +213,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await tx
       .insert(inventoryAdjustment)
       .values({ storeId: id, variantId: v!.id, locationId: l!.id, delta: 5, onHandAfter: 5, reason: "received" });
-    await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" });
+    const [shopper] = await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" }).returning({ id: customer.id });
     await tx.insert(discount).values({ storeId: id, code: `FIX${suffix.toUpperCase()}`, kind: "percentage", value: 10 });
     await tx.insert(page).values({ storeId: id, title: "About", handle: "about" });
     const [k] = await tx
@@ -247,7 +273,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       attempts: 6,
       lastError: "Fixture",
     });
-    await orderFixture(tx, v!.id, l!.id);
+    await marketingFixture(tx, shopper!.id, await orderFixture(tx, v!.id, l!.id));
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

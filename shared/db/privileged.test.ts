@@ -22,6 +22,7 @@ describe("privileged id lookups", () => {
       "store_id_by_token_hash",
       "store_ids_for_user",
       "store_ids_with_domains_to_verify",
+      "store_ids_with_marketing_work",
       "store_ids_with_old_activity",
       "store_ids_with_open_shipments",
       "store_ids_with_pending_outbox",

@@ -83,3 +83,8 @@ export function storeIdsWithPreorderBalanceWork(db: Database, remindBefore: Date
 export function storeIdsWithOpenShipments(db: Database, limit = 500): Promise<string[]> {
   return idList(db, "select id from privileged.store_ids_with_open_shipments($1) as id", [limit]);
 }
+
+/** Stores with marketing work at `now`: a campaign to start or finish, an enrolment due, a message to claim. */
+export function storeIdsWithMarketingWork(db: Database, now: Date, limit = 500): Promise<string[]> {
+  return idList(db, "select id from privileged.store_ids_with_marketing_work($1, $2) as id", [now, limit]);
+}

@@ -214,6 +214,9 @@ export const customer = pgTable("customer", {
   phone: text("phone"),
   city: text("city"),
   acceptsMarketing: boolean("accepts_marketing").notNull().default(false),
+  /** When and how consent last changed (migrations/0021_marketing.sql). */
+  marketingConsentUpdatedAt: ts("marketing_consent_updated_at"),
+  marketingConsentSource: text("marketing_consent_source", { enum: ["staff", "checkout", "unsubscribe_link"] }),
   note: text("note"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),

@@ -8,3 +8,4 @@ export * from "./schema-fulfilment";
 export * from "./schema-events";
 export * from "./schema-apps";
 export * from "./schema-domains";
+export * from "./schema-marketing";

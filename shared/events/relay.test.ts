@@ -56,6 +56,7 @@ describe("the outbox relay", () => {
       ["order.paid", "app"],
       ["order.rto", "app"],
       ["return.approved", "app"],
+      ["order.paid", "marketing"],
       ["domain.verified", "domain"],
     ]);
     expect(mine[1]!.payload).toEqual({ orderId, returnId });

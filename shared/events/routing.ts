@@ -1,4 +1,5 @@
 import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
+import { ENROLLING_KINDS } from "../marketing/enrol";
 import type { WorkQueue } from "./routes";
 
 /**
@@ -43,6 +44,7 @@ export interface RouteRule {
 const RULES: readonly RouteRule[] = [
   { queue: "domains", route: "domain", matches: (kind) => kind.startsWith("domain.") },
   { queue: "appEvents", route: APP_ROUTE, matches: (kind) => goesToAppsQueue(kind) },
+  { queue: "marketing", route: "marketing", matches: (kind) => Object.hasOwn(ENROLLING_KINDS, kind) },
 ];
 
 export function routesOf(kind: string, payload: Record<string, unknown>): Route[] {

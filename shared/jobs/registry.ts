@@ -2,6 +2,7 @@ import { verifyDomainsJob } from "../domains/verify";
 import { pruneActivity } from "./activity-prune";
 import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";
+import { marketingTick } from "./marketing-tick";
 import { runPreorderBalances } from "./preorder-balance";
 import { trackShipments } from "./shipping-track";
 import { expireUnpaidOrders } from "./unpaid-expiry";
@@ -18,7 +19,7 @@ export const JOBS: Record<JobName, JobDefinition> = {
   "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, run: runRelay },
   "{payments}-unpaid-expiry": { name: "{payments}-unpaid-expiry", everyMs: MINUTE, run: expireUnpaidOrders },
   "{payments}-preorder-balance": { name: "{payments}-preorder-balance", everyMs: MINUTE, run: runPreorderBalances },
-  "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, plannedIn: "marketing issue" },
+  "{marketing}-tick": { name: "{marketing}-tick", everyMs: 30 * SECOND, run: (ctx) => marketingTick(ctx) },
   "{shipping}-track": { name: "{shipping}-track", everyMs: 30 * MINUTE, run: trackShipments },
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, run: verifyDomainsJob },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },

@@ -21,6 +21,9 @@ const fields = {
   note: z.string().trim().max(5000).describe("Private note for staff"),
 };
 
+/** A member changed the customer's marketing consent (when and how it last changed is kept; docs/marketing.md). */
+const consentStamp = { marketingConsentUpdatedAt: sql`now()`, marketingConsentSource: "staff" as const };
+
 /** What customers.list shows: no contact details, which only customers.get returns. */
 const summaryColumns = {
   id: customer.id,
@@ -115,7 +118,7 @@ export const createCustomer = storeProcedure({
   async run({ tx }, input) {
     const [row] = await tx
       .insert(customer)
-      .values({ ...input, storeId: tx.storeId })
+      .values({ ...input, storeId: tx.storeId, ...(input.acceptsMarketing ? consentStamp : {}) })
       .returning(detailColumns);
     await emit(tx, "customer.created", { customerId: row!.id });
     return row!;
@@ -151,7 +154,7 @@ export const updateCustomer = storeProcedure({
     if (email === null && phone === null) throw badRequest([{ path: changes.email === null ? "email" : "phone", message: NEED_CONTACT }]);
     const [row] = await tx
       .update(customer)
-      .set({ ...changes, updatedAt: sql`now()` })
+      .set({ ...changes, updatedAt: sql`now()`, ...(changes.acceptsMarketing !== undefined && changes.acceptsMarketing !== current.acceptsMarketing ? consentStamp : {}) })
       .where(where)
       .returning(detailColumns);
     await emit(tx, "customer.updated", { customerId: id, fields: changed });

@@ -10,6 +10,7 @@ import { domainProcedures } from "./domains";
 import { fulfilmentProcedures } from "./fulfilment";
 import { inventoryProcedures } from "./inventory";
 import { linkProcedures } from "./links";
+import { marketingProcedures } from "./marketing";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
@@ -30,6 +31,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...productProcedures,
   ...inventoryProcedures,
   ...customersProcedures,
+  ...marketingProcedures,
   ...orderProcedures,
   ...fulfilmentProcedures,
   ...taskProcedures,

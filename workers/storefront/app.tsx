@@ -22,6 +22,9 @@ export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables
 
 /** Paths that already name an internal route are refused from outside (SPEC "Storefront behaviour" 2). */
 const INTERNAL_PATH = /^\/-(s|p)(\/|$)/;
+/** Pages a shopper must reach even while the storefront password is on: leaving a mailing list. */
+const OPEN_WHILE_LOCKED = /^\/unsubscribe\//;
+
 /** Paths that pass through unchanged, to the storefront's API and the front end's assets. */
 const PASS_THROUGH = /^\/(api|_next)(\/|$)/;
 
@@ -64,7 +67,7 @@ app.all("*", async (c) => {
   const { store, hostname } = c.var;
   const url = new URL(c.req.url);
   const asked = url.pathname + url.search;
-  const locked = store.passwordCookieHash !== null && !(await hasPasswordCookie(c, store));
+  const locked = store.passwordCookieHash !== null && !OPEN_WHILE_LOCKED.test(url.pathname) && !(await hasPasswordCookie(c, store));
   const internalPath = locked ? `/-p/${store.id}` : `/-s/${store.id}${url.pathname}${url.search}`;
   const origin = `${url.protocol}//${c.req.header("host") ?? hostname}`;
   const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked, env: c.env, origin, defer: c.var.defer });

@@ -119,6 +119,9 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
                 <input type="radio" name="paymentMethod" value="manual_transfer" checked={method === "manual_transfer"} /> Bank transfer (within 3 days)
               </label>
             </fieldset>
+            <label class="check">
+              <input type="checkbox" name="acceptsMarketing" value="yes" checked={values["acceptsMarketing"] === "yes"} /> Email me news and offers from {store.name}
+            </label>
             <button type="submit">Place order</button>
           </form>
         </>
@@ -136,7 +139,8 @@ function nested(values: Values): Record<string, unknown> {
   const top: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     if (value === "" && (key === "phone" || key === "shippingAddress.line2")) continue;
-    if (key.startsWith("shippingAddress.")) address[key.slice("shippingAddress.".length)] = value;
+    if (key === "acceptsMarketing") top[key] = value === "yes";
+    else if (key.startsWith("shippingAddress.")) address[key.slice("shippingAddress.".length)] = value;
     else top[key] = value;
   }
   return { ...top, shippingAddress: address };

@@ -6,6 +6,7 @@ import { checkoutPage, submitCheckout } from "./checkout-page";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
 import { shortLinks } from "./links";
 import { orderPage } from "./order-page";
+import { unsubscribePage, unsubscribePost } from "./unsubscribe";
 import { PasswordPage } from "./password";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 
@@ -53,6 +54,8 @@ shop.post("/-s/:storeId/checkout", submitCheckout);
 shop.get("/-s/:storeId/orders/:orderId", orderPage);
 shop.get("/-s/:storeId/-gateway/pay/:ref", gatewayPage);
 shop.post("/-s/:storeId/-gateway/pay/:ref", gatewayPagePost);
+shop.get("/-s/:storeId/unsubscribe/:messageId", unsubscribePage);
+shop.post("/-s/:storeId/unsubscribe/:messageId", unsubscribePost);
 shop.get("/-s/:storeId/robots.txt", robotsTxt);
 shop.get("/-s/:storeId/sitemap.xml", sitemapXml);
 shop.route("/", shortLinks);

@@ -4,6 +4,9 @@ import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
 import { errorFields, type Logger } from "#shared/log";
 import { mailerFromEnv } from "#shared/mail/select";
+import { enrolFromEvent } from "#shared/marketing/enrol";
+import { marketingSecretFromEnv } from "#shared/marketing/links";
+import { isSendOrder, sendMarketingBatch } from "#shared/marketing/send";
 import { RetryLater, sendNotification } from "#shared/notifications/send";
 import { APP_QUEUES, consumeAppQueue } from "./app-queues";
 import type { WorkerBindings } from "./env";
@@ -13,11 +16,16 @@ export const OUTBOX_NUDGE_QUEUE = "commerce-outbox-nudge";
 /** Growing waits for a message's retries (queue attempts 1, 2, …): 10 s, 30 s, 2 min, 10 min, 30 min. */
 const RETRY_DELAYS = [10, 30, 120, 600, 1800];
 
-type Handler = (message: RoutedEvent, deps: { db: Database; log: Logger }) => Promise<unknown>;
+type Handler = (message: unknown, deps: { db: Database; log: Logger }) => Promise<unknown>;
 
 /** The work queues' consumers (shared/events/routes.ts), each idempotent by the event id. */
 const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
-  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) => sendNotification(message, { ...deps, mail: mailerFromEnv(env, deps.db) }),
+  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) => sendNotification(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db) }),
+  // Relayed events enrol orders in automations; the marketing tick's hand-overs send messages.
+  [WORK_QUEUES.marketing.queue]: (env) => (message, deps) =>
+    isSendOrder(message)
+      ? sendMarketingBatch(message, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: marketingSecretFromEnv(env as unknown as Record<string, unknown>) })
+      : enrolFromEvent(message as RoutedEvent, deps),
 };
 
 /**
@@ -46,7 +54,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
     const handle = consumer(env);
     for (const message of batch.messages) {
       try {
-        await handle(message.body as RoutedEvent, { db, log: deps.log });
+        await handle(message.body, { db, log: deps.log });
         message.ack();
       } catch (e) {
         const delaySeconds = e instanceof RetryLater && e.delaySeconds ? e.delaySeconds : RETRY_DELAYS[Math.min(message.attempts - 1, RETRY_DELAYS.length - 1)];

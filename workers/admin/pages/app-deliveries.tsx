@@ -5,7 +5,7 @@ import { getApp } from "#shared/procedures/apps";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { When } from "./api-settings-grants";
 import { storePage } from "./chrome";
-import { handleFormPost, Notice, type FormNotice } from "./form-post";
+import { handleFormPost, Notice, RowAction, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 
 /**
@@ -82,13 +82,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                 {canWrite ? (
                   <td>
                     {d.status !== "pending" ? (
-                      <form method="post" action={`/settings/apps/${app.id}`} class="inline">
-                        <input type="hidden" name="csrf" value={chrome.csrf} />
-                        <input type="hidden" name="deliveryId" value={d.id} />
-                        <button type="submit" name="action" value="redeliver" class="secondary small">
-                          Redeliver
-                        </button>
-                      </form>
+                      <RowAction to={`/settings/apps/${app.id}`} csrf={chrome.csrf} fields={{ deliveryId: d.id }} action="redeliver" label="Redeliver" class="secondary small" />
                     ) : null}
                   </td>
                 ) : null}

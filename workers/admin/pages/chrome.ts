@@ -26,6 +26,7 @@ export async function storePage(c: AdminContext): Promise<StorePage> {
         orders: me.permissions.includes("orders.read"),
         settings: me.permissions.includes("settings.read"),
         links: me.permissions.includes("content.read"),
+        marketing: me.permissions.includes("customers.read"),
       },
     },
   };

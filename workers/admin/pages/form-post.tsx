@@ -63,3 +63,16 @@ export async function handleFormPost(
   }
   return c.redirect(typeof done === "string" ? done : done(name), 303);
 }
+
+/** One button that posts one action about one row (Delete, Cancel, Redeliver, Revoke), with the session's CSRF token. */
+export const RowAction: FC<{ to: string; csrf: string; fields: Record<string, string>; action?: string; label: string; ariaLabel?: string; class?: string }> = (p) => (
+  <form method="post" action={p.to} class="inline">
+    <input type="hidden" name="csrf" value={p.csrf} />
+    {Object.entries(p.fields).map(([name, value]) => (
+      <input type="hidden" name={name} value={value} />
+    ))}
+    <button type="submit" name={p.action === undefined ? undefined : "action"} value={p.action} class={p.class ?? "secondary"} aria-label={p.ariaLabel}>
+      {p.label}
+    </button>
+  </form>
+);

@@ -55,7 +55,7 @@ export interface Chrome {
   email: string;
   csrf: string;
   /** Links the member's role can open; others are left out of the navigation. */
-  canSee: { products: boolean; orders: boolean; settings: boolean; links: boolean };
+  canSee: { products: boolean; orders: boolean; settings: boolean; links: boolean; marketing: boolean };
 }
 
 /** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
@@ -78,6 +78,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
             {chrome.canSee.orders ? <a href="/orders">Orders</a> : null}
             {chrome.canSee.orders ? <a href="/notifications">Notifications</a> : null}
             {chrome.canSee.links ? <a href="/links">Links</a> : null}
+            {chrome.canSee.marketing ? <a href="/marketing">Marketing</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>
             <a href="/ai/approvals">AI approvals</a>

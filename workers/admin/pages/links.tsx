@@ -5,7 +5,7 @@ import { createLink, deleteLink, listLinks, updateLink } from "#shared/procedure
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
-import { handleFormPost, Notice, type FailedPost, type FormNotice } from "./form-post";
+import { handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { EMPTY_LINK, LinkForm, linkInput, stateOfFailure, stateOfLink, type LinkFormState } from "./links-form";
 
@@ -92,13 +92,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                     </a>
                   ) : null}{" "}
                   {can.delete ? (
-                    <form method="post" action="/links" class="inline">
-                      <input type="hidden" name="csrf" value={chrome.csrf} />
-                      <input type="hidden" name="id" value={l.id} />
-                      <button type="submit" name="action" value="delete" class="secondary" aria-label={`Delete ${l.slug}`}>
-                        Delete
-                      </button>
-                    </form>
+                    <RowAction to="/links" csrf={chrome.csrf} fields={{ id: l.id }} action="delete" label="Delete" ariaLabel={`Delete ${l.slug}`} />
                   ) : null}
                 </td>
               ) : null}

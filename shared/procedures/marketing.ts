@@ -1,0 +1,226 @@
+import { z } from "zod";
+import { emit } from "../db/outbox";
+import { AUTOMATION_KINDS, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, type AutomationKind } from "../db/schema-marketing";
+import type { StoreTx } from "../db/with-store";
+import { AppError } from "../http/errors";
+import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
+import { storeProcedure } from "./define";
+import { offsetOf, pagingInput, type Paged } from "./paging";
+
+/**
+ * Campaigns and automations (docs/marketing.md). Reading needs `customers.read` (they are about the store's
+ * customers); creating or changing what customers are sent needs `content.write`: a message to every
+ * subscriber is the store publishing words, which Staff may not do (decision 0013). Consent is never an
+ * input here: a campaign reaches only customers whose `acceptsMarketing` is on when it is sent.
+ */
+const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+const AUDIENCE_HELP = "subscribers: every customer who consented; buyers: those of them with a paid order; non_buyers: those without one";
+
+interface CampaignRow {
+  id: string;
+  name: string;
+  subject: string;
+  body: string;
+  audience: (typeof CAMPAIGN_AUDIENCES)[number];
+  status: (typeof CAMPAIGN_STATUSES)[number];
+  startsAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  recipients: number;
+  sent: number;
+  skipped: number;
+  failed: number;
+  queued: number;
+  createdAt: Date;
+}
+
+const CAMPAIGN_SELECT = `select k.id, k.name, k.subject, k.body, k.audience, k.status, k.starts_at as "startsAt", k.started_at as "startedAt",
+    k.finished_at as "finishedAt", k.recipients, k.created_at as "createdAt",
+    coalesce(m.sent, 0)::int as sent, coalesce(m.skipped, 0)::int as skipped, coalesce(m.failed, 0)::int as failed, coalesce(m.queued, 0)::int as queued
+  from campaign k
+  left join lateral (
+    select count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'skipped') as skipped,
+      count(*) filter (where status = 'failed') as failed, count(*) filter (where status = 'queued') as queued
+    from marketing_message where store_id = k.store_id and campaign_id = k.id) m on true`;
+
+const campaignNotFound = () => new AppError("NOT_FOUND", "Campaign not found in this store.");
+
+async function campaignById(tx: StoreTx, id: string, lock = false): Promise<CampaignRow> {
+  const { rows } = await tx.$client.query<CampaignRow>(`${CAMPAIGN_SELECT} where k.store_id = $1 and k.id = $2${lock ? " for update of k" : ""}`, [tx.storeId, id]);
+  if (!rows[0]) throw campaignNotFound();
+  return rows[0];
+}
+
+const campaignFields = {
+  name: z.string().trim().min(1, "is required").max(120).describe("For the merchant's list; customers do not see it"),
+  subject: templateText(200).describe("The email's subject; placeholders {{first_name}} {{store_name}} {{store_url}}"),
+  body: templateText(20_000).describe("Plain text, paragraphs split by a blank line; an unsubscribe footer is always added"),
+  audience: z.enum(CAMPAIGN_AUDIENCES).describe(AUDIENCE_HELP),
+  startsAt: instant.describe("ISO 8601 date-time with offset; in the past or omitted means at the next tick (within 30 s)"),
+};
+
+export const listCampaigns = storeProcedure({
+  router: "campaigns",
+  name: "list",
+  description: "The store's email campaigns, newest first, with their state and how many messages were sent, skipped (no consent by then) or failed.",
+  access: "customers.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput, status: z.enum(CAMPAIGN_STATUSES).optional() }),
+  async run({ tx }, input): Promise<Paged<CampaignRow>> {
+    const { rows } = await tx.$client.query<CampaignRow & { total: number }>(
+      `${CAMPAIGN_SELECT.replace("select k.id", "select (count(*) over ())::int as total, k.id")}
+       where k.store_id = $1 and ($2::text is null or k.status = $2) order by k.created_at desc, k.id desc limit $3 offset $4`,
+      [tx.storeId, input.status ?? null, input.pageSize, offsetOf(input)],
+    );
+    return { items: rows.map(({ total: _t, ...r }) => r), page: input.page, pageSize: input.pageSize, total: rows[0]?.total ?? 0 };
+  },
+});
+
+export const getCampaign = storeProcedure({
+  router: "campaigns",
+  name: "get",
+  description: "One campaign with its counts.",
+  access: "customers.read",
+  mutates: false,
+  input: z.strictObject({ id: z.uuid() }),
+  run: ({ tx }, input) => campaignById(tx, input.id),
+});
+
+export const createCampaign = storeProcedure({
+  router: "campaigns",
+  name: "create",
+  description: `Schedule an email campaign to an audience of customers who consented to marketing (${AUDIENCE_HELP}). It starts at startsAt (default now, within 30 s); customers without consent are never sent anything.`,
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject({ ...campaignFields, startsAt: campaignFields.startsAt.optional() }),
+  async run({ tx }, input) {
+    const { rows } = await tx.$client.query<{ id: string }>(
+      "insert into campaign (store_id, name, subject, body, audience, starts_at) values ($1, $2, $3, $4, $5, coalesce($6, now())) returning id",
+      [tx.storeId, input.name, input.subject, input.body, input.audience, input.startsAt ?? null],
+    );
+    await emit(tx, "campaign.created", { campaignId: rows[0]!.id });
+    return campaignById(tx, rows[0]!.id);
+  },
+});
+
+const notScheduled = (c: CampaignRow) =>
+  new AppError("CONFLICT", `This campaign is ${c.status}; only a scheduled campaign can change.`, { reason: "campaign_not_scheduled", status: c.status });
+
+export const updateCampaign = storeProcedure({
+  router: "campaigns",
+  name: "update",
+  description: "Change a scheduled campaign (name, subject, body, audience, startsAt). A campaign that started cannot change; cancel it instead.",
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    name: campaignFields.name.optional(),
+    subject: campaignFields.subject.optional(),
+    body: campaignFields.body.optional(),
+    audience: campaignFields.audience.optional(),
+    startsAt: campaignFields.startsAt.optional(),
+  }),
+  async run({ tx }, input) {
+    const current = await campaignById(tx, input.id, true);
+    if (current.status !== "scheduled") throw notScheduled(current);
+    await tx.$client.query(
+      `update campaign set name = coalesce($3, name), subject = coalesce($4, subject), body = coalesce($5, body), audience = coalesce($6, audience),
+         starts_at = coalesce($7, starts_at), updated_at = now() where store_id = $1 and id = $2`,
+      [tx.storeId, input.id, input.name ?? null, input.subject ?? null, input.body ?? null, input.audience ?? null, input.startsAt ?? null],
+    );
+    await emit(tx, "campaign.updated", { campaignId: input.id });
+    return campaignById(tx, input.id);
+  },
+});
+
+export const cancelCampaign = storeProcedure({
+  router: "campaigns",
+  name: "cancel",
+  description: "Stop a campaign: a scheduled one never starts; a sending one sends nothing more (messages already sent stay sent). A sent or cancelled campaign stays as it is (409).",
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    const current = await campaignById(tx, input.id, true);
+    if (current.status !== "scheduled" && current.status !== "sending") {
+      throw new AppError("CONFLICT", `This campaign is ${current.status} already.`, { reason: "campaign_finished", status: current.status });
+    }
+    await tx.$client.query("update campaign set status = 'cancelled', finished_at = now(), updated_at = now() where store_id = $1 and id = $2", [tx.storeId, input.id]);
+    await tx.$client.query("update marketing_message set status = 'skipped', reason = 'campaign cancelled' where store_id = $1 and campaign_id = $2 and status = 'queued'", [
+      tx.storeId,
+      input.id,
+    ]);
+    await emit(tx, "campaign.cancelled", { campaignId: input.id });
+    return campaignById(tx, input.id);
+  },
+});
+
+interface AutomationView {
+  kind: AutomationKind;
+  about: string;
+  enabled: boolean;
+  delayMinutes: number;
+  subject: string;
+  body: string;
+  enrolled: number;
+  sent: number;
+  updatedAt: Date | null;
+}
+
+async function automations(tx: StoreTx): Promise<AutomationView[]> {
+  const { rows } = await tx.$client.query<{ kind: AutomationKind; enabled: boolean; delay_minutes: number; subject: string; body: string; updated_at: Date; enrolled: number; sent: number }>(
+    `select a.kind, a.enabled, a.delay_minutes, a.subject, a.body, a.updated_at,
+       (select count(*) from marketing_enrolment e where e.store_id = a.store_id and e.automation_id = a.id)::int as enrolled,
+       (select count(*) from marketing_message m join marketing_enrolment e on e.store_id = m.store_id and e.id = m.enrolment_id
+          where m.store_id = a.store_id and e.automation_id = a.id and m.status = 'sent')::int as sent
+     from marketing_automation a where a.store_id = $1`,
+    [tx.storeId],
+  );
+  return AUTOMATION_KINDS.map((kind) => {
+    const row = rows.find((r) => r.kind === kind);
+    const d = AUTOMATION_DEFAULTS[kind];
+    return row
+      ? { kind, about: d.about, enabled: row.enabled, delayMinutes: row.delay_minutes, subject: row.subject, body: row.body, enrolled: row.enrolled, sent: row.sent, updatedAt: row.updated_at }
+      : { kind, about: d.about, enabled: false, delayMinutes: d.delayMinutes, subject: d.subject, body: d.body, enrolled: 0, sent: 0, updatedAt: null };
+  });
+}
+
+export const listAutomations = storeProcedure({
+  router: "automations",
+  name: "list",
+  description:
+    "The store's email automations (abandoned_checkout, first_order_thanks): whether each is on, its delay, its words, how many orders it enrolled and messages it sent. Off until turned on.",
+  access: "customers.read",
+  mutates: false,
+  input: z.strictObject({}),
+  run: ({ tx }) => automations(tx),
+});
+
+export const updateAutomation = storeProcedure({
+  router: "automations",
+  name: "update",
+  description:
+    "Turn an automation on or off, or change its delay (minutes after the order, 0-43200) and words. Orders placed while it is on are enrolled; a customer without marketing consent is never sent it.",
+  access: "content.write",
+  mutates: true,
+  input: z.strictObject({
+    kind: z.enum(AUTOMATION_KINDS),
+    enabled: z.boolean().optional(),
+    delayMinutes: z.number().int().min(0).max(43_200).optional(),
+    subject: templateText(200).optional(),
+    body: templateText(20_000).optional(),
+  }),
+  async run({ tx }, input) {
+    const d = AUTOMATION_DEFAULTS[input.kind];
+    await tx.$client.query(
+      `insert into marketing_automation (store_id, kind, enabled, delay_minutes, subject, body) values ($1, $2, coalesce($3::boolean, false), coalesce($4::int, $7::int), coalesce($5::text, $8::text), coalesce($6::text, $9::text))
+       on conflict (store_id, kind) do update set enabled = coalesce($3, marketing_automation.enabled), delay_minutes = coalesce($4, marketing_automation.delay_minutes),
+         subject = coalesce($5, marketing_automation.subject), body = coalesce($6, marketing_automation.body), updated_at = now()`,
+      [tx.storeId, input.kind, input.enabled ?? null, input.delayMinutes ?? null, input.subject ?? null, input.body ?? null, d.delayMinutes, d.subject, d.body],
+    );
+    await emit(tx, "automation.updated", { kind: input.kind });
+    return (await automations(tx)).find((a) => a.kind === input.kind)!;
+  },
+});
+
+export const marketingProcedures = [listCampaigns, getCampaign, createCampaign, updateCampaign, cancelCampaign, listAutomations, updateAutomation];
