@@ -26,8 +26,8 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             LOCAL_COURIER_SECRET: "local-courier-test-secret",
             // App webhooks' signing root (shared/apps/secrets.ts): test-only.
             APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
-            // Marketing messages' unsubscribe links (shared/marketing/links.ts): test-only.
-            MARKETING_LINK_SECRET: "local-marketing-link-test-secret-0000",
+            // Marketing messages' unsubscribe links (shared/mail/links.ts): test-only.
+            EMAIL_LINK_SECRET: "local-email-link-test-secret-0000",
             // Custom domains (shared/domains/): the local DNS and router, kept in the HOSTS namespace.
             DOMAIN_DNS: "local",
             DOMAIN_ROUTER: "local",

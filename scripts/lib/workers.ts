@@ -45,8 +45,8 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     LOCAL_COURIER_ORIGIN: `http://127.0.0.1:${o.workerPort ?? WORKER_PORTS.worker}`,
     // App webhooks' signing root: development only (production refuses local-app-webhook-* values).
     APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-development-root-secret",
-    // Marketing messages' unsubscribe links: development only (production refuses local-marketing-link-* values).
-    MARKETING_LINK_SECRET: "local-marketing-link-development-secret",
+    // Marketing messages' unsubscribe links: development only (production refuses local-email-link-* values).
+    EMAIL_LINK_SECRET: "local-email-link-development-secret",
     // Custom domains: the local DNS (TXT records set on Settings → Domains) and router, both in the HOSTS KV.
     DOMAIN_DNS: "local",
     DOMAIN_ROUTER: "local",

@@ -37,6 +37,8 @@ export const shopOrder = pgTable("shop_order", {
   paymentStatus: text("payment_status").notNull().default("unpaid"),
   fulfillmentStatus: text("fulfillment_status").notNull().default("unfulfilled"),
   accessKeyHash: text("access_key_hash"),
+  /** The order link in emails (migrations/0023_order_email_links.sql). */
+  emailKeyHash: text("email_key_hash"),
   expiresAt: ts("expires_at"),
   paymentRemindedAt: ts("payment_reminded_at"),
   /** The part of the total due when the backordered pre-order units arrive (docs/order-status.md, "Pre-orders"). */

@@ -15,6 +15,8 @@ export interface OutgoingEmail {
   idempotencyKey: string;
   /** What it is, for the log and the provider's tags: a template name. */
   tag: string;
+  /** Extra headers, e.g. List-Unsubscribe and List-Unsubscribe-Post (RFC 8058) on marketing messages. */
+  headers?: Record<string, string>;
 }
 
 export type MailErrorKind = "rate_limited" | "unavailable" | "timeout" | "rejected" | "auth";

@@ -52,6 +52,10 @@ describe("Resend adapter", () => {
     expect(a.providerId).toBe(b.providerId);
     expect(server.calls[0]!.headers.get("idempotency-key")).toBe("evt-1:payment_received");
     expect(server.calls[0]!.body).toMatchObject({ from: email.from, to: [email.to], subject: email.subject, html: email.html, text: email.text, tags: [{ name: "template", value: "payment_received" }] });
+    expect(server.calls[0]!.body).not.toHaveProperty("headers");
+    const unsubscribe = { "List-Unsubscribe": "<https://shop.example/unsubscribe/m1?k=x>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" };
+    await mailer.send({ ...email, idempotencyKey: "marketing:m1", tag: "campaign", headers: unsubscribe });
+    expect(server.calls[2]!.body).toMatchObject({ headers: unsubscribe, tags: [{ name: "template", value: "campaign" }] });
   });
 
   it("maps Resend's answers: 429 with Retry-After, 5xx, unreachable and timeouts retryable; 401 and 422 not", async () => {

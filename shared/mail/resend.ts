@@ -31,7 +31,7 @@ export function resendMailer(config: ResendConfig): Mailer {
             "content-type": "application/json",
             "idempotency-key": message.idempotencyKey.slice(0, 256),
           },
-          body: JSON.stringify({ from: message.from, to: [message.to], subject: message.subject, html: message.html, text: message.text, tags: [{ name: "template", value: message.tag.replace(/[^A-Za-z0-9_-]/g, "_") }] }),
+          body: JSON.stringify({ from: message.from, to: [message.to], subject: message.subject, html: message.html, text: message.text, tags: [{ name: "template", value: message.tag.replace(/[^A-Za-z0-9_-]/g, "_") }], ...(message.headers ? { headers: message.headers } : {}) }),
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (e) {

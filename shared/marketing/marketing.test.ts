@@ -13,7 +13,7 @@ import { orderShop, placeTestOrder } from "../../test/orders";
 import { addMember, callerFor, failureText, type Caller } from "../../test/procedures";
 import type { ShopStore } from "../../test/storefront";
 import { enrolFromEvent } from "./enrol";
-import { marketingSecretFromEnv } from "./links";
+import { emailLinkSecretFromEnv } from "../mail/links";
 import { sendMarketingBatch, type SendOrder } from "./send";
 
 /**
@@ -24,7 +24,7 @@ import { sendMarketingBatch, type SendOrder } from "./send";
 const db = testDb();
 const log = createLogger({ test: true }, "error");
 const MINUTE = 60_000;
-const secret = marketingSecretFromEnv(env as unknown as Record<string, unknown>);
+const secret = emailLinkSecretFromEnv(env as unknown as Record<string, unknown>);
 
 interface Shop {
   s: ShopStore;

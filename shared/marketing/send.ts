@@ -4,7 +4,7 @@ import { withStore } from "../db/with-store";
 import type { Logger } from "../log";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
-import { storefrontBase, unsubscribeKey } from "./links";
+import { storefrontBase, unsubscribeKey } from "../mail/links";
 import { renderMarketing, type MessageFacts } from "./render";
 
 /**
@@ -32,7 +32,7 @@ export interface MarketingDeps {
   db: Database;
   log: Logger;
   mail: MailConfig;
-  /** MARKETING_LINK_SECRET (./links.ts). */
+  /** EMAIL_LINK_SECRET (./links.ts). */
   linkSecret: string;
 }
 
@@ -145,6 +145,8 @@ export async function sendMarketingMessage(deps: MarketingDeps, storeId: string,
       html: rendered.html,
       idempotencyKey: `marketing:${id}`,
       tag: message.tag,
+      // One-click unsubscribe from the mail client (RFC 8058): a POST to the same link.
+      ...(message.facts.unsubscribeUrl ? { headers: { "List-Unsubscribe": `<${message.facts.unsubscribeUrl}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } } : {}),
     });
     await record(deps, storeId, id, { sent: true, providerId: sent.providerId });
     return "sent";

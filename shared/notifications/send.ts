@@ -3,7 +3,9 @@ import { isUuid } from "../db/ids";
 import { withStore } from "../db/with-store";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../log";
+import { orderEmailKey, storefrontBase } from "../mail/links";
 import { MailError } from "../mail/mailer";
+import { orderPath } from "../orders/access";
 import type { MailConfig } from "../mail/select";
 import { renderNotification, type NotificationFacts } from "./templates";
 
@@ -21,6 +23,8 @@ export interface NotificationDeps {
   db: Database;
   log: Logger;
   mail: MailConfig;
+  /** EMAIL_LINK_SECRET (shared/mail/links.ts): messages then carry the link to the order. */
+  linkSecret?: string;
 }
 
 export class RetryLater extends Error {
@@ -67,8 +71,14 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
       expiresAt: typeof message.payload["expiresAt"] === "string" ? message.payload["expiresAt"] : undefined,
       reason: typeof message.payload["reason"] === "string" ? message.payload["reason"] : undefined,
     };
-    const rendered = renderNotification(template, facts);
-    if (!rendered) return null;
+    if (!renderNotification(template, facts)) return null;
+    if (deps.linkSecret) {
+      const base = await storefrontBase(tx);
+      const { key, hash } = await orderEmailKey(deps.linkSecret, orderId);
+      await tx.$client.query("update shop_order set email_key_hash = $3 where store_id = $1 and id = $2 and email_key_hash is distinct from $3", [tx.storeId, orderId, hash]);
+      if (base) facts.orderUrl = `${base}${orderPath(orderId, key)}`;
+    }
+    const rendered = renderNotification(template, facts)!;
     await tx.$client.query(
       `insert into notification (store_id, event_id, template, recipient, subject, attempts) values ($1, $2, $3, $4, $5, 1)
        on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1`,

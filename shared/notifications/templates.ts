@@ -15,6 +15,8 @@ export interface NotificationFacts {
   returnNumber?: number | undefined;
   expiresAt?: string | undefined;
   reason?: string | undefined;
+  /** The order's page for this shopper (`/orders/<id>?k=`), when the store has a verified domain. */
+  orderUrl?: string | undefined;
 }
 
 export interface Rendered {
@@ -52,9 +54,10 @@ export function renderNotification(template: string, facts: NotificationFacts): 
   if (!lines) return null;
   const { subject, body } = lines(facts, (minor) => formatMoney(minor, facts.currency));
   const sign = `— ${facts.storeName}`;
+  const link = facts.orderUrl;
   return {
     subject: `${subject} · ${facts.storeName}`,
-    text: [...body, "", sign].join("\n"),
-    html: `${body.map((l) => `<p>${escape(l)}</p>`).join("")}<p>${escape(sign)}</p>`,
+    text: [...body, ...(link ? ["", `Your order: ${link}`] : []), "", sign].join("\n"),
+    html: `${body.map((l) => `<p>${escape(l)}</p>`).join("")}${link ? `<p><a href="${escape(link)}">View your order</a></p>` : ""}<p>${escape(sign)}</p>`,
   };
 }

@@ -52,20 +52,21 @@ export function checkProof(orderId: string, proof: BuyerProof): CheckedProof | n
 /**
  * Whether the proof opens this order of the store, in one statement: the key's hash is the order's, or
  * the cart cookie is the cart that became it. Answers the order's key for the links to hand on (null for
- * an order placed without one), or null when nothing opens it.
+ * an order placed without one), or null when nothing opens it. The key may also be the one of the order
+ * link in emails (shared/mail/links.ts orderEmailKey).
  */
 export async function buyerAccess(tx: StoreTx, proof: CheckedProof): Promise<{ key: string | null } | null> {
   const { orderId, key, cartToken } = proof;
   const keyHash = key ? await sha256Hex(key) : null;
-  const { rows } = await tx.$client.query<{ access_key_hash: string | null }>(
-    `select o.access_key_hash from shop_order o
+  const { rows } = await tx.$client.query<{ access_key_hash: string | null; email_key_hash: string | null }>(
+    `select o.access_key_hash, o.email_key_hash from shop_order o
      where o.store_id = $1 and o.id = $2
-       and (o.access_key_hash = $3 or exists (select 1 from cart c where c.store_id = o.store_id and c.converted_order_id = o.id and c.token_hash = $4))`,
+       and (o.access_key_hash = $3 or o.email_key_hash = $3 or exists (select 1 from cart c where c.store_id = o.store_id and c.converted_order_id = o.id and c.token_hash = $4))`,
     [tx.storeId, orderId, keyHash, cartToken ? await sha256Hex(cartToken) : null],
   );
   const stored = rows[0];
   if (!stored) return null;
-  if (key && stored.access_key_hash === keyHash) return { key };
+  if (key && (stored.access_key_hash === keyHash || stored.email_key_hash === keyHash)) return { key };
   // Opened by the cookie: the same derivation gives the key, when the order has one.
   const derived = await orderAccessKey(cartToken!, orderId);
   return { key: stored.access_key_hash !== null && (await sha256Hex(derived)) === stored.access_key_hash ? derived : null };

@@ -133,7 +133,7 @@ async function startWorker(name: "admin" | "storefront" | "worker", probe: strin
     COURIER: "local",
     LOCAL_COURIER_SECRET: "local-courier-test-secret",
     APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
-    MARKETING_LINK_SECRET: "local-marketing-link-test-secret-0000",
+    EMAIL_LINK_SECRET: "local-email-link-test-secret-0000",
     DOMAIN_DNS: "local",
     DOMAIN_ROUTER: "local",
     LOG_LEVEL: "warn",

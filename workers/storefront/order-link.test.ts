@@ -1,6 +1,11 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "#shared/auth/tokens";
 import { withStore } from "#shared/db/with-store";
+import { createLogger } from "#shared/log";
+import { emailLinkSecretFromEnv } from "#shared/mail/links";
+import { localMailer } from "#shared/mail/local";
+import { sendNotification } from "#shared/notifications/send";
 import { deriveLocalSecret, localConfirmationFields, readLocalRef } from "#shared/payments/local-protocol";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
@@ -239,5 +244,34 @@ describe("the order page after payment", () => {
     expect(page.html).toContain('data-value="fulfilled"');
     expect(page.html).toMatch(/Blue Dart, tracking number <strong>BD-778899<\/strong>: handed to the courier/);
     expect(page.html).toContain('href="https://track.example/BD-778899"');
+  });
+
+  it("the link in a notification email opens the order too; the same key on another order or store does not", async () => {
+    const s = await shop();
+    const placed = await placeOrder(s);
+    const linkSecret = emailLinkSecretFromEnv(env as unknown as Record<string, unknown>);
+    const [event] = (await sql(s, "select id, created_at from outbox_event where kind = 'order.placed' and payload->>'orderId' = $1", [placed.id])) as { id: string; created_at: Date }[];
+    const message = { eventId: event!.id, storeId: s.id, kind: "order.placed", payload: { orderId: placed.id }, createdAt: event!.created_at.toISOString(), route: "notification:order_confirmation" };
+    const deps = { db, log: createLogger({ test: true }, "error"), mail: { mailer: localMailer(db), fromDomain: "mail.test" }, linkSecret };
+    expect(await sendNotification(message, deps)).toBe("sent");
+    const [mail] = (await sql(s, "select text_body, html_body from mailbox_message where idempotency_key = $1", [`${event!.id}:order_confirmation`])) as { text_body: string; html_body: string }[];
+    const link = new URL(/Your order: (\S+)/.exec(mail!.text_body)![1]!);
+    expect(link.origin).toBe(`https://${s.hostname}`);
+    expect(link.pathname).toBe(`/orders/${placed.id}`);
+    expect(mail!.html_body).toContain(`<a href="https://${s.hostname}/orders/${placed.id}?k=`);
+    const key = link.searchParams.get("k")!;
+    expect(key).not.toBe(placed.key);
+    const opened = await open(s.hostname, link.pathname + link.search);
+    expect(opened.status).toBe(200);
+    expect(opened.html).toContain("Thank you for your order");
+    expectPrivate(opened.headers);
+
+    const other = await placeOrder(s, { email: "someone@example.test" });
+    expect((await open(s.hostname, `/orders/${other.id}?k=${key}`)).status).toBe(404);
+    const elsewhere = await shop();
+    expect((await open(elsewhere.hostname, link.pathname + link.search)).status).toBe(404);
+    // A second message about the order carries the same link (a retry is the same email).
+    await sendNotification({ ...message, eventId: crypto.randomUUID(), route: "notification:payment_received" }, deps);
+    expect((await sql(s, "select text_body from mailbox_message where text_body like $1", [`%${key}%`])).length).toBe(2);
   });
 });

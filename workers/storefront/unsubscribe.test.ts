@@ -4,7 +4,7 @@ import { withStore } from "#shared/db/with-store";
 import { marketingTick } from "#shared/jobs/marketing-tick";
 import { createLogger } from "#shared/log";
 import { localMailer } from "#shared/mail/local";
-import { marketingSecretFromEnv } from "#shared/marketing/links";
+import { emailLinkSecretFromEnv } from "#shared/mail/links";
 import { sendMarketingBatch, type SendOrder } from "#shared/marketing/send";
 import { call } from "../../test/call";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
@@ -29,7 +29,7 @@ async function emailed(options: { password?: boolean } = {}) {
   const handed: SendOrder[] = [];
   const queue = { sendBatch: async (m: { body: SendOrder }[]) => void handed.push(...m.map((x) => x.body)) };
   await marketingTick({ ...jobContext(db, new Date(Date.now() + 60_000)), env: { ...env, MARKETING_SEND: queue } }, [s.id]);
-  const deps = { db, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret: marketingSecretFromEnv(env as unknown as Record<string, unknown>) };
+  const deps = { db, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) };
   for (const order of handed) await sendMarketingBatch(order, deps);
   const [mail] = await sql<{ text_body: string }>(s, "select text_body from mailbox_message where tag = 'campaign'");
   const link = new URL(/Unsubscribe: (\S+)/.exec(mail!.text_body)![1]!);

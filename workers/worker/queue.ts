@@ -5,7 +5,7 @@ import { jobDeps, runJobs } from "#shared/jobs/run";
 import { errorFields, type Logger } from "#shared/log";
 import { mailerFromEnv } from "#shared/mail/select";
 import { enrolFromEvent } from "#shared/marketing/enrol";
-import { marketingSecretFromEnv } from "#shared/marketing/links";
+import { emailLinkSecretFromEnv } from "#shared/mail/links";
 import { isSendOrder, sendMarketingBatch } from "#shared/marketing/send";
 import { RetryLater, sendNotification } from "#shared/notifications/send";
 import { APP_QUEUES, consumeAppQueue } from "./app-queues";
@@ -20,11 +20,12 @@ type Handler = (message: unknown, deps: { db: Database; log: Logger }) => Promis
 
 /** The work queues' consumers (shared/events/routes.ts), each idempotent by the event id. */
 const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
-  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) => sendNotification(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db) }),
+  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) =>
+    sendNotification(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) }),
   // Relayed events enrol orders in automations; the marketing tick's hand-overs send messages.
   [WORK_QUEUES.marketing.queue]: (env) => (message, deps) =>
     isSendOrder(message)
-      ? sendMarketingBatch(message, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: marketingSecretFromEnv(env as unknown as Record<string, unknown>) })
+      ? sendMarketingBatch(message, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) })
       : enrolFromEvent(message as RoutedEvent, deps),
 };
 
