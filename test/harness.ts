@@ -41,6 +41,7 @@ import {
   product,
   productVariant,
   refund,
+  restockSubscription,
   shipment,
   shipmentEvent,
   shopOrder,
@@ -274,6 +275,8 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       lastError: "Fixture",
     });
     await marketingFixture(tx, shopper!.id, await orderFixture(tx, v!.id, l!.id));
+    // Already alerted: a restock of the fixture variant in another test alerts nobody of the fixture.
+    await tx.insert(restockSubscription).values({ storeId: id, variantId: v!.id, email: `waiting-${suffix}@example.test`, status: "sent", notifiedAt: new Date() });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

@@ -9,3 +9,4 @@ export * from "./schema-events";
 export * from "./schema-apps";
 export * from "./schema-domains";
 export * from "./schema-marketing";
+export * from "./schema-restock";

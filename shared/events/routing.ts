@@ -1,5 +1,6 @@
 import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
 import { ENROLLING_KINDS } from "../marketing/enrol";
+import { mayRestock } from "../restock/alerts";
 import type { WorkQueue } from "./routes";
 
 /**
@@ -45,6 +46,7 @@ const RULES: readonly RouteRule[] = [
   { queue: "domains", route: "domain", matches: (kind) => kind.startsWith("domain.") },
   { queue: "appEvents", route: APP_ROUTE, matches: (kind) => goesToAppsQueue(kind) },
   { queue: "marketing", route: "marketing", matches: (kind) => Object.hasOwn(ENROLLING_KINDS, kind) },
+  { queue: "restock", route: "restock", matches: mayRestock },
 ];
 
 export function routesOf(kind: string, payload: Record<string, unknown>): Route[] {

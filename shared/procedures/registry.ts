@@ -16,6 +16,7 @@ import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
 import { outboxProcedures } from "./outbox";
 import { productProcedures } from "./products";
+import { restockProcedures } from "./restock";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
 import { taskProcedures } from "./tasks";
@@ -30,6 +31,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...staffProcedures,
   ...productProcedures,
   ...inventoryProcedures,
+  ...restockProcedures,
   ...customersProcedures,
   ...marketingProcedures,
   ...orderProcedures,

@@ -44,8 +44,8 @@ const ORDER: Record<Sort, string> = {
   title: "lower(p.title) asc, p.id",
 };
 
-/** Units each variant can sell now (online locations only), as a subquery on `v`. */
-const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved, 0)), 0)::int
+/** Units each variant can sell now (online locations only), as a subquery on `v` (product_variant). */
+export const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved, 0)), 0)::int
     from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
     where il.store_id = v.store_id and il.variant_id = v.id and l.sells_online)`;
 

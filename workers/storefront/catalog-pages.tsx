@@ -147,11 +147,24 @@ export async function searchPage(c: ShopContext) {
   );
 }
 
-export async function productPage(c: ShopContext) {
+/** What the "Email me when it is back" form shows after a post: its outcome, what was typed, the message by its field. */
+export interface NotifyState {
+  done?: string;
+  problem?: string;
+  values: { variantId?: string; email?: string };
+  errors: { variantId?: string; email?: string };
+}
+
+export const productPage = (c: ShopContext) => renderProduct(c);
+
+export async function renderProduct(c: ShopContext, notify?: NotifyState, status: 200 | 400 | 404 | 409 = 200) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
   const { data: product, base } = await read(c, (tx) => productByHandle(tx, handle));
   if (!product) return notFoundPage(c);
+  // A page with a shopper's own answer (their email) is theirs alone: never stored by any cache.
+  if (notify) c.header("cache-control", "no-store");
+  const soldOut = product.variants.filter((v) => !v.preorder && v.available <= 0);
   return c.html(
     <ShopPage head={head(c, `/products/${product.handle}`, base, product.title, product.description.slice(0, 160) || `${product.title} at ${store.name}.`)}>
       <h1>{product.title}</h1>
@@ -180,9 +193,70 @@ export async function productPage(c: ShopContext) {
           Add to cart
         </button>
       </form>
+      {soldOut.length > 0 ? (
+        <NotifyForm handle={product.handle} soldOut={soldOut} state={notify} />
+      ) : notify?.problem ? (
+        <p class="alert" role="alert">
+          {notify.problem}
+        </p>
+      ) : null}
     </ShopPage>,
+    status,
   );
 }
+
+const NotifyForm: FC<{ handle: string; soldOut: { id: string; title: string }[]; state: NotifyState | undefined }> = ({ handle, soldOut, state }) => {
+  const errors = state?.errors ?? {};
+  const chosen = state?.values.variantId;
+  return (
+    <form method="post" action={`/products/${handle}/notify`} class="card" id="notify">
+      <h2>Email me when it is back</h2>
+      {state?.done ? (
+        <p class="notice" role="status">
+          {state.done}
+        </p>
+      ) : null}
+      {state?.problem ? (
+        <p class="alert" role="alert">
+          {state.problem}
+        </p>
+      ) : null}
+      {soldOut.length === 1 ? (
+        <input type="hidden" name="variantId" value={soldOut[0]!.id} />
+      ) : (
+        <>
+          <label for="notify-variant">Which one</label>
+          <select id="notify-variant" name="variantId" aria-invalid={errors.variantId ? "true" : undefined}>
+            {soldOut.map((v) => (
+              <option value={v.id} selected={v.id === chosen}>
+                {v.title}
+              </option>
+            ))}
+          </select>
+          {errors.variantId ? <p class="field-error">{errors.variantId}</p> : null}
+        </>
+      )}
+      <label for="notify-email">Email</label>
+      <input
+        id="notify-email"
+        name="email"
+        type="email"
+        autocomplete="email"
+        required
+        value={state?.done ? "" : (state?.values.email ?? "")}
+        aria-invalid={errors.email ? "true" : undefined}
+        aria-describedby={errors.email ? "notify-email-error" : undefined}
+      />
+      {errors.email ? (
+        <p class="field-error" id="notify-email-error">
+          {errors.email}
+        </p>
+      ) : null}
+      <p class="muted">One email when it is back in stock, nothing else.</p>
+      <button type="submit">Notify me</button>
+    </form>
+  );
+};
 
 export async function contentPage(c: ShopContext) {
   const { store } = c.var.shop;

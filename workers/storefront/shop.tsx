@@ -5,6 +5,7 @@ import { cartPage } from "./cart-page";
 import { checkoutPage, submitCheckout } from "./checkout-page";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
 import { shortLinks } from "./links";
+import { notifyMe } from "./notify-me";
 import { orderPage } from "./order-page";
 import { unsubscribePage, unsubscribePost } from "./unsubscribe";
 import { PasswordPage } from "./password";
@@ -46,6 +47,7 @@ shop.get("/-p/:storeId", (c) => {
 shop.get("/-s/:storeId/", homePage);
 shop.get("/-s/:storeId/products", productsPage);
 shop.get("/-s/:storeId/products/:handle", productPage);
+shop.post("/-s/:storeId/products/:handle/notify", notifyMe);
 shop.get("/-s/:storeId/search", searchPage);
 shop.get("/-s/:storeId/pages/:handle", contentPage);
 shop.get("/-s/:storeId/cart", cartPage);

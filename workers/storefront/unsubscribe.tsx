@@ -4,6 +4,7 @@ import { isUuid } from "#shared/db/ids";
 import { emit } from "#shared/db/outbox";
 import { withStore } from "#shared/db/with-store";
 import { Alert, ShopPage } from "./layout";
+import { limitFormPost } from "./notify-me";
 import type { ShopEnv } from "./shop-env";
 
 /**
@@ -90,4 +91,10 @@ function page(c: ShopContext, found: Found | null, done: boolean) {
 }
 
 export const unsubscribePage = async (c: ShopContext) => page(c, await find(c, false), false);
-export const unsubscribePost = async (c: ShopContext) => page(c, await find(c, true), true);
+/** Unsubscribe posts per address per store (a mail client's one-click included). */
+const UNSUBSCRIBE_POLICY = { limit: 20, windowMs: 10 * 60_000 };
+
+export const unsubscribePost = async (c: ShopContext) => {
+  await limitFormPost(c, "unsubscribe", UNSUBSCRIBE_POLICY);
+  return page(c, await find(c, true), true);
+};

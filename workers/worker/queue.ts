@@ -8,6 +8,7 @@ import { enrolFromEvent } from "#shared/marketing/enrol";
 import { emailLinkSecretFromEnv } from "#shared/mail/links";
 import { isSendOrder, sendMarketingBatch } from "#shared/marketing/send";
 import { RetryLater, sendNotification } from "#shared/notifications/send";
+import { sendRestockAlerts } from "#shared/restock/alerts";
 import { APP_QUEUES, consumeAppQueue } from "./app-queues";
 import type { WorkerBindings } from "./env";
 
@@ -22,6 +23,7 @@ type Handler = (message: unknown, deps: { db: Database; log: Logger }) => Promis
 const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
   [WORK_QUEUES.notifications.queue]: (env) => (message, deps) =>
     sendNotification(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) }),
+  [WORK_QUEUES.restock.queue]: (env) => (message, deps) => sendRestockAlerts(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db) }),
   // Relayed events enrol orders in automations; the marketing tick's hand-overs send messages.
   [WORK_QUEUES.marketing.queue]: (env) => (message, deps) =>
     isSendOrder(message)

@@ -1,0 +1,55 @@
+import type { Context } from "hono";
+import { withStore } from "#shared/db/with-store";
+import { isCrossSite } from "#shared/http/csrf";
+import { isAppError } from "#shared/http/errors";
+import { enforce } from "#shared/limits/limit";
+import type { LimitPolicy } from "#shared/limits/window";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
+import { issuesOf } from "#shared/http/validate";
+import { subscribeInput, subscribeToRestock } from "#shared/restock/subscribe";
+import { renderProduct, type NotifyState } from "./catalog-pages";
+import type { ShopEnv } from "./shop-env";
+
+/**
+ * `POST /products/<handle>/notify`: the "Email me when it is back" form of a sold-out product page
+ * (docs/back-in-stock.md). The answer is the product page again, never cached, with the outcome in the
+ * form: what was typed and each message by its field on a mistake (400), the reason when the variant is
+ * in stock or the email waits for too many (409). A form sent from another site is refused, writing nothing.
+ */
+type ShopContext = Context<ShopEnv>;
+
+/** Form posts per address per store: a shopper sends a few; a script filling the table does not get far. */
+export const NOTIFY_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
+
+/** Counts a shopper's form post against `policy` before any database work; 429 with Retry-After when over. */
+export async function limitFormPost(c: ShopContext, name: string, policy: LimitPolicy): Promise<void> {
+  const { env, store } = c.var.shop;
+  const limiter = (env as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
+  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
+  const headers = await enforce(limiter, `storefront-${name}:${store.id}:${ip}`, policy, `requests per ${policy.windowMs / 60_000} minutes from one address`);
+  for (const [header, value] of Object.entries(headers)) c.header(header, value);
+}
+
+export async function notifyMe(c: ShopContext) {
+  await limitFormPost(c, "notify", NOTIFY_POLICY);
+  const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string).slice(0, 300) : undefined);
+  const values = { variantId: text("variantId"), email: text("email") };
+  const state = (extra: Partial<NotifyState>): NotifyState => ({ values, errors: {}, ...extra });
+  if (isCrossSite(c)) return renderProduct(c, state({ problem: "This form must be sent from the store's own page." }), 400);
+  const parsed = subscribeInput.safeParse({ variantId: values.variantId ?? "", email: (values.email ?? "").trim() });
+  if (!parsed.success) {
+    const errors: NotifyState["errors"] = {};
+    for (const issue of issuesOf(parsed.error)) if (issue.path === "variantId" || issue.path === "email") errors[issue.path] ??= issue.message;
+    return renderProduct(c, state({ errors, problem: "Please check the highlighted field." }), 400);
+  }
+  const { db, store } = c.var.shop;
+  try {
+    const done = await withStore(db, store.id, (tx) => subscribeToRestock(tx, parsed.data, c.req.param("handle")));
+    const name = done.variantTitle === "Default" ? done.productTitle : `${done.productTitle} (${done.variantTitle})`;
+    return renderProduct(c, state({ done: `We will email ${parsed.data.email.trim().toLowerCase()} once when ${name} is back.` }));
+  } catch (e) {
+    if (isAppError(e) && (e.code === "CONFLICT" || e.code === "NOT_FOUND")) return renderProduct(c, state({ problem: e.message }), e.code === "CONFLICT" ? 409 : 404);
+    throw e;
+  }
+}
