@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { customer, discount, inventoryAdjustment, inventoryLevel, location, page, product, productVariant } from "#shared/db/schema";
+import { customer, discount, inventoryAdjustment, inventoryLevel, location, page, product, productVariant, shopOrder } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { failureText, storeWithCaller } from "../../test/procedures";
@@ -23,12 +23,14 @@ const fixtureOnly = {
   inventory: { unitsOnHand: 5, unitsAvailable: 5, stockValueMinor: 5000, unitsReceivedInRange: 5, adjustmentsInRange: 1 },
   discounts: { live: 1, total: 1 },
   pages: { published: 0, draft: 1 },
+  orders: { placed: 1, cancelled: 0, salesMinor: 1000, paidMinor: 0 },
 };
+const UTC = { utcOffset: "+00:00" };
 
 describe("analytics.summary", () => {
   it("counts a fresh store's fixture rows exactly", async () => {
     const { call } = await storeWithCaller(db);
-    expect(await call("analytics.summary", aroundToday)).toEqual({ ...fixtureOnly, range: aroundToday });
+    expect(await call("analytics.summary", aroundToday)).toEqual({ ...fixtureOnly, range: { ...aroundToday, ...UTC } });
   });
 
   it("matches a known set of rows, with the range running from `from` 00:00 UTC up to the day after `to`", async () => {
@@ -100,7 +102,7 @@ describe("analytics.summary", () => {
     const january = { from: "2020-01-01", to: "2020-01-31" };
     expect(await call("analytics.summary", january)).toEqual({
       currency: "INR",
-      range: january,
+      range: { ...january, ...UTC },
       products: { total: 5, active: 2, draft: 2, archived: 1, createdInRange: 2 },
       variants: { total: 5, preorder: 2 },
       customers: { total: 4, newInRange: 2, acceptsMarketing: 2 },
@@ -113,6 +115,7 @@ describe("analytics.summary", () => {
       },
       discounts: { live: 2, total: 6 },
       pages: { published: 2, draft: 2 },
+      orders: { placed: 0, cancelled: 0, salesMinor: 0, paidMinor: 0 },
     });
     const firstDay = (await call("analytics.summary", { from: "2020-01-01", to: "2020-01-01" })) as typeof fixtureOnly;
     expect(firstDay.products.createdInRange).toBe(1);
@@ -120,6 +123,38 @@ describe("analytics.summary", () => {
     const february = (await call("analytics.summary", { from: "2020-02-01", to: "2020-02-01" })) as typeof fixtureOnly;
     expect(february.products.createdInRange).toBe(1);
     expect(february.inventory).toMatchObject({ unitsReceivedInRange: 100, adjustmentsInRange: 1 });
+  });
+
+  it("counts orders placed in the range, its days beginning at utcOffset: sales leave out cancelled and expired ones", async () => {
+    const { store, call } = await storeWithCaller(db);
+    const order = (number: number, placedAt: string, total: number, status: string, paymentStatus: string) => ({
+      storeId: store.id,
+      number,
+      email: "o@example.test",
+      shippingAddress: { name: "O", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" },
+      shipToState: "IN-MH",
+      paymentMethod: "gateway",
+      currency: "INR",
+      subtotal: total,
+      total,
+      status,
+      paymentStatus,
+      placedAt: at(placedAt),
+    });
+    await withStore(db, store.id, (tx) =>
+      tx.insert(shopOrder).values([
+        order(2001, "2020-03-01T18:00:00Z", 1000, "open", "paid"), // 23:30 IST on 1 March
+        order(2002, "2020-03-01T19:00:00Z", 2000, "open", "unpaid"), // 00:30 IST on 2 March
+        order(2003, "2020-03-02T10:00:00Z", 500, "cancelled", "unpaid"),
+        order(2004, "2020-03-02T11:00:00Z", 700, "expired", "unpaid"),
+      ] as (typeof shopOrder.$inferInsert)[]),
+    );
+    const day = (d: string, utcOffset?: string) => call("analytics.summary", { from: d, to: d, ...(utcOffset ? { utcOffset } : {}) }).then((r) => (r as { orders: unknown }).orders);
+    expect(await day("2020-03-01")).toEqual({ placed: 2, cancelled: 0, salesMinor: 3000, paidMinor: 1000 });
+    expect(await day("2020-03-02")).toEqual({ placed: 2, cancelled: 2, salesMinor: 0, paidMinor: 0 });
+    expect(await day("2020-03-01", "+05:30")).toEqual({ placed: 1, cancelled: 0, salesMinor: 1000, paidMinor: 1000 });
+    expect(await day("2020-03-02", "+05:30")).toEqual({ placed: 3, cancelled: 2, salesMinor: 2000, paidMinor: 0 });
+    expect(await failure(call("analytics.summary", { from: "2020-03-01", to: "2020-03-01", utcOffset: "IST" }))).toBe("BAD_REQUEST utcOffset");
   });
 
   it("never counts another store's rows", async () => {
@@ -133,7 +168,7 @@ describe("analytics.summary", () => {
       tx.insert(customer).values({ storeId: b.store.id, email: "b@example.test", acceptsMarketing: true }),
     );
 
-    expect(await a.call("analytics.summary", aroundToday)).toEqual({ ...fixtureOnly, range: aroundToday });
+    expect(await a.call("analytics.summary", aroundToday)).toEqual({ ...fixtureOnly, range: { ...aroundToday, ...UTC } });
     expect(await b.call("analytics.summary", aroundToday)).toMatchObject({
       products: { total: 2, active: 1, createdInRange: 2 },
       variants: { total: 2, preorder: 1 },

@@ -8,7 +8,7 @@ export const RANGE_DAYS_MAX = 366;
 const DAY_MS = 86_400_000;
 
 const day = z.iso.date().describe("A calendar date, YYYY-MM-DD (UTC)");
-const startOf = (d: string) => Date.parse(`${d}T00:00:00Z`);
+const startOf = (d: string, offset = "Z") => Date.parse(`${d}T00:00:00${offset === "+00:00" ? "Z" : offset}`);
 
 interface ProductCounts {
   total: number;
@@ -23,11 +23,20 @@ export const summary = storeProcedure({
   name: "summary",
   description:
     "Store totals for a date range: products, variants, customers, stock (units, available units, stock value at price in minor units), stock received, discounts and pages. " +
-    "The range covers from 00:00 UTC on `from` up to (not including) 00:00 UTC the day after `to`, at most 366 days. Orders are not counted yet.",
+    "Orders placed in the range: placed, cancelled (cancelled or expired unpaid), salesMinor (totals of the others) and paidMinor (totals of those with money received). " +
+    "The range covers from 00:00 on `from` up to (not including) 00:00 the day after `to`, at `utcOffset` (default +00:00, UTC; +05:30 for India), at most 366 days.",
   access: "analytics.read",
   mutates: false,
   input: z
-    .strictObject({ from: day, to: day })
+    .strictObject({
+      from: day,
+      to: day,
+      utcOffset: z
+        .string()
+        .regex(/^[+-](0\d|1[0-4]):[0-5]\d$/, "must be an offset such as +05:30")
+        .default("+00:00")
+        .describe("Where the days begin: +05:30 for IST"),
+    })
     .refine((r) => r.to >= r.from, { path: ["to"], message: "to must be on or after from." })
     .refine((r) => (startOf(r.to) - startOf(r.from)) / DAY_MS + 1 <= RANGE_DAYS_MAX, {
       path: ["to"],
@@ -35,8 +44,8 @@ export const summary = storeProcedure({
     }),
   async run({ tx, store: current }, input) {
     const sid = sql`${tx.storeId}::uuid`;
-    const start = sql`${new Date(startOf(input.from)).toISOString()}::timestamptz`;
-    const end = sql`${new Date(startOf(input.to) + DAY_MS).toISOString()}::timestamptz`;
+    const start = sql`${new Date(startOf(input.from, input.utcOffset)).toISOString()}::timestamptz`;
+    const end = sql`${new Date(startOf(input.to, input.utcOffset) + DAY_MS).toISOString()}::timestamptz`;
     const inRange = (column: string) => sql`${sql.raw(column)} >= ${start} and ${sql.raw(column)} < ${end}`;
     const [row] = await tx
       .select({
@@ -71,6 +80,12 @@ export const summary = storeProcedure({
           'live', count(*) filter (where ${DISCOUNT_STATE} = 'live'),
           'total', count(*)
         ) from ${discount} d where d.store_id = ${sid})`,
+        orders: sql<{ placed: number; cancelled: number; salesMinor: number; paidMinor: number }>`(select json_build_object(
+          'placed', count(*),
+          'cancelled', count(*) filter (where o.status in ('cancelled', 'expired')),
+          'salesMinor', coalesce(sum(o.total) filter (where o.status not in ('cancelled', 'expired')), 0),
+          'paidMinor', coalesce(sum(o.total) filter (where o.status not in ('cancelled', 'expired') and o.payment_status in ('partially_paid', 'paid', 'partially_refunded', 'refunded')), 0)
+        ) from shop_order o where o.store_id = ${sid} and ${inRange("o.placed_at")})`,
         pages: sql<{ published: number; draft: number }>`(select json_build_object(
           'published', count(*) filter (where g.status = 'published'),
           'draft', count(*) filter (where g.status = 'draft')
@@ -82,7 +97,7 @@ export const summary = storeProcedure({
     const { stock, adjustments, ...counts } = row;
     return {
       currency: current.currency,
-      range: { from: input.from, to: input.to },
+      range: { from: input.from, to: input.to, utcOffset: input.utcOffset },
       ...counts,
       inventory: { ...stock, ...adjustments },
     };

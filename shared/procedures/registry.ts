@@ -15,6 +15,7 @@ import { mcpSettingsProcedures } from "./mcp-settings";
 import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
 import { outboxProcedures } from "./outbox";
+import { overviewProcedures } from "./overview";
 import { productProcedures } from "./products";
 import { restockProcedures } from "./restock";
 import { staffProcedures } from "./staff";
@@ -38,6 +39,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...fulfilmentProcedures,
   ...taskProcedures,
   ...outboxProcedures,
+  ...overviewProcedures,
   ...notificationProcedures,
   ...discountsProcedures,
   ...contentProcedures,

@@ -23,10 +23,15 @@ export async function storePage(c: AdminContext): Promise<StorePage> {
       csrf: await csrfOf(signedIn),
       canSee: {
         products: me.permissions.includes("products.read"),
+        inventory: me.permissions.includes("inventory.read"),
         orders: me.permissions.includes("orders.read"),
+        customers: me.permissions.includes("customers.read"),
+        discounts: me.permissions.includes("discounts.read"),
+        pages: me.permissions.includes("content.read"),
         settings: me.permissions.includes("settings.read"),
         links: me.permissions.includes("content.read"),
         marketing: me.permissions.includes("customers.read"),
+        team: me.permissions.includes("staff.read"),
       },
     },
   };

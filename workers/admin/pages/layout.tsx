@@ -55,7 +55,18 @@ export interface Chrome {
   email: string;
   csrf: string;
   /** Links the member's role can open; others are left out of the navigation. */
-  canSee: { products: boolean; orders: boolean; settings: boolean; links: boolean; marketing: boolean };
+  canSee: {
+    products: boolean;
+    inventory: boolean;
+    orders: boolean;
+    customers: boolean;
+    discounts: boolean;
+    pages: boolean;
+    links: boolean;
+    marketing: boolean;
+    team: boolean;
+    settings: boolean;
+  };
 }
 
 /** The shell of the signed-in admin: store, navigation, who is signed in, and sign out. */
@@ -75,10 +86,15 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
           <nav aria-label="Main">
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
+            {chrome.canSee.inventory ? <a href="/inventory">Inventory</a> : null}
             {chrome.canSee.orders ? <a href="/orders">Orders</a> : null}
-            {chrome.canSee.orders ? <a href="/notifications">Notifications</a> : null}
+            {chrome.canSee.customers ? <a href="/customers">Customers</a> : null}
+            {chrome.canSee.discounts ? <a href="/discounts">Discounts</a> : null}
+            {chrome.canSee.pages ? <a href="/pages">Pages</a> : null}
             {chrome.canSee.links ? <a href="/links">Links</a> : null}
             {chrome.canSee.marketing ? <a href="/marketing">Marketing</a> : null}
+            {chrome.canSee.orders ? <a href="/notifications">Notifications</a> : null}
+            {chrome.canSee.team ? <a href="/team">Team</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>
             <a href="/ai/approvals">AI approvals</a>
