@@ -26,8 +26,17 @@ export interface FailedPost {
   error: AppError;
 }
 
-/** One action of a form post: reads the fields and calls its procedure (a thrown 400 or 409 re-renders the page). */
+/**
+ * One action of a form post: reads the fields and calls its procedure (a thrown 400 or 409 re-renders the
+ * page). It may answer `{ redirectTo }` (where the new record lives) or `{ render }` (a page to show instead
+ * of redirecting, e.g. the form again with one more row).
+ */
 export type FormAction = (signedIn: SignedIn, field: Field, base: StorePage) => Promise<unknown>;
+
+const redirectOf = (result: unknown): string | undefined =>
+  typeof result === "object" && result !== null && typeof (result as { redirectTo?: unknown }).redirectTo === "string" ? (result as { redirectTo: string }).redirectTo : undefined;
+const renderedOf = (result: unknown): Response | undefined =>
+  typeof result === "object" && result !== null && (result as { render?: unknown }).render instanceof Response ? (result as { render: Response }).render : undefined;
 
 type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409, failed?: FailedPost) => Promise<Response>;
 
@@ -53,15 +62,18 @@ export async function handleFormPost(
   const name = field("action") ?? "";
   const action = Object.hasOwn(actions, name) ? actions[name] : undefined;
   if (!action) return render(c, { ok: false, text: unknownAction }, 400);
+  let result: unknown;
   try {
-    await action(signedIn, field, base);
+    result = await action(signedIn, field, base);
   } catch (e) {
     if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "CONFLICT")) {
       return render(c, { ok: false, text: e.message }, e.code === "CONFLICT" ? 409 : 400, { action: name, field, error: e });
     }
     throw e;
   }
-  return c.redirect(typeof done === "string" ? done : done(name), 303);
+  const rendered = renderedOf(result);
+  if (rendered) return rendered;
+  return c.redirect(redirectOf(result) ?? (typeof done === "string" ? done : done(name)), 303);
 }
 
 /** One button that posts one action about one row (Delete, Cancel, Redeliver, Revoke), with the session's CSRF token. */

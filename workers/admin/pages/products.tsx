@@ -42,6 +42,16 @@ productsPage.get("/products", validate("query", query), async (c) => {
   return c.html(
     <AdminPage title="Products" chrome={chrome}>
       <h1>Products</h1>
+      {c.req.query("done") === "deleted" ? (
+        <p class="notice" role="status">
+          Product deleted.
+        </p>
+      ) : null}
+      {me.permissions.includes("products.write") ? (
+        <p>
+          <a href="/products/new">New product</a>
+        </p>
+      ) : null}
       <form class="toolbar" method="get" action="/products" role="search">
         <input name="query" type="search" placeholder="Search title, handle or SKU" value={filters.query ?? ""} aria-label="Search products" />
         <select name="status" aria-label="Status">
@@ -71,7 +81,7 @@ productsPage.get("/products", validate("query", query), async (c) => {
             {result.items.map((p) => (
               <tr>
                 <td>
-                  {p.title}
+                  <a href={`/products/${p.id}`}>{p.title}</a>
                   <div class="muted">{p.vendor ?? p.handle}</div>
                 </td>
                 <td>

@@ -1,0 +1,195 @@
+import { Hono } from "hono";
+import type { FC } from "hono/jsx";
+import { z } from "zod";
+import { AppError } from "#shared/http/errors";
+import { permissionDenied } from "#shared/pipeline/principal";
+import { archiveProduct, createProduct, deleteProduct, getProduct, updateProduct } from "#shared/procedures/products";
+import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { storePage } from "./chrome";
+import { handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { AdminPage, formatMoney } from "./layout";
+import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
+import { Section, Table } from "./parts";
+
+/**
+ * A product's pages (issue 13 item 1): `/products/new` creates one with its variants; `/products/<id>` edits
+ * it, shows its stock per location (products.get answers both in one call), archives it, and deletes it
+ * behind a confirmation naming what goes (roles with `records.delete` only).
+ */
+export const productEditPage = new Hono<AdminEnv>();
+
+type Product = Awaited<ReturnType<typeof getProduct.run>>;
+const idSchema = z.uuid();
+const notFound = () => new AppError("NOT_FOUND", "Product not found in this store.");
+
+/** A refused post's form: what was typed and each message by its field. */
+interface Refused {
+  draft: ProductDraft;
+  errors: Errors;
+}
+
+const Stock: FC<{ product: Product }> = ({ product }) => {
+  const rows = product.variants.flatMap((v) => v.inventory.map((l) => ({ v, l })));
+  return (
+    <Section id="stock" title="Stock by location">
+      {rows.length === 0 ? (
+        <p class="muted">No stock recorded yet. Add some on the Inventory page.</p>
+      ) : (
+        <Table columns={[{ label: "Variant" }, { label: "Location" }, { label: "On hand", num: true }, { label: "Reserved", num: true }, { label: "Available", num: true }]}>
+          {rows.map(({ v, l }) => (
+            <tr data-stock={`${v.sku ?? v.title}@${l.locationName}`}>
+              <td>
+                <a href={`/inventory?query=${encodeURIComponent(v.sku ?? product.title)}`}>{v.title}</a>
+                {v.sku ? <div class="muted">{v.sku}</div> : null}
+              </td>
+              <td>{l.locationName}</td>
+              <td class="num">{l.onHand}</td>
+              <td class="num">{l.reserved}</td>
+              <td class="num">{l.available}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </Section>
+  );
+};
+
+/** What deleting takes with it, said before it happens. */
+const DeleteConfirm: FC<{ product: Product; csrf: string }> = ({ product, csrf }) => {
+  const levels = product.variants.reduce((n, v) => n + v.inventory.length, 0);
+  return (
+    <div class="card" id="confirm-delete" role="alertdialog" aria-labelledby="confirm-delete-heading">
+      <h2 id="confirm-delete-heading">Delete “{product.title}” for good?</h2>
+      <p>
+        This deletes the product, its {product.variants.length} variant{product.variants.length === 1 ? "" : "s"} and {levels} stock record{levels === 1 ? "" : "s"}. It
+        cannot be undone. Orders already placed keep their lines. To take it off sale but keep it, archive it instead.
+      </p>
+      <RowAction to={`/products/${product.id}`} csrf={csrf} fields={{}} action="delete" label={`Delete ${product.title}`} class="danger" />{" "}
+      <a href={`/products/${product.id}`}>Keep it</a>
+    </div>
+  );
+};
+
+async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
+  const { chrome, signedIn, me } = await storePage(c);
+  const product = await pageCall(c, signedIn, getProduct, { id });
+  const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete") };
+  const confirming = c.req.query("confirm") === "delete";
+  if (confirming && !can.delete) throw permissionDenied("records.delete");
+  const currency = me.store.currency;
+  const state = refused ?? { draft: draftOfProduct(product, currency), errors: {} };
+  const prices = product.variants.map((v) => formatMoney(v.priceMinor, currency));
+  return c.html(
+    <AdminPage title={product.title} chrome={chrome}>
+      <p>
+        <a href="/products">← Products</a>
+      </p>
+      <h1>{product.title}</h1>
+      <p class="muted">
+        <span class={`badge ${product.status}`}>{product.status}</span> · {product.variants.length} variant{product.variants.length === 1 ? "" : "s"} · {prices.join(", ")} ·{" "}
+        {product.status === "active" ? <span>on the storefront at /products/{product.handle}</span> : <span>not on the storefront</span>}
+      </p>
+      <Notice notice={notice} />
+      {confirming ? <DeleteConfirm product={product} csrf={chrome.csrf} /> : null}
+      <ProductForm csrf={chrome.csrf} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} />
+      <Stock product={product} />
+      {can.write || can.delete ? (
+        <Section id="danger" title="Take it off sale">
+          {can.write && product.status !== "archived" ? <RowAction to={`/products/${product.id}`} csrf={chrome.csrf} fields={{}} action="archive" label="Archive" /> : null}{" "}
+          {can.delete && !confirming ? (
+            <a href={`/products/${product.id}?confirm=delete#confirm-delete`} class="danger">
+              Delete…
+            </a>
+          ) : null}
+        </Section>
+      ) : null}
+    </AdminPage>,
+    status,
+  );
+}
+
+async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
+  const { chrome, me } = await storePage(c);
+  if (!me.permissions.includes("products.write")) throw permissionDenied("products.write");
+  return c.html(
+    <AdminPage title="New product" chrome={chrome}>
+      <p>
+        <a href="/products">← Products</a>
+      </p>
+      <h1>New product</h1>
+      <Notice notice={notice} />
+      <ProductForm csrf={chrome.csrf} action="/products/new" state={refused ?? { draft: emptyDraft(), errors: {} }} submit="Create product" canWrite />
+    </AdminPage>,
+    status,
+  );
+}
+
+const DONE: Record<string, string> = { created: "Product created.", saved: "Product saved.", archived: "Product archived: it is off the storefront." };
+
+productEditPage.get("/products/new", (c) => renderNew(c));
+
+productEditPage.get("/products/:id", (c) => {
+  const id = c.req.param("id");
+  if (!idSchema.safeParse(id).success) throw notFound();
+  const done = c.req.query("done") ?? "";
+  return renderEdit(c, id, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
+});
+
+/**
+ * Saves through the procedure, or re-renders with the errors: those found here (amounts) at once, the
+ * procedure's (400, 409) by their fields. `render` shows the page with a refused draft.
+ */
+async function save(
+  c: AdminContext,
+  signedIn: SignedIn,
+  field: Field,
+  currency: string,
+  id: string | undefined,
+  render: (notice: FormNotice, status: 400 | 409, refused: Refused) => Promise<Response>,
+): Promise<{ redirectTo: string } | { render: Response }> {
+  const draft = draftOfForm(field);
+  const built = inputOf(draft, currency, id);
+  const refuse = (errors: Errors, status: 400 | 409, text = "Not saved: correct the fields marked below.") => render({ ok: false, text }, status, { draft, errors }).then((r) => ({ render: r }));
+  if ("errors" in built) return refuse(built.errors, 400);
+  try {
+    const saved = id ? await pageCall(c, signedIn, updateProduct, built.input, ["BAD_REQUEST", "CONFLICT"]) : await pageCall(c, signedIn, createProduct, built.input, ["BAD_REQUEST", "CONFLICT"]);
+    return { redirectTo: `/products/${saved.id}?done=${id ? "saved" : "created"}` };
+  } catch (e) {
+    if (!(e instanceof AppError) || (e.code !== "BAD_REQUEST" && e.code !== "CONFLICT")) throw e;
+    const failed: FailedPost = { action: "save", field, error: e };
+    return refuse(errorsOfFailure(failed, built.rowOf), e.code === "CONFLICT" ? 409 : 400, e.code === "CONFLICT" ? e.message : undefined);
+  }
+}
+
+// POST /products/new: create (products.write), or the same form with one more variant row.
+productEditPage.post("/products/new", (c) =>
+  handleFormPost(
+    c,
+    (ctx, n, s) => renderNew(ctx, n, s),
+    "/products",
+    {
+      save: (signedIn, field, base) => save(c, signedIn, field, base.me.store.currency, undefined, (n, s, r) => renderNew(c, n, s, r)),
+      more: async (_signedIn, field) => ({ render: await renderNew(c, undefined, 200, { draft: draftOfForm(field, 1), errors: {} }) }),
+    },
+    "Choose Create product or Add another variant.",
+  ),
+);
+
+// POST /products/<id>: save, more rows, archive, delete (records.delete; the procedure checks every permission).
+productEditPage.post("/products/:id", (c) => {
+  const id = c.req.param("id");
+  if (!idSchema.safeParse(id).success) throw notFound();
+  const again = (n?: FormNotice, s: 200 | 400 | 409 = 200, r?: Refused) => renderEdit(c, id, n, s, r);
+  return handleFormPost(
+    c,
+    (ctx, n, s) => renderEdit(ctx, id, n, s),
+    (action) => (action === "delete" ? "/products?done=deleted" : `/products/${id}?done=${action === "archive" ? "archived" : "saved"}`),
+    {
+      save: (signedIn, field, base) => save(c, signedIn, field, base.me.store.currency, id, again),
+      more: async (_signedIn, field) => ({ render: await again(undefined, 200, { draft: draftOfForm(field, 1), errors: {} }) }),
+      archive: (signedIn) => pageCall(c, signedIn, archiveProduct, { id }, ["NOT_FOUND"]),
+      delete: (signedIn) => pageCall(c, signedIn, deleteProduct, { id }, ["NOT_FOUND"]),
+    },
+    "Choose Save, Archive or Delete.",
+  );
+});
