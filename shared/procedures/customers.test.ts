@@ -52,9 +52,10 @@ describe("customers procedures", () => {
     expect(made).toMatchObject({ email: "asha@example.in", phone: "+919876543210", firstName: "Asha", acceptsMarketing: false });
     const got = (await call("customers.get", { id: made.id })) as Customer;
     expect(got).toEqual(made);
-    expect(Object.keys(got).sort()).toEqual([...SUMMARY_KEYS, "city", "email", "note", "phone"].sort());
+    expect(Object.keys(got).sort()).toEqual([...SUMMARY_KEYS, "city", "email", "note", "phone", "marketingConsentSource", "marketingConsentUpdatedAt"].sort());
+    expect(got).toMatchObject({ marketingConsentSource: null, marketingConsentUpdatedAt: null });
     const phoneOnly = (await call("customers.create", { phone: "+14155550123", acceptsMarketing: true })) as Customer;
-    expect(phoneOnly).toMatchObject({ email: null, acceptsMarketing: true });
+    expect(phoneOnly).toMatchObject({ email: null, acceptsMarketing: true, marketingConsentSource: "staff", marketingConsentUpdatedAt: expect.any(Date) });
     expect(await eventsOf(store.id, "customer.created")).toEqual([{ customerId: made.id }, { customerId: phoneOnly.id }]);
   });
 

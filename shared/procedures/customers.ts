@@ -36,6 +36,8 @@ const summaryColumns = {
 
 const detailColumns = {
   ...summaryColumns,
+  marketingConsentUpdatedAt: customer.marketingConsentUpdatedAt,
+  marketingConsentSource: customer.marketingConsentSource,
   email: customer.email,
   phone: customer.phone,
   city: customer.city,

@@ -73,3 +73,10 @@ export const CheckField: FC<Base & { checked: boolean }> = (p) => (
     <FieldError id={`${p.id}-error`} error={p.error} />
   </>
 );
+
+/** A refused post's messages by input path (the first for each), for forms whose fields are named as the procedure's input. */
+export function issueErrors(error: { data?: Record<string, unknown> | undefined } | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const issue of (error?.data?.issues as readonly { path: string; message: string }[] | undefined) ?? []) errors[issue.path] ??= issue.message;
+  return errors;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { page, postForm, sessionFor } from "../../../test/admin";
+import { makeStore, testDb, type TestStore } from "../../../test/harness";
+import { orderShop, placeTestOrder } from "../../../test/orders";
+
+/** /customers, /customers/new and /customers/<id> through the real admin routes (issue 13 item 3). */
+const db = testDb();
+const sql = <R,>(s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
+const fields = { email: "Meera@Example.test", phone: "+919812345678", firstName: "Meera", lastName: "Nair", city: "Kochi", note: "Prefers calls", acceptsMarketing: "yes" };
+
+describe("Customer pages", () => {
+  it("add a customer, see consent and their orders, edit; search and page the list", async () => {
+    const { s } = await orderShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const made = await postForm(owner, "/customers/new", { csrf: owner.csrf, action: "save", ...fields });
+    expect(made.status).toBe(303);
+    const location = made.headers.get("location")!;
+    expect(location).toMatch(/^\/customers\/[0-9a-f-]{36}\?done=created$/);
+    await placeTestOrder(db, s, { email: "meera@example.test" });
+    const detail = await (await page(owner, location)).text();
+    expect(detail).toContain("Customer added.");
+    expect(detail).toContain("<dd>meera@example.test</dd>");
+    expect(detail).toMatch(/<dd data-consent="yes">Subscribed since <time[^>]*>[^<]+<\/time> \(Staff\)<\/dd>/);
+    expect(detail).toMatch(/<a href="\/orders\/[0-9a-f-]{36}">#\d+<\/a>/);
+    const id = location.split("/")[2]!.split("?")[0]!;
+    const saved = await postForm(owner, `/customers/${id}`, { csrf: owner.csrf, action: "save", ...fields, city: "", acceptsMarketing: "" });
+    expect(saved.headers.get("location")).toBe(`/customers/${id}?done=saved`);
+    expect(await sql(s, "select city, accepts_marketing from customer where id = $1", [id])).toEqual([{ city: null, accepts_marketing: false }]);
+    const list = await (await page(owner, "/customers?query=meera")).text();
+    expect(list).toContain(`<a href="/customers/${id}">Meera Nair</a>`);
+    expect(list).not.toContain("Fixture");
+  });
+
+  it("the procedures' validation by its field, keeping what was typed: E.164 phones, unique emails", async () => {
+    const s = await makeStore(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const bad = await postForm(owner, "/customers/new", { csrf: owner.csrf, action: "save", ...fields, phone: "98123 45678" });
+    expect(bad.status).toBe(400);
+    let html = await bad.text();
+    expect(html).toContain('id="phone" name="phone" type="tel" value="98123 45678" aria-invalid="true"');
+    expect(html).toContain("Use E.164 format with the country code");
+    expect(html).toContain('value="Meera@Example.test"');
+    const [fixture] = await sql<{ email: string }>(s, "select email from customer");
+    const dup = await postForm(owner, "/customers/new", { csrf: owner.csrf, action: "save", ...fields, email: fixture!.email.toUpperCase() });
+    expect(dup.status).toBe(409);
+    html = await dup.text();
+    expect(html).toContain('aria-invalid="true" aria-describedby="email-error"');
+    expect(html).toContain("A customer with this email already exists.");
+    expect(await sql(s, "select count(*)::int as n from customer")).toEqual([{ n: 1 }]);
+  });
+
+  it("CSRF and cross-site posts refused; another store's customer is 404 and stays as it was", async () => {
+    const s = await makeStore(db);
+    const other = await makeStore(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    expect((await postForm(owner, "/customers/new", { csrf: "nope", action: "save", ...fields })).status).toBe(403);
+    expect((await postForm(owner, "/customers/new", { csrf: owner.csrf, action: "save", ...fields }, { origin: "https://evil.example" })).status).toBe(403);
+    expect(await sql(s, "select count(*)::int as n from customer")).toEqual([{ n: 1 }]);
+    const [theirs] = await sql<{ id: string }>(other, "select id from customer");
+    expect((await page(owner, `/customers/${theirs!.id}`)).status).toBe(404);
+    expect((await postForm(owner, `/customers/${theirs!.id}`, { csrf: owner.csrf, action: "save", ...fields })).status).toBe(404);
+    expect(await sql(other, "select first_name from customer")).toEqual([{ first_name: "Fixture" }]);
+  });
+});

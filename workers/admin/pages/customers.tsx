@@ -1,0 +1,241 @@
+import { Hono } from "hono";
+import type { FC } from "hono/jsx";
+import { z } from "zod";
+import { AppError } from "#shared/http/errors";
+import { permissionDenied } from "#shared/pipeline/principal";
+import { createCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
+import { listOrders } from "#shared/procedures/orders";
+import { pageCall, type AdminContext, type AdminEnv } from "../context";
+import { storePage } from "./chrome";
+import { CheckField, issueErrors, TextArea, TextField } from "./fields";
+import { handleFormPost, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { AdminPage, formatMoney } from "./layout";
+import { IstTime, StatusBadge, words } from "./order-words";
+import { Section, Table } from "./parts";
+
+/**
+ * Customers (issue 13 item 3): `/customers` lists and searches them (no JavaScript: a GET form, `?page=`);
+ * `/customers/new` adds one; `/customers/<id>` shows the contact details, marketing consent (and when and
+ * how it last changed), the private note and the customer's orders, and edits them with the procedures'
+ * own validation (E.164 phones, unique emails), each message by its field.
+ */
+export const customersPage = new Hono<AdminEnv>();
+
+const PAGE_SIZE = 20;
+const FIELDS = ["email", "phone", "firstName", "lastName", "city", "note"] as const;
+type Draft = Record<(typeof FIELDS)[number], string> & { acceptsMarketing: boolean };
+const idSchema = z.uuid();
+const listQuery = z.object({ page: z.coerce.number().int().min(1).max(100_000).catch(1), query: z.string().trim().max(200).catch("") });
+const notFound = () => new AppError("NOT_FOUND", "Customer not found in this store.");
+
+const draftOf = (field: Field): Draft => ({
+  ...(Object.fromEntries(FIELDS.map((f) => [f, field(f) ?? ""])) as Record<(typeof FIELDS)[number], string>),
+  acceptsMarketing: field("acceptsMarketing") === "yes",
+});
+
+/** The procedures' input: blank fields left out when creating, cleared (null) when editing. */
+function inputOf(draft: Draft, id?: string): Record<string, unknown> {
+  const input: Record<string, unknown> = id ? { id } : {};
+  for (const f of FIELDS) {
+    const value = draft[f].trim();
+    if (value) input[f] = f === "email" ? value.toLowerCase() : value;
+    else if (id) input[f] = null;
+  }
+  input["acceptsMarketing"] = draft.acceptsMarketing;
+  return input;
+}
+
+const CustomerForm: FC<{ csrf: string; action: string; draft: Draft; errors: Record<string, string>; submit: string }> = ({ csrf, action, draft, errors, submit }) => (
+  <form method="post" action={action} class="card" id="customer-form">
+    <input type="hidden" name="csrf" value={csrf} />
+    <input type="hidden" name="action" value="save" />
+    <TextField id="email" label="Email" type="email" value={draft.email} error={errors["email"]} autocomplete="off" />
+    <TextField id="phone" label="Mobile (E.164, e.g. +919876543210)" type="tel" value={draft.phone} error={errors["phone"]} />
+    <TextField id="firstName" label="First name" value={draft.firstName} error={errors["firstName"]} maxlength={120} />
+    <TextField id="lastName" label="Last name" value={draft.lastName} error={errors["lastName"]} maxlength={120} />
+    <TextField id="city" label="City" value={draft.city} error={errors["city"]} maxlength={120} />
+    <CheckField id="acceptsMarketing" label="Agreed to receive marketing emails" checked={draft.acceptsMarketing} error={errors["acceptsMarketing"]} />
+    <TextArea id="note" label="Private note (staff only)" value={draft.note} error={errors["note"]} rows={3} />
+    <button type="submit">{submit}</button>
+  </form>
+);
+
+const EMPTY: Draft = { email: "", phone: "", firstName: "", lastName: "", city: "", note: "", acceptsMarketing: false };
+const nameOf = (c: { firstName: string | null; lastName: string | null }) => [c.firstName, c.lastName].filter(Boolean).join(" ") || "(no name)";
+
+customersPage.get("/customers", async (c) => {
+  const { chrome, signedIn, me } = await storePage(c);
+  const q = listQuery.parse({ page: c.req.query("page"), query: c.req.query("query") });
+  const result = await pageCall(c, signedIn, listCustomers, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) });
+  const link = (page: number) => `/customers?${new URLSearchParams({ ...(q.query ? { query: q.query } : {}), ...(page > 1 ? { page: String(page) } : {}) })}`;
+  return c.html(
+    <AdminPage title="Customers" chrome={chrome}>
+      <h1>Customers</h1>
+      {me.permissions.includes("customers.write") ? (
+        <p>
+          <a href="/customers/new">New customer</a>
+        </p>
+      ) : null}
+      <form class="toolbar" method="get" action="/customers" role="search">
+        <label for="customer-query" class="visually-hidden">
+          Search customers
+        </label>
+        <input id="customer-query" name="query" type="search" placeholder="Name, email or phone" value={q.query} />
+        <button type="submit">Search</button>
+      </form>
+      {result.items.length === 0 ? (
+        <p class="card">{q.query ? "No customer matches." : "No customers yet."}</p>
+      ) : (
+        <Table columns={[{ label: "Customer" }, { label: "Marketing" }, { label: "Since" }]}>
+          {result.items.map((x) => (
+            <tr data-customer={x.id}>
+              <td>
+                <a href={`/customers/${x.id}`}>{nameOf(x)}</a>
+              </td>
+              <td>{x.acceptsMarketing ? "Subscribed" : "Not subscribed"}</td>
+              <td>
+                <IstTime at={x.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {q.page > 1 ? (
+          <a rel="prev" href={link(q.page - 1)}>
+            ← Previous
+          </a>
+        ) : null}
+        <span class="muted">{result.total} customers</span>
+        {q.page * PAGE_SIZE < result.total ? (
+          <a rel="next" href={link(q.page + 1)}>
+            Next →
+          </a>
+        ) : null}
+      </nav>
+    </AdminPage>,
+  );
+});
+
+async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
+  const { chrome, me } = await storePage(c);
+  if (!me.permissions.includes("customers.write")) throw permissionDenied("customers.write");
+  return c.html(
+    <AdminPage title="New customer" chrome={chrome}>
+      <p>
+        <a href="/customers">← Customers</a>
+      </p>
+      <h1>New customer</h1>
+      <Notice notice={notice} />
+      <CustomerForm csrf={chrome.csrf} action="/customers/new" draft={failed ? draftOf(failed.field) : EMPTY} errors={issueErrors(failed?.error)} submit="Add customer" />
+    </AdminPage>,
+    status,
+  );
+}
+
+async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
+  const { chrome, signedIn, me } = await storePage(c);
+  const customer = await pageCall(c, signedIn, getCustomer, { id });
+  const canWrite = me.permissions.includes("customers.write");
+  const orders = customer.email && me.permissions.includes("orders.read") ? await pageCall(c, signedIn, listOrders, { query: customer.email, pageSize: 20 }) : null;
+  const draft: Draft = failed
+    ? draftOf(failed.field)
+    : { email: customer.email ?? "", phone: customer.phone ?? "", firstName: customer.firstName ?? "", lastName: customer.lastName ?? "", city: customer.city ?? "", note: customer.note ?? "", acceptsMarketing: customer.acceptsMarketing };
+  const currency = me.store.currency;
+  return c.html(
+    <AdminPage title={nameOf(customer)} chrome={chrome}>
+      <p>
+        <a href="/customers">← Customers</a>
+      </p>
+      <h1>{nameOf(customer)}</h1>
+      <Notice notice={notice} />
+      <dl class="facts">
+        <dt>Email</dt>
+        <dd>{customer.email ?? "—"}</dd>
+        <dt>Mobile</dt>
+        <dd>{customer.phone ?? "—"}</dd>
+        <dt>Marketing</dt>
+        <dd data-consent={customer.acceptsMarketing ? "yes" : "no"}>
+          {customer.acceptsMarketing ? "Subscribed" : "Not subscribed"}
+          {customer.marketingConsentUpdatedAt ? (
+            <>
+              {" "}
+              since <IstTime at={customer.marketingConsentUpdatedAt} /> ({words(customer.marketingConsentSource ?? "staff")})
+            </>
+          ) : null}
+        </dd>
+      </dl>
+      {orders ? (
+        <Section id="orders" title="Orders">
+          {orders.items.length === 0 ? (
+            <p class="muted">No orders with this email yet.</p>
+          ) : (
+            <Table columns={[{ label: "Order" }, { label: "Placed" }, { label: "Payment" }, { label: "Total", num: true }]}>
+              {orders.items.map((o) => (
+                <tr>
+                  <td>
+                    <a href={`/orders/${o.id}`}>#{o.number}</a>
+                  </td>
+                  <td>
+                    <IstTime at={o.placedAt} />
+                  </td>
+                  <td>
+                    <StatusBadge value={o.paymentStatus} label="Payment" />
+                  </td>
+                  <td class="num">{formatMoney(o.total, currency)}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
+        </Section>
+      ) : null}
+      {canWrite ? (
+        <Section id="edit" title="Edit">
+          <CustomerForm csrf={chrome.csrf} action={`/customers/${id}`} draft={draft} errors={issueErrors(failed?.error)} submit="Save customer" />
+        </Section>
+      ) : customer.note ? (
+        <p class="card">{customer.note}</p>
+      ) : null}
+    </AdminPage>,
+    status,
+  );
+}
+
+const DONE: Record<string, string> = { created: "Customer added.", saved: "Customer saved." };
+const doneNotice = (c: AdminContext) => {
+  const done = c.req.query("done") ?? "";
+  return Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined;
+};
+const checkedId = (c: AdminContext) => {
+  const id = c.req.param("id") ?? "";
+  if (!idSchema.safeParse(id).success) throw notFound();
+  return id;
+};
+
+customersPage.get("/customers/new", (c) => renderNew(c));
+customersPage.post("/customers/new", (c) =>
+  handleFormPost(
+    c,
+    renderNew,
+    "/customers",
+    {
+      save: async (signedIn, field) => {
+        const made = await pageCall(c, signedIn, createCustomer, inputOf(draftOf(field)), ["BAD_REQUEST", "CONFLICT"]);
+        return { redirectTo: `/customers/${made.id}?done=created` };
+      },
+    },
+    "Choose Add customer.",
+  ),
+);
+
+customersPage.get("/customers/:id", (c) => renderCustomer(c, checkedId(c), doneNotice(c)));
+customersPage.post("/customers/:id", (c) => {
+  const id = checkedId(c);
+  return handleFormPost(
+    c,
+    (ctx, n, s, f) => renderCustomer(ctx, id, n, s, f),
+    `/customers/${id}?done=saved`,
+    { save: (signedIn, field) => pageCall(c, signedIn, updateCustomer, inputOf(draftOf(field), id), ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]) },
+    "Choose Save customer.",
+  );
+});
