@@ -66,6 +66,68 @@ export const createLocation = storeProcedure({
   },
 });
 
+export const updateLocation = storeProcedure({
+  router: "locations",
+  name: "update",
+  description:
+    "Rename a location, change its city, or turn sellsOnline on or off (off: the storefront stops selling its stock; orders already placed keep their reservations).",
+  access: "inventory.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    name: z.string().trim().min(1).max(120).optional(),
+    sellsOnline: z.boolean().optional(),
+    city: z.string().trim().min(1).max(120).nullable().optional(),
+  }),
+  async run({ tx }, input) {
+    const { id, ...changes } = input;
+    const [row] = await tx
+      .update(location)
+      .set(changes)
+      .where(and(eq(location.storeId, tx.storeId), eq(location.id, id)))
+      .returning(locationColumns);
+    if (!row) throw locationNotFound();
+    await emit(tx, "location.updated", { locationId: id, fields: Object.keys(changes) });
+    return row;
+  },
+});
+
+export const inventoryHistory = storeProcedure({
+  router: "inventory",
+  name: "history",
+  description: "The stock changes of one variant, newest first: delta, on hand after, reason, note, location and when; optionally at one location.",
+  access: "inventory.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput, variantId: z.uuid(), locationId: z.uuid().optional() }),
+  async run({ tx }, input) {
+    const where = and(
+      eq(inventoryAdjustment.storeId, tx.storeId),
+      eq(inventoryAdjustment.variantId, input.variantId),
+      input.locationId ? eq(inventoryAdjustment.locationId, input.locationId) : undefined,
+    );
+    const rows = await tx
+      .select({
+        id: inventoryAdjustment.id,
+        locationId: inventoryAdjustment.locationId,
+        locationName: location.name,
+        delta: inventoryAdjustment.delta,
+        onHandAfter: inventoryAdjustment.onHandAfter,
+        reason: inventoryAdjustment.reason,
+        note: inventoryAdjustment.note,
+        byMember: sql<boolean>`${inventoryAdjustment.memberId} is not null`,
+        createdAt: inventoryAdjustment.createdAt,
+        ...totalColumn(),
+      })
+      .from(inventoryAdjustment)
+      .innerJoin(location, and(eq(location.storeId, inventoryAdjustment.storeId), eq(location.id, inventoryAdjustment.locationId)))
+      .where(where)
+      .orderBy(sql`${inventoryAdjustment.createdAt} desc`, sql`${inventoryAdjustment.id} desc`)
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pageFrom(rows, input, () => tx.select(countColumn()).from(inventoryAdjustment).where(where));
+  },
+});
+
 export const listLevels = storeProcedure({
   router: "inventory",
   name: "levels",
@@ -225,4 +287,4 @@ export const adjustInventory = storeProcedure({
   },
 });
 
-export const inventoryProcedures = [listLocations, createLocation, listLevels, adjustInventory];
+export const inventoryProcedures = [listLocations, createLocation, updateLocation, listLevels, inventoryHistory, adjustInventory];

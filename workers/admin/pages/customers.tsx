@@ -11,7 +11,7 @@ import { CheckField, issueErrors, TextArea, TextField } from "./fields";
 import { handleFormPost, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
-import { Section, Table } from "./parts";
+import { Pager, Section, Table } from "./parts";
 
 /**
  * Customers (issue 13 item 3): `/customers` lists and searches them (no JavaScript: a GET form, `?page=`);
@@ -100,19 +100,7 @@ customersPage.get("/customers", async (c) => {
           ))}
         </Table>
       )}
-      <nav class="pager" aria-label="Pages">
-        {q.page > 1 ? (
-          <a rel="prev" href={link(q.page - 1)}>
-            ← Previous
-          </a>
-        ) : null}
-        <span class="muted">{result.total} customers</span>
-        {q.page * PAGE_SIZE < result.total ? (
-          <a rel="next" href={link(q.page + 1)}>
-            Next →
-          </a>
-        ) : null}
-      </nav>
+      <Pager page={q.page} pageSize={PAGE_SIZE} total={result.total} noun="customers" link={link} />
     </AdminPage>,
   );
 });

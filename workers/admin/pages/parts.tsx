@@ -41,3 +41,22 @@ export const FieldError: FC<{ id: string; error: string | undefined }> = ({ id, 
       {error}
     </p>
   ) : null;
+
+/** Previous / next links of a paged list (no JavaScript), with how many there are. */
+export const Pager: FC<{ page: number; pageSize: number; total: number; noun: string; link: (page: number) => string }> = ({ page, pageSize, total, noun, link }) => (
+  <nav class="pager" aria-label="Pages">
+    {page > 1 ? (
+      <a rel="prev" href={link(page - 1)}>
+        ← Previous
+      </a>
+    ) : null}
+    <span class="muted">
+      {total} {noun}
+    </span>
+    {page * pageSize < total ? (
+      <a rel="next" href={link(page + 1)}>
+        Next →
+      </a>
+    ) : null}
+  </nav>
+);

@@ -3,9 +3,12 @@ import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
+import { listLocations } from "#shared/procedures/inventory";
 import { archiveProduct, createProduct, deleteProduct, getProduct, updateProduct } from "#shared/procedures/products";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { storePage } from "./chrome";
+import { SelectField } from "./fields";
+import { AdjustFields } from "./inventory";
 import { handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
@@ -27,6 +30,22 @@ interface Refused {
   draft: ProductDraft;
   errors: Errors;
 }
+
+type Locations = Awaited<ReturnType<typeof listLocations.run>>;
+
+/** Stock of a variant at a location not stocked yet (a new product's first stock): posted to /inventory, back here. */
+const AddStock: FC<{ product: Product; locations: Locations; csrf: string }> = ({ product, locations, csrf }) => (
+  <form method="post" action="/inventory" class="card" id="add-stock">
+    <input type="hidden" name="csrf" value={csrf} />
+    <input type="hidden" name="action" value="adjust" />
+    <input type="hidden" name="return" value={`/products/${product.id}`} />
+    <h3>Add or remove stock</h3>
+    <SelectField id="stock-variant" name="variantId" label="Variant" value="" options={product.variants.map((v) => [v.id, v.sku ? `${v.title} (${v.sku})` : v.title] as const)} />
+    <SelectField id="stock-location" name="locationId" label="Location" value="" options={locations.items.map((l) => [l.id, l.sellsOnline ? l.name : `${l.name} (not sold online)`] as const)} />
+    <AdjustFields keyId="stock" delta="" reason="received" errors={{}} />
+    <button type="submit">Save stock change</button>
+  </form>
+);
 
 const Stock: FC<{ product: Product }> = ({ product }) => {
   const rows = product.variants.flatMap((v) => v.inventory.map((l) => ({ v, l })));
@@ -72,8 +91,8 @@ const DeleteConfirm: FC<{ product: Product; csrf: string }> = ({ product, csrf }
 
 async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
   const { chrome, signedIn, me } = await storePage(c);
-  const product = await pageCall(c, signedIn, getProduct, { id });
-  const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete") };
+  const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete"), stock: me.permissions.includes("inventory.write") };
+  const [product, locations] = await Promise.all([pageCall(c, signedIn, getProduct, { id }), can.stock ? pageCall(c, signedIn, listLocations, {}) : Promise.resolve(null)]);
   const confirming = c.req.query("confirm") === "delete";
   if (confirming && !can.delete) throw permissionDenied("records.delete");
   const currency = me.store.currency;
@@ -93,6 +112,7 @@ async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, stat
       {confirming ? <DeleteConfirm product={product} csrf={chrome.csrf} /> : null}
       <ProductForm csrf={chrome.csrf} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} />
       <Stock product={product} />
+      {locations && locations.items.length > 0 && product.variants.length > 0 ? <AddStock product={product} locations={locations} csrf={chrome.csrf} /> : null}
       {can.write || can.delete ? (
         <Section id="danger" title="Take it off sale">
           {can.write && product.status !== "archived" ? <RowAction to={`/products/${product.id}`} csrf={chrome.csrf} fields={{}} action="archive" label="Archive" /> : null}{" "}
@@ -124,7 +144,7 @@ async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400
   );
 }
 
-const DONE: Record<string, string> = { created: "Product created.", saved: "Product saved.", archived: "Product archived: it is off the storefront." };
+const DONE: Record<string, string> = { created: "Product created.", saved: "Product saved.", archived: "Product archived: it is off the storefront.", adjusted: "Stock saved." };
 
 productEditPage.get("/products/new", (c) => renderNew(c));
 
