@@ -11,7 +11,7 @@ import { CheckField, issueErrors, TextArea, TextField } from "./fields";
 import { handleFormPost, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
-import { Pager, Section, Table } from "./parts";
+import { Pager, SearchBar, Section, Table } from "./parts";
 
 /**
  * Customers (issue 13 item 3): `/customers` lists and searches them (no JavaScript: a GET form, `?page=`);
@@ -76,13 +76,7 @@ customersPage.get("/customers", async (c) => {
           <a href="/customers/new">New customer</a>
         </p>
       ) : null}
-      <form class="toolbar" method="get" action="/customers" role="search">
-        <label for="customer-query" class="visually-hidden">
-          Search customers
-        </label>
-        <input id="customer-query" name="query" type="search" placeholder="Name, email or phone" value={q.query} />
-        <button type="submit">Search</button>
-      </form>
+      <SearchBar action="/customers" id="customer-query" label="Search customers" placeholder="Name, email or phone" value={q.query} />
       {result.items.length === 0 ? (
         <p class="card">{q.query ? "No customer matches." : "No customers yet."}</p>
       ) : (

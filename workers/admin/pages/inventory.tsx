@@ -10,7 +10,7 @@ import { CheckField, issueErrors, SelectField, TextField } from "./fields";
 import { handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, words } from "./order-words";
-import { FieldError, Pager, Section, Table } from "./parts";
+import { FieldError, Pager, SearchBar, Section, Table } from "./parts";
 
 /**
  * Inventory (issue 13 item 2): `/inventory` lists stock by variant and location with search, a location
@@ -77,11 +77,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
     <AdminPage title="Inventory" chrome={chrome}>
       <h1>Inventory</h1>
       <Notice notice={notice} />
-      <form class="toolbar" method="get" action="/inventory" role="search">
-        <label for="inventory-query" class="visually-hidden">
-          Search by product or SKU
-        </label>
-        <input id="inventory-query" name="query" type="search" placeholder="Product title or SKU" value={q.query} />
+      <SearchBar action="/inventory" id="inventory-query" label="Search by product or SKU" placeholder="Product title or SKU" value={q.query}>
         <label for="inventory-location" class="visually-hidden">
           Location
         </label>
@@ -93,8 +89,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
             </option>
           ))}
         </select>
-        <button type="submit">Search</button>
-      </form>
+      </SearchBar>
       {levels.items.length === 0 ? (
         <p class="card">{q.query || q.location ? "No stock matches." : "No stock recorded yet. Add stock from a product's page."}</p>
       ) : (

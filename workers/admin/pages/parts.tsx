@@ -60,3 +60,15 @@ export const Pager: FC<{ page: number; pageSize: number; total: number; noun: st
     ) : null}
   </nav>
 );
+
+/** A list's search box (a GET form, so it works without JavaScript); `children` are extra filters. */
+export const SearchBar: FC<{ action: string; id: string; label: string; placeholder: string; value: string; children?: Child }> = (p) => (
+  <form class="toolbar" method="get" action={p.action} role="search">
+    <label for={p.id} class="visually-hidden">
+      {p.label}
+    </label>
+    <input id={p.id} name="query" type="search" placeholder={p.placeholder} value={p.value} />
+    {p.children}
+    <button type="submit">Search</button>
+  </form>
+);
