@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { withStore, type StoreTx } from "#shared/db/with-store";
+import { contentParagraphs } from "#shared/storefront/content";
 import { formatMoney, listProducts, primaryHostname, productByHandle, publishedPage, sitemapPaths, SORTS, type ProductCard, type Sort } from "#shared/storefront/catalog";
 import { ShopPage, type ShopHead } from "./layout";
 import type { ShopEnv } from "./shop-env";
@@ -266,7 +267,7 @@ export async function contentPage(c: ShopContext) {
   return c.html(
     <ShopPage head={head(c, `/pages/${handle}`, base, page.title, page.body.slice(0, 160) || `${page.title} · ${store.name}`)}>
       <h1>{page.title}</h1>
-      {page.body.split(/\n{2,}/).map((para) => (
+      {contentParagraphs(page.body).map((para) => (
         <p>{para}</p>
       ))}
     </ShopPage>,
