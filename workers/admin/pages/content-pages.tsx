@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
-import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createPage, getPage, listPages, publishPage, updatePage } from "#shared/procedures/content";
 import { contentParagraphs } from "#shared/storefront/content";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { issueErrors, TextArea, TextField } from "./fields";
-import { handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, StatusBadge } from "./order-words";
 import { Pager, SearchBar, Section, Table } from "./parts";
@@ -22,7 +21,6 @@ export const contentPagesPage = new Hono<AdminEnv>();
 
 const PAGE_SIZE = 20;
 const listQuery = z.object({ page: z.coerce.number().int().min(1).max(100_000).catch(1), query: z.string().trim().max(200).catch("") });
-const idSchema = z.uuid();
 interface Draft {
   title: string;
   handle: string;
@@ -133,12 +131,8 @@ async function renderPage(c: AdminContext, id: string, notice?: FormNotice, stat
 }
 
 const DONE: Record<string, string> = { created: "Draft created.", saved: "Page saved.", publish: "Page published: it is on the storefront.", unpublish: "Page unpublished: it is a draft again." };
-const doneOf = (c: AdminContext) => {
-  const done = c.req.query("done") ?? "";
-  return Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined;
-};
 
-contentPagesPage.get("/pages", (c) => renderList(c, doneOf(c)));
+contentPagesPage.get("/pages", (c) => renderList(c, doneNotice(c, DONE)));
 contentPagesPage.post("/pages", (c) =>
   handleFormPost(
     c,
@@ -154,15 +148,9 @@ contentPagesPage.post("/pages", (c) =>
   ),
 );
 
-const checkedId = (c: AdminContext) => {
-  const id = c.req.param("id") ?? "";
-  if (!idSchema.safeParse(id).success) throw new AppError("NOT_FOUND", "Page not found in this store.");
-  return id;
-};
-
-contentPagesPage.get("/pages/:id", (c) => renderPage(c, checkedId(c), doneOf(c)));
+contentPagesPage.get("/pages/:id", (c) => renderPage(c, idParam(c, "Page"), doneNotice(c, DONE)));
 contentPagesPage.post("/pages/:id", (c) => {
-  const id = checkedId(c);
+  const id = idParam(c, "Page");
   return handleFormPost(
     c,
     (ctx, n, s, f) => renderPage(ctx, id, n, s, f),

@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
-import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
 import { listOrders } from "#shared/procedures/orders";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
-import { handleFormPost, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, idParam, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
 import { Pager, SearchBar, Section, Table } from "./parts";
@@ -24,9 +23,7 @@ export const customersPage = new Hono<AdminEnv>();
 const PAGE_SIZE = 20;
 const FIELDS = ["email", "phone", "firstName", "lastName", "city", "note"] as const;
 type Draft = Record<(typeof FIELDS)[number], string> & { acceptsMarketing: boolean };
-const idSchema = z.uuid();
 const listQuery = z.object({ page: z.coerce.number().int().min(1).max(100_000).catch(1), query: z.string().trim().max(200).catch("") });
-const notFound = () => new AppError("NOT_FOUND", "Customer not found in this store.");
 
 const draftOf = (field: Field): Draft => ({
   ...(Object.fromEntries(FIELDS.map((f) => [f, field(f) ?? ""])) as Record<(typeof FIELDS)[number], string>),
@@ -184,15 +181,6 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
 }
 
 const DONE: Record<string, string> = { created: "Customer added.", saved: "Customer saved." };
-const doneNotice = (c: AdminContext) => {
-  const done = c.req.query("done") ?? "";
-  return Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined;
-};
-const checkedId = (c: AdminContext) => {
-  const id = c.req.param("id") ?? "";
-  if (!idSchema.safeParse(id).success) throw notFound();
-  return id;
-};
 
 customersPage.get("/customers/new", (c) => renderNew(c));
 customersPage.post("/customers/new", (c) =>
@@ -210,9 +198,9 @@ customersPage.post("/customers/new", (c) =>
   ),
 );
 
-customersPage.get("/customers/:id", (c) => renderCustomer(c, checkedId(c), doneNotice(c)));
+customersPage.get("/customers/:id", (c) => renderCustomer(c, idParam(c, "Customer"), doneNotice(c, DONE)));
 customersPage.post("/customers/:id", (c) => {
-  const id = checkedId(c);
+  const id = idParam(c, "Customer");
   return handleFormPost(
     c,
     (ctx, n, s, f) => renderCustomer(ctx, id, n, s, f),

@@ -8,7 +8,7 @@ import { createDiscount, disableDiscount, listDiscounts, updateDiscount } from "
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { issueErrors, SelectField, TextField } from "./fields";
-import { handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { amountText, minorUnitsOf } from "./money";
 import { IST_OFFSET, IstTime, StatusBadge } from "./order-words";
@@ -177,10 +177,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 
 const DONE: Record<string, string> = { create: "Discount created.", update: "Discount saved.", disable: "Discount disabled: it can no longer be used." };
 
-discountsPage.get("/discounts", (c) => {
-  const done = c.req.query("done") ?? "";
-  return render(c, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
-});
+discountsPage.get("/discounts", (c) => render(c, doneNotice(c, DONE)));
 
 discountsPage.post("/discounts", (c) =>
   handleFormPost(

@@ -1,5 +1,6 @@
 import type { FC } from "hono/jsx";
-import { isAppError, type AppError } from "#shared/http/errors";
+import { z } from "zod";
+import { AppError, isAppError } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, type AdminContext, type SignedIn } from "../context";
 import { storePage, type StorePage } from "./chrome";
@@ -88,3 +89,16 @@ export const RowAction: FC<{ to: string; csrf: string; fields: Record<string, st
     </button>
   </form>
 );
+
+/** The notice a page shows after a successful post redirected to it with `?done=<key>` (unknown keys: none). */
+export function doneNotice(c: AdminContext, words: Readonly<Record<string, string>>): FormNotice | undefined {
+  const done = c.req.query("done") ?? "";
+  return Object.hasOwn(words, done) ? { ok: true, text: words[done]! } : undefined;
+}
+
+/** A path's record id: a UUID, or the 404 page saying `what` is not in this store (before any database work). */
+export function idParam(c: AdminContext, what: string, name = "id"): string {
+  const id = c.req.param(name) ?? "";
+  if (!z.uuid().safeParse(id).success) throw new AppError("NOT_FOUND", `${what} not found in this store.`);
+  return id;
+}

@@ -2,12 +2,11 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { ADJUSTMENT_REASONS } from "#shared/db/schema";
-import { AppError } from "#shared/http/errors";
 import { adjustInventory, createLocation, inventoryHistory, listLevels, listLocations, updateLocation } from "#shared/procedures/inventory";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { CheckField, issueErrors, SelectField, TextField } from "./fields";
-import { handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, words } from "./order-words";
 import { FieldError, Pager, SearchBar, Section, Table } from "./parts";
@@ -174,10 +173,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 
 const DONE: Record<string, string> = { adjusted: "Stock adjusted.", location: "Location added.", online: "Location changed." };
 
-inventoryPage.get("/inventory", (c) => {
-  const done = c.req.query("done") ?? "";
-  return render(c, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
-});
+inventoryPage.get("/inventory", (c) => render(c, doneNotice(c, DONE)));
 
 /** A whole number typed in a form, as a number; anything else is passed on for the procedure to refuse by its field. */
 const wholeNumber = (raw: string | undefined) => (raw !== undefined && /^[+-]?\d{1,9}$/.test(raw.trim()) ? Number(raw.trim()) : (raw ?? ""));
@@ -212,8 +208,7 @@ inventoryPage.post("/inventory", (c) =>
 
 // GET /inventory/<variantId>: the variant's stock changes, newest first.
 inventoryPage.get("/inventory/:variantId", async (c) => {
-  const variantId = c.req.param("variantId");
-  if (!z.uuid().safeParse(variantId).success) throw new AppError("NOT_FOUND", "Variant not found in this store.");
+  const variantId = idParam(c, "Variant", "variantId");
   const { chrome, signedIn } = await storePage(c);
   const page = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
   const history = await pageCall(c, signedIn, inventoryHistory, { variantId, page, pageSize: PAGE_SIZE });

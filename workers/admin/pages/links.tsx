@@ -5,7 +5,7 @@ import { createLink, deleteLink, listLinks, updateLink } from "#shared/procedure
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
-import { handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { EMPTY_LINK, LinkForm, linkInput, stateOfFailure, stateOfLink, type LinkFormState } from "./links-form";
 
@@ -110,10 +110,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 const DONE: Record<string, string> = { created: "Short link created.", updated: "Short link saved.", deleted: "Short link deleted." };
 
 // GET /links (content.read; without it the 403 page). `?edit=<id>` opens a link of this page for editing (content.write).
-linksPage.get("/links", async (c) => {
-  const done = c.req.query("done") ?? "";
-  return render(c, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
-});
+linksPage.get("/links", async (c) => render(c, doneNotice(c, DONE)));
 
 // POST /links: create, update or delete (session CSRF token required). Another store's link id is the 404 page.
 linksPage.post("/links", (c) =>

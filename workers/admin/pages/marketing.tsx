@@ -6,7 +6,7 @@ import { PLACEHOLDERS } from "#shared/marketing/render";
 import { cancelCampaign, createCampaign, listAutomations, listCampaigns, updateAutomation } from "#shared/procedures/marketing";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
-import { handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
 import { FieldError, Section, Table } from "./parts";
@@ -178,10 +178,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 
 const DONE: Record<string, string> = { created: "Campaign scheduled. It starts within 30 seconds of its start time.", cancelled: "Campaign cancelled.", saved: "Automation saved." };
 
-marketingPage.get("/marketing", async (c) => {
-  const done = c.req.query("done") ?? "";
-  return render(c, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
-});
+marketingPage.get("/marketing", async (c) => render(c, doneNotice(c, DONE)));
 
 const AFTER: Record<string, string> = { create: "created", cancel: "cancelled", automation: "saved" };
 

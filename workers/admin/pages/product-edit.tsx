@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import { z } from "zod";
 import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { listLocations } from "#shared/procedures/inventory";
@@ -9,7 +8,7 @@ import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../co
 import { storePage } from "./chrome";
 import { SelectField } from "./fields";
 import { AdjustFields } from "./inventory";
-import { handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
 import { Section, Table } from "./parts";
@@ -22,8 +21,6 @@ import { Section, Table } from "./parts";
 export const productEditPage = new Hono<AdminEnv>();
 
 type Product = Awaited<ReturnType<typeof getProduct.run>>;
-const idSchema = z.uuid();
-const notFound = () => new AppError("NOT_FOUND", "Product not found in this store.");
 
 /** A refused post's form: what was typed and each message by its field. */
 interface Refused {
@@ -149,10 +146,7 @@ const DONE: Record<string, string> = { created: "Product created.", saved: "Prod
 productEditPage.get("/products/new", (c) => renderNew(c));
 
 productEditPage.get("/products/:id", (c) => {
-  const id = c.req.param("id");
-  if (!idSchema.safeParse(id).success) throw notFound();
-  const done = c.req.query("done") ?? "";
-  return renderEdit(c, id, Object.hasOwn(DONE, done) ? { ok: true, text: DONE[done]! } : undefined);
+  return renderEdit(c, idParam(c, "Product"), doneNotice(c, DONE));
 });
 
 /**
@@ -197,8 +191,7 @@ productEditPage.post("/products/new", (c) =>
 
 // POST /products/<id>: save, more rows, archive, delete (records.delete; the procedure checks every permission).
 productEditPage.post("/products/:id", (c) => {
-  const id = c.req.param("id");
-  if (!idSchema.safeParse(id).success) throw notFound();
+  const id = idParam(c, "Product");
   const again = (n?: FormNotice, s: 200 | 400 | 409 = 200, r?: Refused) => renderEdit(c, id, n, s, r);
   return handleFormPost(
     c,
