@@ -19,6 +19,7 @@ import { productEditPage } from "./product-edit";
 import { productsPage } from "./products";
 import { selectStorePage } from "./select-store";
 import { settingsPage } from "./settings";
+import { teamPage } from "./team";
 
 /** The admin's server-rendered pages (Hono JSX). */
 export const pages = new Hono<AdminEnv>();
@@ -29,6 +30,7 @@ pages.route("/", customersPage);
 pages.route("/", inventoryPage);
 pages.route("/", discountsPage);
 pages.route("/", contentPagesPage);
+pages.route("/", teamPage);
 pages.route("/", ordersPage);
 pages.route("/", orderDetailPage);
 pages.route("/", settingsPage);
