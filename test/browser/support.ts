@@ -60,19 +60,20 @@ export function startStorefrontWorker(db: Db, options: WorkerOptions = {}): Prom
 /** The storefront (its URL, output and stop) with the admin and the worker beside it. */
 export interface StorefrontWithAdmin extends AdminWorker {
   admin: AdminWorker;
-  worker: AdminWorker;
+  /** Absent when started with `{ worker: false }`. */
+  worker: AdminWorker | undefined;
 }
 
 /**
  * The storefront and the admin at once, on one local state folder of their own: what the admin writes
  * to the HOSTS namespace after a commit (domains, store facts) is what the storefront reads next.
  */
-export async function startStorefrontWithAdmin(db: Db): Promise<StorefrontWithAdmin> {
+export async function startStorefrontWithAdmin(db: Db, options: { worker?: boolean } = {}): Promise<StorefrontWithAdmin> {
   const persistTo = fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-shared-"));
   const started = await Promise.allSettled([
     startStorefrontWorker(db, { persistTo }),
     startAdminWorker(db, { persistTo }),
-    startWorker("worker", "/health", db, { persistTo }),
+    ...(options.worker === false ? [] : [startWorker("worker", "/health", db, { persistTo })]),
   ]);
   let stopCrons = () => {};
   const stop = async () => {
@@ -85,12 +86,12 @@ export async function startStorefrontWithAdmin(db: Db): Promise<StorefrontWithAd
     await stop();
     throw failed.reason;
   }
-  const [shop, admin, worker] = started.map((w) => (w as PromiseFulfilledResult<AdminWorker>).value) as [AdminWorker, AdminWorker, AdminWorker];
+  const [shop, admin, worker] = started.map((w) => (w as PromiseFulfilledResult<AdminWorker>).value) as [AdminWorker, AdminWorker, AdminWorker | undefined];
   // The every-minute cron arms the worker's alarm loop: the outbox relay then runs every 5 s.
-  stopCrons = fireCronsLocally(worker.url, ["* * * * *"]);
+  if (worker) stopCrons = fireCronsLocally(worker.url, ["* * * * *"]);
   return {
     url: shop.url,
-    output: () => `[storefront]\n${shop.output()}\n[admin]\n${admin.output()}\n[worker]\n${worker.output()}`,
+    output: () => `[storefront]\n${shop.output()}\n[admin]\n${admin.output()}${worker ? `\n[worker]\n${worker.output()}` : ""}`,
     stop,
     admin,
     worker,

@@ -28,6 +28,8 @@ export interface Walkthrough<W extends AdminWorker> {
   readonly worker: W;
   screenshot(name: string): Promise<string>;
   step(name: string, slug: string, fn: () => Promise<void>): void;
+  /** A second, separate browser (its own cookies) on the same base URL, e.g. for someone accepting an invitation. */
+  otherBrowser(): Promise<Page>;
 }
 
 export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W>): Walkthrough<W> {
@@ -35,6 +37,8 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
   let context: BrowserContext | undefined;
   let page: Page | undefined;
   let worker: W | undefined;
+  let baseURL: string | undefined;
+  const others: BrowserContext[] = [];
   let setupError: unknown;
   let reported = false;
 
@@ -47,7 +51,7 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
       if (w.status === "fulfilled") worker = w.value;
       if (b.status === "rejected") throw b.reason;
       if (w.status === "rejected") throw w.reason;
-      const baseURL = options.baseUrl ? options.baseUrl(worker!.url) : worker!.url;
+      baseURL = options.baseUrl ? options.baseUrl(worker!.url) : worker!.url;
       context = await browser!.newContext({ baseURL, viewport: options.viewport });
       page = await context.newPage();
       // Local pages answer in milliseconds: short waits keep a failing step (and those after it) quick.
@@ -60,6 +64,7 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
   }, 90_000);
 
   afterAll(async () => {
+    for (const other of others) await other.close().catch(() => {});
     await context?.close().catch(() => {});
     await browser?.close().catch(() => {});
     await worker?.stop();
@@ -71,6 +76,14 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
     },
     get worker() {
       return worker!;
+    },
+    async otherBrowser() {
+      const other = await browser!.newContext({ baseURL, viewport: options.viewport });
+      others.push(other);
+      const p = await other.newPage();
+      p.setDefaultTimeout(5_000);
+      p.setDefaultNavigationTimeout(10_000);
+      return p;
     },
     async screenshot(name) {
       const file = path.join(SCREENSHOT_DIR, `${options.prefix ?? ""}${name}.png`);

@@ -60,3 +60,11 @@ describe("Content pages", () => {
     expect(await sql(other, "select status from page")).toEqual([{ status: "draft" }]);
   });
 });
+
+describe("the paragraph rule", () => {
+  it("splits on blank lines whatever the line ends (a browser sends CRLF), and drops empty paragraphs", async () => {
+    const { contentParagraphs } = await import("#shared/storefront/content");
+    expect(contentParagraphs("One.\r\n\r\nTwo.\r\nstill two.\n \nThree.\n\n\n")).toEqual(["One.", "Two.\nstill two.", "Three."]);
+    expect(contentParagraphs("")).toEqual([]);
+  });
+});

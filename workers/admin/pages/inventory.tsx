@@ -30,9 +30,9 @@ export const REASON_OPTIONS = ADJUSTMENT_REASONS.map((r) => [r, words(r)] as con
 const RETURN = /^\/(inventory(\?[\w=&%.-]*)?|products\/[0-9a-f-]{36})$/;
 
 /** The adjust form's fields, for one row (`key` keeps the ids unique on a page of rows). */
-export const AdjustFields: FC<{ keyId: string; delta: string; reason: string; errors: Record<string, string> }> = ({ keyId, delta, reason, errors }) => (
+export const AdjustFields: FC<{ keyId: string; delta: string; reason: string; errors: Record<string, string>; showLabels?: boolean }> = ({ keyId, delta, reason, errors, showLabels }) => (
   <>
-    <label for={`${keyId}-delta`} class="visually-hidden">
+    <label for={`${keyId}-delta`} class={showLabels ? undefined : "visually-hidden"}>
       Change (units, − to remove)
     </label>
     <input
@@ -46,7 +46,7 @@ export const AdjustFields: FC<{ keyId: string; delta: string; reason: string; er
       aria-invalid={errors["delta"] ? "true" : undefined}
       aria-describedby={errors["delta"] ? `${keyId}-delta-error` : undefined}
     />
-    <label for={`${keyId}-reason`} class="visually-hidden">
+    <label for={`${keyId}-reason`} class={showLabels ? undefined : "visually-hidden"}>
       Reason
     </label>
     <select id={`${keyId}-reason`} name="reason">

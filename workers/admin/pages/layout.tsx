@@ -3,6 +3,10 @@ import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 
 const ADMIN_CSS = `
+.visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+form.inline{display:inline-flex;gap:.4rem;align-items:center;flex-wrap:wrap}form.inline input[type=number]{width:6rem}form.inline button,form.inline select{margin:0}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:1rem 0;padding:.5rem 1rem 1rem}textarea{width:100%;font:inherit;padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg)}
+.preview{line-height:1.6}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dd{margin:0}
 button.secondary{background:transparent;color:var(--fg);border:1px solid var(--line)}
 a{color:var(--accent)}a.card{display:block;color:inherit;text-decoration:none}a.card:hover{border-color:var(--accent)}
 main.wide{max-width:64rem;margin:1.5rem auto}

@@ -38,8 +38,8 @@ const AddStock: FC<{ product: Product; locations: Locations; csrf: string }> = (
     <input type="hidden" name="return" value={`/products/${product.id}`} />
     <h3>Add or remove stock</h3>
     <SelectField id="stock-variant" name="variantId" label="Variant" value="" options={product.variants.map((v) => [v.id, v.sku ? `${v.title} (${v.sku})` : v.title] as const)} />
-    <SelectField id="stock-location" name="locationId" label="Location" value="" options={locations.items.map((l) => [l.id, l.sellsOnline ? l.name : `${l.name} (not sold online)`] as const)} />
-    <AdjustFields keyId="stock" delta="" reason="received" errors={{}} />
+    <SelectField id="stock-location" name="locationId" label="Location" value="" options={[...locations.items].sort((a, b) => Number(b.sellsOnline) - Number(a.sellsOnline)).map((l) => [l.id, l.sellsOnline ? l.name : `${l.name} (not sold online)`] as const)} />
+    <AdjustFields keyId="stock" delta="" reason="received" errors={{}} showLabels />
     <button type="submit">Save stock change</button>
   </form>
 );
