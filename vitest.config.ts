@@ -57,6 +57,9 @@ const browserProject = {
     include: ["test/browser/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 90_000,
+    // One walkthrough at a time: each runs two or three workerd processes sharing one local state folder,
+    // and two at once on a two-core machine starve each other (SQLite busy on the shared KV, slow pages).
+    fileParallelism: false,
   },
 };
 

@@ -81,11 +81,14 @@ export const updateLocation = storeProcedure({
   }),
   async run({ tx }, input) {
     const { id, ...changes } = input;
-    const [row] = await tx
-      .update(location)
-      .set(changes)
-      .where(and(eq(location.storeId, tx.storeId), eq(location.id, id)))
-      .returning(locationColumns);
+    const where = and(eq(location.storeId, tx.storeId), eq(location.id, id));
+    // Nothing to change: the location as it is (still NOT_FOUND for another store's id).
+    if (Object.keys(changes).length === 0) {
+      const [row] = await tx.select(locationColumns).from(location).where(where);
+      if (!row) throw locationNotFound();
+      return row;
+    }
+    const [row] = await tx.update(location).set(changes).where(where).returning(locationColumns);
     if (!row) throw locationNotFound();
     await emit(tx, "location.updated", { locationId: id, fields: Object.keys(changes) });
     return row;

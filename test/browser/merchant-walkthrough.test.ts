@@ -8,9 +8,9 @@
  * Every name carries this run's suffix: the test database keeps what earlier runs made.
  */
 import type { Page } from "playwright-core";
-import { describe, expect } from "vitest";
+import { afterAll, describe, expect } from "vitest";
 import { DEMO_PASSWORD, DEMO_PEOPLE } from "../../scripts/lib/seed";
-import { startStorefrontWithAdmin } from "./support";
+import { adminRpcAs, startStorefrontWithAdmin } from "./support";
 import { signIn, walkthrough } from "./walkthrough";
 
 const person = (role: "owner" | "staff") => DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === role)!;
@@ -37,6 +37,19 @@ async function submit(page: Page, selector: string): Promise<void> {
   await Promise.all([page.waitForEvent("load"), page.locator(selector).first().click()]);
 }
 let productUrl = "";
+
+// The demo store is shared with the other walkthroughs (which count its products): take back what this run
+// made that they could see. The customer and the disabled code stay (their names carry the run's suffix).
+afterAll(async () => {
+  if (!w.worker) return;
+  const rpc = await adminRpcAs(w.worker.admin.url, person("owner").email, DEMO_PASSWORD);
+  const products = (await rpc("products/list", { query: HANDLE })) as { items: { id: string; handle: string }[] };
+  for (const p of products.items.filter((x) => x.handle === HANDLE)) await rpc("products/delete", { id: p.id });
+  const pages = (await rpc("content/list", { query: PAGE_HANDLE })) as { items: { id: string; handle: string }[] };
+  for (const p of pages.items.filter((x) => x.handle === PAGE_HANDLE)) await rpc("content/publish", { id: p.id, published: false });
+  const team = (await rpc("staff/list", {})) as { members: { id: string; email: string }[] };
+  for (const m of team.members.filter((x) => x.email === COLLEAGUE)) await rpc("staff/remove", { memberId: m.id });
+}, 30_000);
 
 describe("a merchant runs the store from the admin", () => {
   step("1. the Owner's home: today, what waits, and every area in the navigation", "1-home", async () => {
