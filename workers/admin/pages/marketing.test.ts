@@ -22,7 +22,7 @@ describe("Marketing page", () => {
     expect(bad.status).toBe(400);
     const html = await bad.text();
     expect(html).toContain("Not saved: correct the fields marked below.");
-    expect(html).toMatch(/id="subject" name="subject" value="Hi \{\{nom\}\}" aria-invalid="true"/);
+    expect(html).toMatch(/id="subject" name="subject" type="text" value="Hi \{\{nom\}\}" aria-invalid="true"/);
     expect(html).toContain("{{nom}} is not a placeholder");
     expect(html).toContain('value="Winter"');
     expect(await campaignRows(s.id)).toEqual([]);
@@ -42,7 +42,7 @@ describe("Marketing page", () => {
 
     const delay = await postForm(owner, "/marketing", { csrf: owner.csrf, action: "automation", kind: "abandoned_checkout", enabled: "yes", delayMinutes: "soon", subject: "Back?", body: "Come back" });
     expect(delay.status).toBe(400);
-    expect(await delay.text()).toMatch(/id="abandoned_checkout-delay" name="delayMinutes" value="soon" aria-invalid="true"/);
+    expect(await delay.text()).toMatch(/id="abandoned_checkout-delay" name="delayMinutes" type="text" value="soon" aria-invalid="true"/);
     const saved = await postForm(owner, "/marketing", { csrf: owner.csrf, action: "automation", kind: "abandoned_checkout", enabled: "yes", delayMinutes: "90", subject: "Back?", body: "Come back" });
     expect(saved.status).toBe(303);
     expect(

@@ -1,11 +1,10 @@
 import { Hono } from "hono";
-import type { FC } from "hono/jsx";
-import type { FieldIssue } from "#shared/http/errors";
 import { AUTOMATION_KINDS } from "#shared/db/schema-marketing";
 import { PLACEHOLDERS } from "#shared/marketing/render";
 import { cancelCampaign, createCampaign, listAutomations, listCampaigns, updateAutomation } from "#shared/procedures/marketing";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
+import { issueErrors, TextArea, TextField } from "./fields";
 import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
@@ -26,30 +25,6 @@ const AUDIENCES = [
   ["non_buyers", "Subscribers who have not bought yet"],
 ] as const;
 
-type Errors = Record<string, string>;
-
-/** A refused post's messages by form field (`kind` forms carry the automation's kind in each field's id). */
-function errorsOf(failed: FailedPost | undefined): Errors {
-  const errors: Errors = {};
-  for (const issue of (failed?.error.data?.issues as readonly FieldIssue[] | undefined) ?? []) errors[issue.path] ??= issue.message;
-  return errors;
-}
-
-const Text: FC<{ id: string; name: string; label: string; value: string; error?: string | undefined; long?: boolean; help?: string }> = (p) => (
-  <>
-    <label for={p.id}>{p.label}</label>
-    {p.long ? (
-      <textarea id={p.id} name={p.name} rows={6} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${p.id}-error` : undefined}>
-        {p.value}
-      </textarea>
-    ) : (
-      <input id={p.id} name={p.name} value={p.value} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${p.id}-error` : undefined} />
-    )}
-    {p.help ? <p class="muted">{p.help}</p> : null}
-    <FieldError id={`${p.id}-error`} error={p.error} />
-  </>
-);
-
 const HELP = `Placeholders: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(" ")}. Every email ends with why the customer gets it and an unsubscribe link.`;
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
@@ -58,7 +33,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
   const page = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
   const campaigns = await pageCall(c, signedIn, listCampaigns, { page, pageSize: PAGE_SIZE });
   const automations = await pageCall(c, signedIn, listAutomations, {});
-  const errors = errorsOf(failed);
+  const errors = issueErrors(failed?.error);
   if (failed && Object.keys(errors).length > 0) notice = { ok: false, text: "Not saved: correct the fields marked below." };
   const typed = (name: string, fallback = "") => (failed?.action === "create" ? (failed.field(name) ?? fallback) : fallback);
   const failedKind = failed?.action === "automation" ? failed.field("kind") : undefined;
@@ -112,7 +87,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
             <input type="hidden" name="csrf" value={chrome.csrf} />
             <input type="hidden" name="action" value="create" />
             <h3>New campaign</h3>
-            <Text id="name" name="name" label="Name (for you)" value={typed("name")} error={errors["name"]} />
+            <TextField id="name" name="name" label="Name (for you)" value={typed("name")} error={errors["name"]} />
             <label for="audience">Audience</label>
             <select id="audience" name="audience">
               {AUDIENCES.map(([value, label]) => (
@@ -122,9 +97,9 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
               ))}
             </select>
             <FieldError id="audience-error" error={errors["audience"]} />
-            <Text id="subject" name="subject" label="Subject" value={typed("subject")} error={errors["subject"]} />
-            <Text id="body" name="body" label="Message" value={typed("body")} error={errors["body"]} long help={HELP} />
-            <Text id="startsAt" name="startsAt" label="Start (optional; ISO date-time with offset, e.g. 2026-12-01T09:00:00+05:30)" value={typed("startsAt")} error={errors["startsAt"]} />
+            <TextField id="subject" name="subject" label="Subject" value={typed("subject")} error={errors["subject"]} />
+            <TextArea id="body" name="body" label="Message" value={typed("body")} error={errors["body"]} help={HELP} />
+            <TextField id="startsAt" name="startsAt" label="Start (optional; ISO date-time with offset, e.g. 2026-12-01T09:00:00+05:30)" value={typed("startsAt")} error={errors["startsAt"]} />
             <button type="submit">Schedule campaign</button>
           </form>
         ) : null}
@@ -163,9 +138,9 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
               <label class="check">
                     <input type="checkbox" name="enabled" value="yes" checked={mine ? failed!.field("enabled") === "yes" : a.enabled} /> On
                   </label>
-                  <Text id={`${a.kind}-delay`} name="delayMinutes" label="Wait (minutes after the order)" value={value("delayMinutes", String(a.delayMinutes))} error={err("delayMinutes")} />
-                  <Text id={`${a.kind}-subject`} name="subject" label="Subject" value={value("subject", a.subject)} error={err("subject")} />
-                  <Text id={`${a.kind}-body`} name="body" label="Message" value={value("body", a.body)} error={err("body")} long help={HELP} />
+                  <TextField id={`${a.kind}-delay`} name="delayMinutes" label="Wait (minutes after the order)" value={value("delayMinutes", String(a.delayMinutes))} error={err("delayMinutes")} />
+                  <TextField id={`${a.kind}-subject`} name="subject" label="Subject" value={value("subject", a.subject)} error={err("subject")} />
+                  <TextArea id={`${a.kind}-body`} name="body" label="Message" value={value("body", a.body)} error={err("body")} help={HELP} />
               <button type="submit">Save {words(a.kind).toLowerCase()}</button>
             </form>
           );
