@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, WORKER_PORTS } from "./lib/config";
 import { DEMO_PASSWORD, DEMO_PEOPLE } from "./lib/seed";
 import { prepareDatabase } from "./lib/stack";
-import { CRON_TABLE } from "../shared/jobs/cron";
+import { CRON_TABLE } from "#shared/jobs/cron";
 import { fireCronsLocally, startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "./lib/workers";
 
 const INSPECTOR_PORTS: Record<WorkerName, number> = { admin: 9230, storefront: 9231, worker: 9232 };

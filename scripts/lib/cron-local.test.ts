@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CRON_TABLE } from "../../shared/jobs/cron";
+import { CRON_TABLE } from "#shared/jobs/cron";
 import { cronMatches } from "./workers";
 
 describe("the local cron stand-in", () => {
