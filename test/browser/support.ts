@@ -123,7 +123,23 @@ export async function adminRpcAs(adminUrl: string, email: string, password: stri
   };
 }
 
+/**
+ * Starts one Worker; when workerd dies at start-up because another process of the same local state folder
+ * held its SQLite lock (`SQLITE_BUSY`, seen on a loaded two-core machine), tries again, twice at most.
+ */
 async function startWorker(name: "admin" | "storefront" | "worker", probe: string, db: Db, options: WorkerOptions): Promise<AdminWorker> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startWorkerOnce(name, probe, db, options);
+    } catch (e) {
+      if (attempt >= 3 || !/SQLITE_BUSY|database is locked/.test(String(e))) throw e;
+      console.warn(`[browser] the ${name} Worker hit a locked local database at start-up; trying again (${attempt + 1}/3)`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000 * attempt));
+    }
+  }
+}
+
+async function startWorkerOnce(name: "admin" | "storefront" | "worker", probe: string, db: Db, options: WorkerOptions): Promise<AdminWorker> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const ownState = options.persistTo === undefined;
   const persistTo = options.persistTo ?? fs.mkdtempSync(path.join(os.tmpdir(), "commerce-browser-"));

@@ -5,7 +5,19 @@ import { jobDeps, runJobs, type JobReport } from "#shared/jobs/run";
 import type { JobName } from "#shared/jobs/types";
 import type { WorkerBindings } from "./env";
 
-type NextRuns = Partial<Record<JobName, number>>;
+export type NextRuns = Partial<Record<JobName, number>>;
+
+/**
+ * One pass's plan at `now`: the sub-minute jobs due, when each runs next, and when to wake again (at least
+ * a second away). Pure, so the cadence is tested without a clock or a database.
+ */
+export function planTick(previous: NextRuns, now: number): { due: JobName[]; next: NextRuns; alarmAt: number } {
+  const next = { ...previous };
+  const due = SUB_MINUTE_JOBS.filter((name) => (next[name] ?? 0) <= now);
+  for (const name of due) next[name] = now + JOBS[name].everyMs;
+  const upcoming = Math.min(...SUB_MINUTE_JOBS.map((name) => next[name] ?? now));
+  return { due, next, alarmAt: Math.max(upcoming, now + 1_000) };
+}
 
 /**
  * Runs the sub-minute jobs (outbox relay every 5 s, marketing tick every 30 s) from an alarm loop,
@@ -24,13 +36,10 @@ export class Scheduler extends DurableObject<WorkerBindings> {
 
   /** One pass of the loop: run what is due, then arm the alarm for the next due job. */
   async tick(now: number): Promise<JobReport[]> {
-    const next = (await this.ctx.storage.get<NextRuns>("next")) ?? {};
-    const due = SUB_MINUTE_JOBS.filter((name) => (next[name] ?? 0) <= now);
-    for (const name of due) next[name] = now + JOBS[name].everyMs;
+    const { due, next, alarmAt } = planTick((await this.ctx.storage.get<NextRuns>("next")) ?? {}, now);
     await this.ctx.storage.put("next", next);
     // Arm before running, so a job that throws or hangs cannot stop the loop.
-    const upcoming = Math.min(...SUB_MINUTE_JOBS.map((name) => next[name] ?? now));
-    await this.ctx.storage.setAlarm(Math.max(upcoming, now + 1_000));
+    await this.ctx.storage.setAlarm(alarmAt);
     if (due.length === 0) return [];
     return runJobs(due, new Date(now), jobDeps(this.env, "scheduler"));
   }
