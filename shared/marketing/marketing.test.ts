@@ -284,10 +284,13 @@ describe("automations", () => {
 });
 
 describe("consent at checkout", () => {
-  it("ticking the box makes (or updates) the customer with consent from checkout; not ticking never withdraws it", async () => {
+  it("every buyer is a customer; ticking the box gives consent from checkout; not ticking never withdraws it", async () => {
     const sh = await shop();
     await placeTestOrder(db, sh.s, { email: "Fresh@Example.test" });
-    expect(await sh.sql("select count(*)::int as n from customer where lower(email) = 'fresh@example.test'")).toEqual([{ n: 0 }]);
+    const who = "select email, first_name, last_name, city, accepts_marketing, marketing_consent_source from customer where lower(email) = 'fresh@example.test'";
+    expect(await sh.sql(who)).toEqual([{ email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Pune", accepts_marketing: false, marketing_consent_source: null }]);
+    // What the merchant keeps on file is theirs: a later checkout under another name changes only the consent.
+    await sh.sql("update customer set city = 'Mumbai' where lower(email) = 'fresh@example.test'");
     await withStore(db, sh.s.id, async (tx) => {
       const { placeOrder } = await import("#shared/orders/checkout");
       const { addLine, createCart, newCartToken } = await import("#shared/storefront/cart");
@@ -296,10 +299,13 @@ describe("consent at checkout", () => {
       await addLine(tx, cart, sh.s.variantId, 1);
       await placeOrder(tx, token, { email: "Fresh@Example.test", shippingAddress: { name: "Farah Khan Ali", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" }, paymentMethod: "gateway", acceptsMarketing: true }, "local", new Date());
     });
-    expect(await sh.sql("select email, first_name, last_name, city, accepts_marketing, marketing_consent_source from customer where lower(email) = 'fresh@example.test'")).toEqual([
-      { email: "fresh@example.test", first_name: "Farah", last_name: "Khan Ali", city: "Pune", accepts_marketing: true, marketing_consent_source: "checkout" },
-    ]);
+    expect(await sh.sql(who)).toEqual([{ email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Mumbai", accepts_marketing: true, marketing_consent_source: "checkout" }]);
     await placeTestOrder(db, sh.s, { email: "fresh@example.test" });
     expect(await sh.sql("select accepts_marketing from customer where lower(email) = 'fresh@example.test'")).toEqual([{ accepts_marketing: true }]);
+    // One event per real change: created by the first order, updated by the consent, nothing for the third.
+    expect(await sh.sql("select kind, payload->>'source' as source from outbox_event where kind like 'customer.%' order by seq")).toEqual([
+      { kind: "customer.created", source: "checkout" },
+      { kind: "customer.updated", source: "checkout" },
+    ]);
   });
 });

@@ -242,7 +242,7 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     [tx.storeId, orderId, `${orderId}:1`, input.paymentMethod === "gateway" ? provider : "manual_transfer", firstAmount],
   );
   await q("update cart set converted_order_id = $2, updated_at = now() where store_id = $1 and id = $3", [tx.storeId, orderId, cart.id]);
-  if (input.acceptsMarketing) await recordCheckoutConsent(tx, input);
+  await recordCheckoutCustomer(tx, input);
   const deposit = balance > 0 ? { deposit: firstAmount, balance } : {};
   await emit(tx, "order.placed", { orderId, number: counter!.number, total: money.total, paymentMethod: input.paymentMethod, ...deposit });
   await emit(tx, "inventory.reserved", {
@@ -301,22 +301,25 @@ async function takeDiscount(tx: StoreTx, discountId: string | null, subtotal: nu
 }
 
 /**
- * The shopper's "Email me news and offers" at checkout (docs/marketing.md): consent given at checkout makes
- * or updates the store's customer for that email, in the order's transaction. Not ticking it changes
- * nothing: it never withdraws a consent given before (that is the unsubscribe link's job).
+ * Every order's buyer is one of the store's customers, found by email (case ignored), in the order's
+ * transaction and one statement (docs/marketing.md). A new buyer is added with the checkout's name, phone and
+ * city; a known one keeps what the merchant has on file. "Email me news and offers" ticked gives consent,
+ * recorded as from checkout; not ticking never withdraws a consent given before (that is the unsubscribe
+ * link's job). Events only for a real change: customer.created, or customer.updated when consent is new.
  */
-async function recordCheckoutConsent(tx: StoreTx, input: CheckoutInput): Promise<void> {
+async function recordCheckoutCustomer(tx: StoreTx, input: CheckoutInput): Promise<void> {
   const [first, ...rest] = input.shippingAddress.name.split(/\s+/);
+  const consent = input.acceptsMarketing === true;
   const { rows } = await tx.$client.query<{ id: string; created: boolean }>(
     `insert into customer (store_id, email, first_name, last_name, phone, city, accepts_marketing, marketing_consent_updated_at, marketing_consent_source)
-     values ($1, $2, $3, $4, $5, $6, true, now(), 'checkout')
+     values ($1, $2, $3, $4, $5, $6, $7::boolean, case when $7::boolean then now() end, case when $7::boolean then 'checkout' end)
      on conflict (store_id, lower(email)) where email is not null do update set
-       accepts_marketing = true, updated_at = now(),
-       marketing_consent_updated_at = case when customer.accepts_marketing then customer.marketing_consent_updated_at else now() end,
-       marketing_consent_source = case when customer.accepts_marketing then customer.marketing_consent_source else 'checkout' end
+       accepts_marketing = true, updated_at = now(), marketing_consent_updated_at = now(), marketing_consent_source = 'checkout'
+       where $7::boolean and not customer.accepts_marketing
      returning id, (xmax = 0) as created`,
-    [tx.storeId, input.email.toLowerCase(), first?.slice(0, 120) || null, rest.join(" ").slice(0, 120) || null, input.phone ?? null, input.shippingAddress.city.slice(0, 120)],
+    [tx.storeId, input.email.toLowerCase(), first?.slice(0, 120) || null, rest.join(" ").slice(0, 120) || null, input.phone ?? null, input.shippingAddress.city.slice(0, 120), consent],
   );
-  const row = rows[0]!;
+  const row = rows[0];
+  if (!row) return;
   await emit(tx, row.created ? "customer.created" : "customer.updated", { customerId: row.id, ...(row.created ? {} : { fields: ["acceptsMarketing"] }), source: "checkout" });
 }

@@ -68,6 +68,16 @@ describe("orders.list", () => {
     expect(await numbers(call, { query: "%" })).toEqual([]);
   });
 
+  it("email keeps exactly one customer's orders: the whole address ignoring case, never a part of another", async () => {
+    const { s, call } = await shopWithOrders();
+    await placeTestOrder(db, s, { email: "sha@example.test", at: day(4) });
+    expect(await numbers(call, { email: "ASHA@example.test" })).toEqual([1002]);
+    expect(await numbers(call, { email: "sha@example.test" })).toEqual([1005]);
+    expect(await numbers(call, { query: "sha@example.test" })).toEqual([1005, 1002]);
+    expect(await numbers(call, { email: "nobody@example.test" })).toEqual([]);
+    expect(await failureText(call("orders.list", { email: "asha" }))).toBe("BAD_REQUEST email");
+  });
+
   it("filters by status, payment, fulfillment and the placed window", async () => {
     const { call, placed } = await shopWithOrders();
     await call("orders.setStatus", { orderId: placed[0]!.id, action: "mark_paid" });

@@ -77,6 +77,7 @@ describe("orders over MCP and OAuth", () => {
     expect(toolResult(await client.callTool({ name: "listOrders", arguments: {} }))).toMatchObject({ total: 1, items: [{ id, number: 1001, email: null }] });
     // Barred from details, the client cannot probe emails by searching either.
     expect(toolResult(await client.callTool({ name: "listOrders", arguments: { query: "buyer" } }))).toMatchObject({ total: 0 });
+    expect(toolResult(await client.callTool({ name: "listOrders", arguments: { email: "buyer@example.test" } }))).toMatchObject({ total: 0 });
     expect(toolResult(await client.callTool({ name: "listOrders", arguments: { query: "#1001" } }))).toMatchObject({ total: 1 });
     const blocked = await client.callTool({ name: "getOrder", arguments: { id } });
     expect(blocked.isError).toBe(true);
@@ -89,6 +90,7 @@ describe("orders over MCP and OAuth", () => {
     expect(order).toMatchObject({ number: 1001, email: "buyer@example.test", shipments: [expect.objectContaining({ provider: "manual", status: "pending" })], attempts: [{ attempt: 1 }] });
     const listed = toolResult(await client.callTool({ name: "listOrders", arguments: { query: "BUYER@" } })) as { items: OrderItem[] };
     expect(listed.items.map((i) => i.email)).toEqual(["buyer@example.test"]);
+    expect(toolResult(await client.callTool({ name: "listOrders", arguments: { email: "Buyer@Example.test" } }))).toMatchObject({ total: 1, items: [{ id }] });
 
     // The connection can never cancel, whatever its areas and the store's settings.
     await rpc(browser, "store/update", { mcpAllowChanges: true, mcpChangesNeedApproval: false });

@@ -18,7 +18,18 @@ describe("Customer pages", () => {
     const location = made.headers.get("location")!;
     expect(location).toMatch(/^\/customers\/[0-9a-f-]{36}\?done=created$/);
     await placeTestOrder(db, s, { email: "meera@example.test" });
+    // Another buyer whose address ends with Meera's is not one of hers.
+    const other = await placeTestOrder(db, s, { email: "asmeera@example.test" });
     const detail = await (await page(owner, location)).text();
+    expect(detail).not.toContain(`/orders/${other.order.id}`);
+    // The orders page keeps one customer's orders by the same exact address, and names a bad one by its field.
+    const hers = await (await page(owner, "/orders?email=Meera%40example.test")).text();
+    expect(hers).toContain('id="f-email" name="email" type="email" value="Meera@example.test"');
+    expect(hers).toMatch(/data-order="\d+"/);
+    expect(hers).not.toContain("asmeera@example.test");
+    const wrong = await page(owner, "/orders?email=meera");
+    expect(wrong.status).toBe(400);
+    expect(await wrong.text()).toContain("Enter an email address such as asha@example.com.");
     expect(detail).toContain("Customer added.");
     expect(detail).toContain("<dd>meera@example.test</dd>");
     expect(detail).toMatch(/<dd data-consent="yes">Subscribed since <time[^>]*>[^<]+<\/time> \(Staff\)<\/dd>/);

@@ -116,7 +116,7 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
   const { chrome, signedIn, me } = await storePage(c);
   const customer = await pageCall(c, signedIn, getCustomer, { id });
   const canWrite = me.permissions.includes("customers.write");
-  const orders = customer.email && me.permissions.includes("orders.read") ? await pageCall(c, signedIn, listOrders, { query: customer.email, pageSize: 20 }) : null;
+  const orders = customer.email && me.permissions.includes("orders.read") ? await pageCall(c, signedIn, listOrders, { email: customer.email, pageSize: 20 }) : null;
   const draft: Draft = failed
     ? draftOf(failed.field)
     : { email: customer.email ?? "", phone: customer.phone ?? "", firstName: customer.firstName ?? "", lastName: customer.lastName ?? "", city: customer.city ?? "", note: customer.note ?? "", acceptsMarketing: customer.acceptsMarketing };
@@ -166,6 +166,11 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
               ))}
             </Table>
           )}
+          {orders.total > orders.items.length ? (
+            <p>
+              <a href={`/orders?${new URLSearchParams({ email: customer.email ?? "" })}`}>All {orders.total} orders</a>
+            </p>
+          ) : null}
         </Section>
       ) : null}
       {canWrite ? (

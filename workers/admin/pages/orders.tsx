@@ -19,7 +19,7 @@ export const ordersPage = new Hono<AdminEnv>();
 
 const PAGE_SIZE = 20;
 
-const FILTERS = ["query", "status", "payment", "fulfillment", "from", "to"] as const;
+const FILTERS = ["query", "email", "status", "payment", "fulfillment", "from", "to"] as const;
 type FilterName = (typeof FILTERS)[number];
 type Filters = Partial<Record<FilterName, string>>;
 
@@ -29,6 +29,7 @@ const day = z.iso.date({ error: "Enter a date as YYYY-MM-DD." });
 const filtersSchema = z.object({
   page: z.coerce.number({ error: "Page must be a number." }).int().min(1).max(100_000).default(1),
   query: z.string().trim().max(200, "Search for at most 200 characters.").optional(),
+  email: optional(z.email({ error: "Enter an email address such as asha@example.com." }).max(320)),
   status: optional(z.enum(ORDER_STATUSES)),
   payment: optional(z.enum(PAYMENT_STATUSES)),
   fulfillment: optional(z.enum(FULFILLMENT_STATUSES)),
@@ -39,6 +40,7 @@ const filtersSchema = z.object({
 /** orders.list's input names the same filters differently; its errors are shown next to the page's fields. */
 const FIELD_OF_INPUT: Readonly<Record<string, FilterName>> = {
   query: "query",
+  email: "email",
   status: "status",
   paymentStatus: "payment",
   fulfillmentStatus: "fulfillment",
@@ -98,6 +100,12 @@ const FilterForm: FC<{ filters: Filters; errors: Errors }> = ({ filters, errors 
     <Filter name="query" label="Search" errors={errors} wide>
       <input id="f-query" name="query" type="search" placeholder="Order number (#1001) or email" value={filters.query ?? ""} maxlength={200} {...invalid("query", errors)} />
     </Filter>
+    {filters.email !== undefined ? (
+      // A customer's orders (linked from the customer's page): exactly this address, kept while filtering.
+      <Filter name="email" label="Placed with the email" errors={errors} wide>
+        <input id="f-email" name="email" type="email" value={filters.email} maxlength={320} {...invalid("email", errors)} />
+      </Filter>
+    ) : null}
     <Choice name="status" label="Status" all="Any status" values={ORDER_STATUSES} filters={filters} errors={errors} />
     <Choice name="payment" label="Payment" all="Any payment" values={PAYMENT_STATUSES} filters={filters} errors={errors} />
     <Choice name="fulfillment" label="Fulfillment" all="Any fulfillment" values={FULFILLMENT_STATUSES} filters={filters} errors={errors} />
@@ -221,6 +229,7 @@ ordersPage.get("/orders", async (c) => {
       page: f.page,
       pageSize: PAGE_SIZE,
       ...(f.query ? { query: f.query } : {}),
+      ...(f.email ? { email: f.email } : {}),
       ...(f.status ? { status: f.status } : {}),
       ...(f.payment ? { paymentStatus: f.payment } : {}),
       ...(f.fulfillment ? { fulfillmentStatus: f.fulfillment } : {}),
