@@ -299,4 +299,38 @@ export const deleteProduct = storeProcedure({
   },
 });
 
-export const productProcedures = [listProducts, getProduct, createProduct, updateProduct, archiveProduct, deleteProduct];
+export const removeVariant = storeProcedure({
+  router: "products",
+  name: "removeVariant",
+  description:
+    "Delete one variant of a product for good, with its stock records. A product keeps at least one variant (delete the product instead). Orders already placed keep their lines.",
+  access: "records.delete",
+  mutates: true,
+  input: z.strictObject({ productId: z.uuid(), variantId: z.uuid() }),
+  async run({ tx }, input) {
+    // The product row is locked first, so two removals of its last two variants cannot both pass the count.
+    const [owner] = await tx
+      .select({ id: product.id })
+      .from(product)
+      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.productId)))
+      .for("update");
+    if (!owner) throw productNotFound();
+    const variants = await tx
+      .select({ id: productVariant.id, title: productVariant.title, sku: productVariant.sku })
+      .from(productVariant)
+      .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, input.productId)));
+    const gone = variants.find((v) => v.id === input.variantId);
+    if (!gone) throw new AppError("NOT_FOUND", `Variant ${input.variantId} is not a variant of this product.`);
+    if (variants.length === 1) {
+      throw new AppError("CONFLICT", "A product keeps at least one variant: delete the product instead, or add another variant first.", {
+        reason: "last_variant",
+        issues: [{ path: "variantId", message: "the product's only variant" }],
+      });
+    }
+    await tx.delete(productVariant).where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.id, gone.id)));
+    await emit(tx, "product.updated", { productId: input.productId, fields: [], variants: 0, removedVariant: gone });
+    return loadProduct(tx, input.productId);
+  },
+});
+
+export const productProcedures = [listProducts, getProduct, createProduct, updateProduct, archiveProduct, deleteProduct, removeVariant];

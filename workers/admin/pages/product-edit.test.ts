@@ -129,6 +129,41 @@ describe("Product pages", () => {
     expect(await (await page(owner, "/products?done=deleted")).text()).toContain("Product deleted.");
   });
 
+  it("a variant is removed after a confirmation naming it, never the last, and only for roles with records.delete", async () => {
+    const s = await makeStore(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const created = await postForm(owner, "/products/new", { csrf: owner.csrf, action: "save", ...twoVariants });
+    const id = created.headers.get("location")!.split("/")[2]!.split("?")[0]!;
+    const [m, l] = (await sql<{ id: string }>(s, "select id from product_variant where product_id = $1 order by position", [id])).map((r) => r.id);
+    const ownerView = await (await page(owner, `/products/${id}`)).text();
+    expect(ownerView).toContain(`<a href="/products/${id}?confirm=remove&amp;variant=${l}#confirm-remove" class="danger" aria-label="Remove the variant L…">`);
+
+    const staff = await sessionFor(db, (await addMember(db, s, "staff")).userId, s.id);
+    expect(await (await page(staff, `/products/${id}`)).text()).not.toContain("Remove this variant");
+    expect((await page(staff, `/products/${id}?confirm=remove&variant=${l}`)).status).toBe(403);
+    expect((await postForm(staff, `/products/${id}`, { csrf: staff.csrf, action: "removeVariant", variantId: l! })).status).toBe(403);
+
+    const confirm = await (await page(owner, `/products/${id}?confirm=remove&variant=${l}`)).text();
+    expect(confirm).toContain("Remove the variant “L” (BPK-L) for good?");
+    expect(confirm).toContain("This deletes the variant and its 0 stock records (0 on hand).");
+    expect((await postForm(owner, `/products/${id}`, { csrf: "wrong", action: "removeVariant", variantId: l! })).status).toBe(403);
+    expect(await sql(s, "select count(*)::int as n from product_variant where product_id = $1", [id])).toEqual([{ n: 2 }]);
+    const removed = await postForm(owner, `/products/${id}`, { csrf: owner.csrf, action: "removeVariant", variantId: l! });
+    expect(removed.headers.get("location")).toBe(`/products/${id}?done=variant-removed`);
+    const after = await (await page(owner, `/products/${id}?done=variant-removed`)).text();
+    expect(after).toContain("Variant removed, with its stock records.");
+    expect(after).not.toContain("Remove this variant");
+    expect(await sql(s, "select sku from product_variant where product_id = $1", [id])).toEqual([{ sku: "BPK-M" }]);
+
+    // The last one is refused with the procedure's reason on the page; a bad id is named, not a 500.
+    const last = await postForm(owner, `/products/${id}`, { csrf: owner.csrf, action: "removeVariant", variantId: m! });
+    expect(last.status).toBe(409);
+    expect(await last.text()).toContain("A product keeps at least one variant: delete the product instead");
+    expect((await postForm(owner, `/products/${id}`, { csrf: owner.csrf, action: "removeVariant", variantId: "x" })).status).toBe(400);
+    expect((await postForm(owner, `/products/${id}`, { csrf: owner.csrf, action: "removeVariant", variantId: l! })).status).toBe(404);
+    expect(await sql(s, "select count(*)::int as n from product_variant where product_id = $1", [id])).toEqual([{ n: 1 }]);
+  });
+
   it("another store's product is the 404 page and stays as it was", async () => {
     const s = await makeStore(db);
     const other = await makeStore(db);

@@ -3,7 +3,7 @@ import type { FC } from "hono/jsx";
 import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { listLocations } from "#shared/procedures/inventory";
-import { archiveProduct, createProduct, deleteProduct, getProduct, updateProduct } from "#shared/procedures/products";
+import { archiveProduct, createProduct, deleteProduct, getProduct, removeVariant, updateProduct } from "#shared/procedures/products";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { storePage } from "./chrome";
 import { SelectField } from "./fields";
@@ -15,8 +15,8 @@ import { Section, Table } from "./parts";
 
 /**
  * A product's pages (issue 13 item 1): `/products/new` creates one with its variants; `/products/<id>` edits
- * it, shows its stock per location (products.get answers both in one call), archives it, and deletes it
- * behind a confirmation naming what goes (roles with `records.delete` only).
+ * it, shows its stock per location (products.get answers both in one call), archives it, and deletes it or
+ * one of its variants behind a confirmation naming what goes (roles with `records.delete` only).
  */
 export const productEditPage = new Hono<AdminEnv>();
 
@@ -86,12 +86,35 @@ const DeleteConfirm: FC<{ product: Product; csrf: string }> = ({ product, csrf }
   );
 };
 
+/** What removing one variant takes with it, said before it happens. */
+const RemoveVariantConfirm: FC<{ product: Product; variant: Product["variants"][number]; csrf: string }> = ({ product, variant, csrf }) => {
+  const onHand = variant.inventory.reduce((n, l) => n + l.onHand, 0);
+  const levels = variant.inventory.length;
+  return (
+    <div class="card" id="confirm-remove" role="alertdialog" aria-labelledby="confirm-remove-heading">
+      <h2 id="confirm-remove-heading">
+        Remove the variant “{variant.title}”{variant.sku ? ` (${variant.sku})` : ""} for good?
+      </h2>
+      <p>
+        This deletes the variant and its {levels} stock record{levels === 1 ? "" : "s"} ({onHand} on hand). It cannot be undone. Orders already placed keep
+        their lines; shoppers' carts lose it.
+      </p>
+      <RowAction to={`/products/${product.id}`} csrf={csrf} fields={{ variantId: variant.id }} action="removeVariant" label={`Remove ${variant.title}`} class="danger" />{" "}
+      <a href={`/products/${product.id}`}>Keep it</a>
+    </div>
+  );
+};
+
 async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
   const { chrome, signedIn, me } = await storePage(c);
   const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete"), stock: me.permissions.includes("inventory.write") };
   const [product, locations] = await Promise.all([pageCall(c, signedIn, getProduct, { id }), can.stock ? pageCall(c, signedIn, listLocations, {}) : Promise.resolve(null)]);
-  const confirming = c.req.query("confirm") === "delete";
-  if (confirming && !can.delete) throw permissionDenied("records.delete");
+  const confirm = c.req.query("confirm");
+  if ((confirm === "delete" || confirm === "remove") && !can.delete) throw permissionDenied("records.delete");
+  const confirming = confirm === "delete";
+  const removing = confirm === "remove" && product.variants.length > 1 ? product.variants.find((v) => v.id === c.req.query("variant")) : undefined;
+  // A variant can be removed while the product keeps another: the link sits in the variant's own rows.
+  const removeHref = can.delete && product.variants.length > 1 ? (variantId: string) => `/products/${product.id}?confirm=remove&variant=${variantId}#confirm-remove` : undefined;
   const currency = me.store.currency;
   const state = refused ?? { draft: draftOfProduct(product, currency), errors: {} };
   const prices = product.variants.map((v) => formatMoney(v.priceMinor, currency));
@@ -107,7 +130,8 @@ async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, stat
       </p>
       <Notice notice={notice} />
       {confirming ? <DeleteConfirm product={product} csrf={chrome.csrf} /> : null}
-      <ProductForm csrf={chrome.csrf} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} />
+      {removing ? <RemoveVariantConfirm product={product} variant={removing} csrf={chrome.csrf} /> : null}
+      <ProductForm csrf={chrome.csrf} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} {...(removeHref ? { removeHref } : {})} />
       <Stock product={product} />
       {locations && locations.items.length > 0 && product.variants.length > 0 ? <AddStock product={product} locations={locations} csrf={chrome.csrf} /> : null}
       {can.write || can.delete ? (
@@ -141,7 +165,14 @@ async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400
   );
 }
 
-const DONE: Record<string, string> = { created: "Product created.", saved: "Product saved.", archived: "Product archived: it is off the storefront.", adjusted: "Stock saved." };
+const DONE: Record<string, string> = {
+  created: "Product created.",
+  saved: "Product saved.",
+  archived: "Product archived: it is off the storefront.",
+  adjusted: "Stock saved.",
+  "variant-removed": "Variant removed, with its stock records.",
+};
+const DONE_OF_ACTION: Record<string, string> = { archive: "archived", removeVariant: "variant-removed" };
 
 productEditPage.get("/products/new", (c) => renderNew(c));
 
@@ -189,20 +220,21 @@ productEditPage.post("/products/new", (c) =>
   ),
 );
 
-// POST /products/<id>: save, more rows, archive, delete (records.delete; the procedure checks every permission).
+// POST /products/<id>: save, more rows, archive, delete, remove a variant (the last two need records.delete; the procedure checks every permission).
 productEditPage.post("/products/:id", (c) => {
   const id = idParam(c, "Product");
   const again = (n?: FormNotice, s: 200 | 400 | 409 = 200, r?: Refused) => renderEdit(c, id, n, s, r);
   return handleFormPost(
     c,
     (ctx, n, s) => renderEdit(ctx, id, n, s),
-    (action) => (action === "delete" ? "/products?done=deleted" : `/products/${id}?done=${action === "archive" ? "archived" : "saved"}`),
+    (action) => (action === "delete" ? "/products?done=deleted" : `/products/${id}?done=${DONE_OF_ACTION[action] ?? "saved"}`),
     {
       save: (signedIn, field, base) => save(c, signedIn, field, base.me.store.currency, id, again),
       more: async (_signedIn, field) => ({ render: await again(undefined, 200, { draft: draftOfForm(field, 1), errors: {} }) }),
       archive: (signedIn) => pageCall(c, signedIn, archiveProduct, { id }, ["NOT_FOUND"]),
       delete: (signedIn) => pageCall(c, signedIn, deleteProduct, { id }, ["NOT_FOUND"]),
+      removeVariant: (signedIn, field) => pageCall(c, signedIn, removeVariant, { productId: id, variantId: field("variantId") ?? "" }, ["NOT_FOUND", "BAD_REQUEST", "CONFLICT"]),
     },
-    "Choose Save, Archive or Delete.",
+    "Choose Save, Archive, Delete or Remove a variant.",
   );
 });

@@ -153,7 +153,14 @@ export function errorsOfFailure(failed: FailedPost, rowOf: readonly number[]): E
   return errors;
 }
 
-export const ProductForm: FC<{ csrf: string; action: string; state: ProductFormState; submit: string; canWrite: boolean }> = ({ csrf, action, state, submit, canWrite }) => {
+export const ProductForm: FC<{ csrf: string; action: string; state: ProductFormState; submit: string; canWrite: boolean; removeHref?: (variantId: string) => string }> = ({
+  csrf,
+  action,
+  state,
+  submit,
+  canWrite,
+  removeHref,
+}) => {
   const { draft, errors } = state;
   return (
     <form method="post" action={action} class="card" id="product-form">
@@ -177,6 +184,13 @@ export const ProductForm: FC<{ csrf: string; action: string; state: ProductFormS
           <TextField id={`v${i}-compareAt`} name={`v${i}.compareAt`} label="Compare-at price (₹, optional)" value={v.compareAt} error={errors[`v${i}.compareAt`]} inputmode="decimal" />
           <SelectField id={`v${i}-taxClass`} name={`v${i}.taxClass`} label="GST class" value={v.taxClass} error={errors[`v${i}.taxClass`]} options={TAX_CLASSES.map((t) => [t, TAX_LABELS[t] ?? t] as const)} />
           <CheckField id={`v${i}-preorder`} name={`v${i}.preorder`} label="Sell as a pre-order while out of stock" checked={v.preorder} error={errors[`v${i}.preorder`]} />
+          {v.id && removeHref ? (
+            <p>
+              <a href={removeHref(v.id)} class="danger" aria-label={`Remove the variant ${v.title || i + 1}…`}>
+                Remove this variant…
+              </a>
+            </p>
+          ) : null}
         </fieldset>
       ))}
       {canWrite ? (
