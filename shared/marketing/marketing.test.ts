@@ -127,6 +127,22 @@ describe("campaigns", () => {
     expect(await sh.sql("select reason from marketing_message where recipient = 'b@example.test'")).toEqual([{ reason: "no marketing consent" }]);
   });
 
+  it("a customer deleted after their message was queued is not emailed; the hand-over still sends the others", async () => {
+    const sh = await shop();
+    await sh.customer("a@example.test", true, "Asha");
+    const gone = await sh.customer("d@example.test", true, "Divya");
+    const k = await campaign(sh, {});
+    const handed = await sh.tick(new Date(Date.now() + MINUTE));
+    expect(handed[0]!.messageIds).toHaveLength(2);
+    await sh.call("customers.delete", { id: gone });
+    await sh.send(handed);
+    expect((await sh.mailbox()).map((m) => m.recipient)).toEqual(["a@example.test"]);
+    // The campaign counts them out, and is finished by the next tick as ever.
+    expect(await sh.call("campaigns.get", { id: k.id })).toMatchObject({ status: "sending", recipients: 1, sent: 1, skipped: 0, failed: 0, queued: 0 });
+    await sh.tick(new Date(Date.now() + 2 * MINUTE));
+    expect(await sh.call("campaigns.get", { id: k.id })).toMatchObject({ status: "sent", recipients: 1, sent: 1 });
+  });
+
   it("audiences: buyers are consenting customers with a paid order, non_buyers the others", async () => {
     const sh = await shop();
     await sh.customer("buyer@x.test", true);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isAppError } from "#shared/http/errors";
 import { testDb } from "../../test/harness";
-import { outboxPayloads, storeWithCaller } from "../../test/procedures";
+import { orderShop, placeTestOrder } from "../../test/orders";
+import { addMember, callerFor, outboxPayloads, storeWithCaller } from "../../test/procedures";
 
 const db = testDb();
 
@@ -129,9 +130,26 @@ describe("customers procedures", () => {
     expect(await failure(a.call("customers.get", { id: theirs.id }))).toEqual(missing);
     expect(await failure(a.call("customers.update", { id: theirs.id, note: "hijacked" }))).toEqual(missing);
     expect(await failure(a.call("customers.update", { id: theirs.id }))).toEqual(missing);
+    expect(await failure(a.call("customers.delete", { id: theirs.id }))).toEqual(missing);
     expect(await failure(a.call("customers.get", { id: crypto.randomUUID() }))).toEqual(missing);
     expect(((await a.call("customers.list", { query: "secret" })) as Page).total).toBe(0);
     expect(await b.call("customers.get", { id: theirs.id })).toEqual(theirs);
     expect(await eventsOf(b.store.id, "customer.updated")).toEqual([]);
+  });
+
+  it("delete: the customer goes for good (records.delete only); their orders keep the email; a later order adds them again without consent", async () => {
+    const { s, sql } = await orderShop(db);
+    const call = callerFor(db, s.ownerUserId, s.id);
+    const c = (await call("customers.create", { email: "gone@example.test", firstName: "Gita", note: "asked to be forgotten", acceptsMarketing: true })) as Customer;
+    const placed = await placeTestOrder(db, s, { email: "gone@example.test" });
+    const staff = callerFor(db, (await addMember(db, s, "staff")).userId, s.id);
+    expect(await failure(staff("customers.delete", { id: c.id }))).toEqual({ code: "FORBIDDEN", path: undefined });
+    expect(await call("customers.delete", { id: c.id })).toEqual({ id: c.id, deleted: true });
+    expect(await failure(call("customers.get", { id: c.id }))).toEqual({ code: "NOT_FOUND", path: undefined });
+    expect(await failure(call("customers.delete", { id: c.id }))).toEqual({ code: "NOT_FOUND", path: undefined });
+    expect(await outboxPayloads(db, s.id, "customer.deleted")).toEqual([{ customerId: c.id }]);
+    expect(await sql("select email from shop_order where id = $1", [placed.order.id])).toEqual([{ email: "gone@example.test" }]);
+    await placeTestOrder(db, s, { email: "Gone@Example.test" });
+    expect(await sql("select first_name, note, accepts_marketing from customer where email = 'gone@example.test'")).toEqual([{ first_name: "Asha", note: null, accepts_marketing: false }]);
   });
 });

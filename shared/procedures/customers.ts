@@ -164,4 +164,33 @@ export const updateCustomer = storeProcedure({
   },
 });
 
-export const customersProcedures = [listCustomers, getCustomer, createCustomer, updateCustomer];
+export const deleteCustomer = storeProcedure({
+  router: "customers",
+  name: "delete",
+  description:
+    "Delete a customer for good: contact details, note and marketing consent, and any marketing email still queued for them. Orders keep the email they were placed with; a later order with that email adds the buyer again, without consent.",
+  access: "records.delete",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  async run({ tx }, input) {
+    // Their marketing messages go with them (the foreign key cascades); the campaigns that chose them count
+    // one recipient fewer, so each campaign's counts still add up.
+    await tx.$client.query(
+      `update campaign c set recipients = c.recipients - x.n, updated_at = now()
+       from (select campaign_id, count(*)::int as n from marketing_message
+             where store_id = $1 and customer_id = $2 and campaign_id is not null group by campaign_id) x
+       where c.store_id = $1 and c.id = x.campaign_id`,
+      [tx.storeId, input.id],
+    );
+    const [row] = await tx
+      .delete(customer)
+      .where(and(eq(customer.storeId, tx.storeId), eq(customer.id, input.id)))
+      .returning({ id: customer.id });
+    if (!row) throw customerNotFound();
+    // The event names no contact detail: the customer asked to be forgotten, apps learn only the id.
+    await emit(tx, "customer.deleted", { customerId: row.id });
+    return { id: row.id, deleted: true };
+  },
+});
+
+export const customersProcedures = [listCustomers, getCustomer, createCustomer, updateCustomer, deleteCustomer];

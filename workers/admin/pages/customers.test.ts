@@ -3,6 +3,7 @@ import { withStore } from "#shared/db/with-store";
 import { page, postForm, sessionFor } from "../../../test/admin";
 import { makeStore, testDb, type TestStore } from "../../../test/harness";
 import { orderShop, placeTestOrder } from "../../../test/orders";
+import { addMember } from "../../../test/procedures";
 
 /** /customers, /customers/new and /customers/<id> through the real admin routes (issue 13 item 3). */
 const db = testDb();
@@ -72,5 +73,29 @@ describe("Customer pages", () => {
     expect((await page(owner, `/customers/${theirs!.id}`)).status).toBe(404);
     expect((await postForm(owner, `/customers/${theirs!.id}`, { csrf: owner.csrf, action: "save", ...fields })).status).toBe(404);
     expect(await sql(other, "select first_name from customer")).toEqual([{ first_name: "Fixture" }]);
+  });
+
+  it("delete only after a confirmation saying what goes and what stays, and only for roles with records.delete", async () => {
+    const { s } = await orderShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const made = await postForm(owner, "/customers/new", { csrf: owner.csrf, action: "save", ...fields });
+    const id = made.headers.get("location")!.split("/")[2]!.split("?")[0]!;
+    await placeTestOrder(db, s, { email: "meera@example.test" });
+    const staff = await sessionFor(db, (await addMember(db, s, "staff")).userId, s.id);
+    expect(await (await page(staff, `/customers/${id}`)).text()).not.toContain("Delete customer…");
+    expect((await page(staff, `/customers/${id}?confirm=delete`)).status).toBe(403);
+    expect((await postForm(staff, `/customers/${id}`, { csrf: staff.csrf, action: "delete" })).status).toBe(403);
+    expect(await (await page(owner, `/customers/${id}`)).text()).toContain(`<a href="/customers/${id}?confirm=delete#confirm-delete" class="danger">`);
+    const confirm = await (await page(owner, `/customers/${id}?confirm=delete`)).text();
+    expect(confirm).toContain("Delete Meera Nair for good?");
+    expect(confirm).toContain("Their 1 order stay, with the email they were placed with.");
+    expect((await postForm(owner, `/customers/${id}`, { csrf: "wrong", action: "delete" })).status).toBe(403);
+    expect((await postForm(owner, `/customers/${id}`, { csrf: owner.csrf, action: "delete" }, { origin: "https://evil.example" })).status).toBe(403);
+    expect(await sql(s, "select count(*)::int as n from customer where id = $1", [id])).toEqual([{ n: 1 }]);
+    const deleted = await postForm(owner, `/customers/${id}`, { csrf: owner.csrf, action: "delete" });
+    expect(deleted.headers.get("location")).toBe("/customers?done=deleted");
+    expect(await sql(s, "select count(*)::int as n from customer where id = $1", [id])).toEqual([{ n: 0 }]);
+    expect(await (await page(owner, "/customers?done=deleted")).text()).toContain("Customer deleted.");
+    expect((await page(owner, `/customers/${id}`)).status).toBe(404);
   });
 });

@@ -2,12 +2,12 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { permissionDenied } from "#shared/pipeline/principal";
-import { createCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
+import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
 import { listOrders } from "#shared/procedures/orders";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
-import { doneNotice, handleFormPost, idParam, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
 import { Pager, SearchBar, Section, Table } from "./parts";
@@ -16,7 +16,8 @@ import { Pager, SearchBar, Section, Table } from "./parts";
  * Customers (issue 13 item 3): `/customers` lists and searches them (no JavaScript: a GET form, `?page=`);
  * `/customers/new` adds one; `/customers/<id>` shows the contact details, marketing consent (and when and
  * how it last changed), the private note and the customer's orders, and edits them with the procedures'
- * own validation (E.164 phones, unique emails), each message by its field.
+ * own validation (E.164 phones, unique emails), each message by its field; roles with `records.delete`
+ * delete one behind a confirmation saying what goes and what stays.
  */
 export const customersPage = new Hono<AdminEnv>();
 
@@ -68,6 +69,7 @@ customersPage.get("/customers", async (c) => {
   return c.html(
     <AdminPage title="Customers" chrome={chrome}>
       <h1>Customers</h1>
+      <Notice notice={doneNotice(c, DONE)} />
       {me.permissions.includes("customers.write") ? (
         <p>
           <a href="/customers/new">New customer</a>
@@ -112,10 +114,29 @@ async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400
   );
 }
 
+type Customer = Awaited<ReturnType<typeof getCustomer.run>>;
+
+/** What deleting a customer takes and what it leaves, said before it happens. */
+const DeleteConfirm: FC<{ customer: Customer; orders: number | null; csrf: string }> = ({ customer, orders, csrf }) => (
+  <div class="card" id="confirm-delete" role="alertdialog" aria-labelledby="confirm-delete-heading">
+    <h2 id="confirm-delete-heading">Delete {nameOf(customer)} for good?</h2>
+    <p>
+      This deletes their contact details, note and marketing consent, and any marketing email still waiting for them. It cannot be undone.
+      {orders ? ` Their ${orders} order${orders === 1 ? "" : "s"} stay, with the email they were placed with.` : ""} A later order with this email adds them again,
+      without consent.
+    </p>
+    <RowAction to={`/customers/${customer.id}`} csrf={csrf} fields={{}} action="delete" label={`Delete ${nameOf(customer)}`} class="danger" />{" "}
+    <a href={`/customers/${customer.id}`}>Keep them</a>
+  </div>
+);
+
 async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
   const { chrome, signedIn, me } = await storePage(c);
   const customer = await pageCall(c, signedIn, getCustomer, { id });
   const canWrite = me.permissions.includes("customers.write");
+  const canDelete = me.permissions.includes("records.delete");
+  const confirming = c.req.query("confirm") === "delete";
+  if (confirming && !canDelete) throw permissionDenied("records.delete");
   const orders = customer.email && me.permissions.includes("orders.read") ? await pageCall(c, signedIn, listOrders, { email: customer.email, pageSize: 20 }) : null;
   const draft: Draft = failed
     ? draftOf(failed.field)
@@ -128,6 +149,7 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
       </p>
       <h1>{nameOf(customer)}</h1>
       <Notice notice={notice} />
+      {confirming ? <DeleteConfirm customer={customer} orders={orders?.total ?? null} csrf={chrome.csrf} /> : null}
       <dl class="facts">
         <dt>Email</dt>
         <dd>{customer.email ?? "—"}</dd>
@@ -180,12 +202,19 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
       ) : customer.note ? (
         <p class="card">{customer.note}</p>
       ) : null}
+      {canDelete && !confirming ? (
+        <p>
+          <a href={`/customers/${id}?confirm=delete#confirm-delete`} class="danger">
+            Delete customer…
+          </a>
+        </p>
+      ) : null}
     </AdminPage>,
     status,
   );
 }
 
-const DONE: Record<string, string> = { created: "Customer added.", saved: "Customer saved." };
+const DONE: Record<string, string> = { created: "Customer added.", saved: "Customer saved.", deleted: "Customer deleted." };
 
 customersPage.get("/customers/new", (c) => renderNew(c));
 customersPage.post("/customers/new", (c) =>
@@ -209,8 +238,11 @@ customersPage.post("/customers/:id", (c) => {
   return handleFormPost(
     c,
     (ctx, n, s, f) => renderCustomer(ctx, id, n, s, f),
-    `/customers/${id}?done=saved`,
-    { save: (signedIn, field) => pageCall(c, signedIn, updateCustomer, inputOf(draftOf(field), id), ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]) },
-    "Choose Save customer.",
+    (action) => (action === "delete" ? "/customers?done=deleted" : `/customers/${id}?done=saved`),
+    {
+      save: (signedIn, field) => pageCall(c, signedIn, updateCustomer, inputOf(draftOf(field), id), ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]),
+      delete: (signedIn) => pageCall(c, signedIn, deleteCustomer, { id }, ["NOT_FOUND"]),
+    },
+    "Choose Save customer or Delete.",
   );
 });
