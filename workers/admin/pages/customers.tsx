@@ -7,7 +7,7 @@ import { listOrders } from "#shared/procedures/orders";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
-import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
 import { Pager, SearchBar, Section, Table } from "./parts";
@@ -118,16 +118,11 @@ type Customer = Awaited<ReturnType<typeof getCustomer.run>>;
 
 /** What deleting a customer takes and what it leaves, said before it happens. */
 const DeleteConfirm: FC<{ customer: Customer; orders: number | null; csrf: string }> = ({ customer, orders, csrf }) => (
-  <div class="card" id="confirm-delete" role="alertdialog" aria-labelledby="confirm-delete-heading">
-    <h2 id="confirm-delete-heading">Delete {nameOf(customer)} for good?</h2>
-    <p>
-      This deletes their contact details, note and marketing consent, and any marketing email still waiting for them. It cannot be undone.
-      {orders ? ` Their ${orders} order${orders === 1 ? "" : "s"} stay, with the email they were placed with.` : ""} A later order with this email adds them again,
-      without consent.
-    </p>
-    <RowAction to={`/customers/${customer.id}`} csrf={csrf} fields={{}} action="delete" label={`Delete ${nameOf(customer)}`} class="danger" />{" "}
-    <a href={`/customers/${customer.id}`}>Keep them</a>
-  </div>
+  <ConfirmCard id="confirm-delete" heading={`Delete ${nameOf(customer)} for good?`} to={`/customers/${customer.id}`} csrf={csrf} action="delete" label={`Delete ${nameOf(customer)}`} keep="Keep them">
+    This deletes their contact details, note and marketing consent, and any marketing email still waiting for them. It cannot be undone.
+    {orders ? ` Their ${orders} order${orders === 1 ? "" : "s"} stay, with the email they were placed with.` : ""} A later order with this email adds them again,
+    without consent.
+  </ConfirmCard>
 );
 
 async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {

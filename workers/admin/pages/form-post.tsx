@@ -1,4 +1,4 @@
-import type { FC } from "hono/jsx";
+import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
 import { AppError, isAppError } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
@@ -88,6 +88,18 @@ export const RowAction: FC<{ to: string; csrf: string; fields: Record<string, st
       {p.label}
     </button>
   </form>
+);
+
+/**
+ * The confirmation before something that cannot be undone (`?confirm=…` on the record's page): a heading
+ * naming it, what goes and what stays, one button that posts `action` to `to`, and the way back.
+ */
+export const ConfirmCard: FC<{ id: string; heading: Child; to: string; csrf: string; action: string; fields?: Record<string, string>; label: string; keep: string; children?: Child }> = (p) => (
+  <div class="card" id={p.id} role="alertdialog" aria-labelledby={`${p.id}-heading`}>
+    <h2 id={`${p.id}-heading`}>{p.heading}</h2>
+    <p>{p.children}</p>
+    <RowAction to={p.to} csrf={p.csrf} fields={p.fields ?? {}} action={p.action} label={p.label} class="danger" /> <a href={p.to}>{p.keep}</a>
+  </div>
 );
 
 /** The notice a page shows after a successful post redirected to it with `?done=<key>` (unknown keys: none). */

@@ -8,7 +8,7 @@ import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../co
 import { storePage } from "./chrome";
 import { SelectField } from "./fields";
 import { AdjustFields } from "./inventory";
-import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
 import { Section, Table } from "./parts";
@@ -74,15 +74,10 @@ const Stock: FC<{ product: Product }> = ({ product }) => {
 const DeleteConfirm: FC<{ product: Product; csrf: string }> = ({ product, csrf }) => {
   const levels = product.variants.reduce((n, v) => n + v.inventory.length, 0);
   return (
-    <div class="card" id="confirm-delete" role="alertdialog" aria-labelledby="confirm-delete-heading">
-      <h2 id="confirm-delete-heading">Delete “{product.title}” for good?</h2>
-      <p>
-        This deletes the product, its {product.variants.length} variant{product.variants.length === 1 ? "" : "s"} and {levels} stock record{levels === 1 ? "" : "s"}. It
-        cannot be undone. Orders already placed keep their lines. To take it off sale but keep it, archive it instead.
-      </p>
-      <RowAction to={`/products/${product.id}`} csrf={csrf} fields={{}} action="delete" label={`Delete ${product.title}`} class="danger" />{" "}
-      <a href={`/products/${product.id}`}>Keep it</a>
-    </div>
+    <ConfirmCard id="confirm-delete" heading={`Delete “${product.title}” for good?`} to={`/products/${product.id}`} csrf={csrf} action="delete" label={`Delete ${product.title}`} keep="Keep it">
+      This deletes the product, its {product.variants.length} variant{product.variants.length === 1 ? "" : "s"} and {levels} stock record{levels === 1 ? "" : "s"}. It
+      cannot be undone. Orders already placed keep their lines. To take it off sale but keep it, archive it instead.
+    </ConfirmCard>
   );
 };
 
@@ -91,17 +86,19 @@ const RemoveVariantConfirm: FC<{ product: Product; variant: Product["variants"][
   const onHand = variant.inventory.reduce((n, l) => n + l.onHand, 0);
   const levels = variant.inventory.length;
   return (
-    <div class="card" id="confirm-remove" role="alertdialog" aria-labelledby="confirm-remove-heading">
-      <h2 id="confirm-remove-heading">
-        Remove the variant “{variant.title}”{variant.sku ? ` (${variant.sku})` : ""} for good?
-      </h2>
-      <p>
-        This deletes the variant and its {levels} stock record{levels === 1 ? "" : "s"} ({onHand} on hand). It cannot be undone. Orders already placed keep
-        their lines; shoppers' carts lose it.
-      </p>
-      <RowAction to={`/products/${product.id}`} csrf={csrf} fields={{ variantId: variant.id }} action="removeVariant" label={`Remove ${variant.title}`} class="danger" />{" "}
-      <a href={`/products/${product.id}`}>Keep it</a>
-    </div>
+    <ConfirmCard
+      id="confirm-remove"
+      heading={`Remove the variant “${variant.title}”${variant.sku ? ` (${variant.sku})` : ""} for good?`}
+      to={`/products/${product.id}`}
+      csrf={csrf}
+      action="removeVariant"
+      fields={{ variantId: variant.id }}
+      label={`Remove ${variant.title}`}
+      keep="Keep it"
+    >
+      This deletes the variant and its {levels} stock record{levels === 1 ? "" : "s"} ({onHand} on hand). It cannot be undone. Orders already placed keep their
+      lines; shoppers' carts lose it.
+    </ConfirmCard>
   );
 };
 
