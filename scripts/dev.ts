@@ -60,6 +60,8 @@ async function main(): Promise<void> {
   // Cron Triggers do not fire under wrangler dev: fire them here, which also starts the 5 s outbox relay.
   fireCronsLocally(`http://127.0.0.1:${WORKER_PORTS.worker}`, Object.keys(CRON_TABLE), (m) => log(m));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const rttMs = db.proxy?.rttMs ?? 0;
+  const distance = rttMs > 0 ? `\n  Distance     every round trip to the database held ${rttMs} ms (COMMERCE_DB_RTT_MS)` : "";
   const people = DEMO_PEOPLE.map((p) => `    ${p.email.padEnd(18)} ${p.role.padEnd(6)} of ${p.store}`).join("\n");
   console.log(`
 ${tag("stack")} Ready in ${seconds} s.
@@ -68,7 +70,7 @@ ${tag("stack")} Ready in ${seconds} s.
   Storefront   http://demo.localhost:${WORKER_PORTS.storefront}/   (or: curl -H 'Host: demo.localhost' localhost:${WORKER_PORTS.storefront}/)
   Worker       http://localhost:${WORKER_PORTS.worker}/health
   Cron         fired by this command when due (by hand: http://localhost:${WORKER_PORTS.worker}/__scheduled?cron=*+*+*+*+*)
-  Postgres     ${db.wsProxy ? `127.0.0.1:${DEV_STACK.pgPort} (database ${DEV_STACK.database}), via ws proxy ${db.wsProxy} (at most ${db.proxy?.limits.maxUpstream} connections, others queue)` : "DATABASE_URL"}
+  Postgres     ${db.wsProxy ? `127.0.0.1:${DEV_STACK.pgPort} (database ${DEV_STACK.database}), via the proxy ${db.wsProxy} (WebSocket, and SQL over HTTP at /sql; at most ${db.proxy?.limits.maxUpstream} connections, others queue)` : "DATABASE_URL"}${distance}
 
   Demo sign-ins (password: ${DEMO_PASSWORD})
 ${people}

@@ -9,3 +9,22 @@ export async function proxyStats(address: string): Promise<ProxyStatsView> {
   if (!res.ok) throw new Error(`proxy /stats: ${res.status}`);
   return (await res.json()) as ProxyStatsView;
 }
+
+/** Database round trips of one traced request, as the proxy counted them: on the answer's path and after it. */
+export interface Trips {
+  turns: number;
+  wsTurns: number;
+  httpQueries: number;
+  connections: number;
+  after: { turns: number; wsTurns: number; httpQueries: number; connections: number };
+}
+
+/** A fresh trace id: send it as `x-commerce-trace`, then read its round trips with `tripsOf`. */
+export const newTrace = () => crypto.randomUUID();
+
+/** The round trips the proxy at host:port counted for a trace (scripts/lib/proxy-traces.ts). */
+export async function tripsOf(address: string, trace: string): Promise<Trips> {
+  const res = await fetch(`http://${address}/stats/trace/${trace}`);
+  if (!res.ok) throw new Error(`proxy /stats/trace: ${res.status}`);
+  return (await res.json()) as Trips;
+}

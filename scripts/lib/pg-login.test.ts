@@ -1,6 +1,7 @@
 import { Client, neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { WebSocket } from "ws";
+import { startupParameters } from "./pg-login";
 import { startWsProxy, type RunningProxy } from "./ws-proxy";
 
 // The Workers' driver, in Node, against the test database through a proxy of our own: the same path as in workerd.
@@ -61,5 +62,24 @@ describe("logging in as Neon's proxy does", () => {
   it("still lets Postgres judge the password, and passes its errors on as they are", async () => {
     expect(await errorCode(run(withPassword(inject("databaseUrl"), "wrong"), "select 1"))).toBe("28P01");
     expect(await errorCode(run(inject("noSlotsDatabaseUrl"), "select 1"))).toBe("53300");
+  });
+});
+
+describe("startupParameters", () => {
+  const body = Buffer.from("user\0app_user\0application_name\0t:abcd-1234\0\0");
+  const startup = Buffer.concat([Buffer.from([0, 0, 0, body.length + 8, 0, 3, 0, 0]), body]);
+  const sslRequest = Buffer.from([0, 0, 0, 8, 4, 210, 22, 47]);
+
+  it("reads the StartupMessage's parameters, after an SSLRequest too, once all of it has arrived", () => {
+    const params = { user: "app_user", application_name: "t:abcd-1234" };
+    expect(startupParameters(startup)).toEqual(params);
+    expect(startupParameters(Buffer.concat([sslRequest, startup]))).toEqual(params);
+    expect(startupParameters(startup.subarray(0, 20))).toBe("incomplete");
+    expect(startupParameters(sslRequest)).toBe("incomplete");
+  });
+
+  it("answers null for what is no StartupMessage", () => {
+    expect(startupParameters(Buffer.from([0, 0, 0, 16, 4, 210, 22, 46, 0, 0, 0, 1, 0, 0, 0, 2]))).toBeNull(); // CancelRequest
+    expect(startupParameters(Buffer.from("GET / HTTP/1.1\r\n"))).toBeNull();
   });
 });

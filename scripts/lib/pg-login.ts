@@ -41,6 +41,23 @@ function int32(n: number): Buffer {
   return b;
 }
 
+/**
+ * The parameters (user, database, application_name, …) of the StartupMessage at the start of what a
+ * client sent, after an SSLRequest if it sent one first; "incomplete" until all of it has arrived, null
+ * when the bytes are no StartupMessage (a cancel request, another protocol).
+ */
+export function startupParameters(bytes: Buffer): Record<string, string> | "incomplete" | null {
+  const at = bytes.length >= 8 && bytes.readInt32BE(0) === 8 && bytes.readInt32BE(4) === SSL_REQUEST ? 8 : 0;
+  if (bytes.length < at + 8) return "incomplete";
+  const length = bytes.readInt32BE(at);
+  if (length < 8 || length > 10_000 || bytes.readInt32BE(at + 4) >> 16 !== 3) return null;
+  if (bytes.length < at + length) return "incomplete";
+  const words = bytes.subarray(at + 8, at + length).toString("utf8").split("\0");
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < words.length && words[i]; i += 2) pairs.push([words[i]!, words[i + 1]!]);
+  return Object.fromEntries(pairs);
+}
+
 const hmac = (key: Buffer, text: string | Buffer) => crypto.createHmac("sha256", key).update(text).digest();
 
 /** The relay for one connection: feed it both directions until `piping`, then copy bytes as they are. */

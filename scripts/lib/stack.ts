@@ -2,7 +2,7 @@ import { ensureLocalPostgres, type LocalPostgres } from "./pg-cluster";
 import { localUrl, proxyAddress, redactUrl, type LocalStack } from "./config";
 import { migrate } from "./migrate";
 import { seedDemo } from "./seed";
-import { proxyLimitsFromEnv, startWsProxy, type ProxyLimits, type RunningProxy } from "./ws-proxy";
+import { proxyLimitsFromEnv, proxyRttMsFromEnv, startWsProxy, type ProxyLimits, type ProxyOptions, type RunningProxy } from "./ws-proxy";
 
 /** Where the Workers and the migrator connect, and how to tear down what was started. */
 export interface PreparedDatabase {
@@ -22,6 +22,10 @@ export interface PrepareOptions {
   proxyPort?: number;
   /** The proxy's pool limits; unset ones come from COMMERCE_PROXY_* or the defaults. */
   proxyLimits?: Partial<ProxyLimits>;
+  /** The simulated round trip to the database; unset: COMMERCE_DB_RTT_MS, or 0. */
+  rttMs?: number;
+  /** Whether the proxy keeps each trace's HTTP statements (ws-proxy.ts). */
+  captureStatements?: boolean;
   seed: boolean;
   /** Honour DATABASE_URL / DATABASE_OWNER_URL (a Neon branch) instead of the local cluster. */
   allowRemote: boolean;
@@ -30,7 +34,7 @@ export interface PrepareOptions {
 
 /**
  * The one bring-up used by `npm run dev`, the db:* commands and the test suite's global setup:
- * local cluster (or DATABASE_URL), WebSocket proxy, migrations, demo seed.
+ * local cluster (or DATABASE_URL), the proxy (WebSocket and SQL over HTTP), migrations, demo seed.
  */
 export async function prepareDatabase(options: PrepareOptions): Promise<PreparedDatabase> {
   const { log } = options;
@@ -53,7 +57,13 @@ export async function prepareDatabase(options: PrepareOptions): Promise<Prepared
     const applied = await migrate(ownerUrl, log);
     log(applied > 0 ? `Applied ${applied} migration(s).` : "Database schema is up to date.");
     if (options.seed) await seedDemo(ownerUrl, log);
-    proxy = await startWsProxy(options.proxyPort ?? options.stack.proxyPort, { ...proxyLimitsFromEnv(), ...options.proxyLimits });
+    const proxyOptions: ProxyOptions = {
+      ...proxyLimitsFromEnv(),
+      ...options.proxyLimits,
+      rttMs: options.rttMs ?? proxyRttMsFromEnv(),
+      captureStatements: options.captureStatements,
+    };
+    proxy = await startWsProxy(options.proxyPort ?? options.stack.proxyPort, proxyOptions);
     const wsProxy = proxyAddress({ ...options.stack, proxyPort: proxy.port });
     return {
       appUrl: localUrl("app", options.stack),

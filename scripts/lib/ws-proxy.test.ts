@@ -1,7 +1,8 @@
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { proxyLimitsFromEnv, startWsProxy, type ProxyLimits, type RunningProxy } from "./ws-proxy";
+import { TraceBook, traceOf } from "./proxy-traces";
+import { proxyLimitsFromEnv, proxyRttMsFromEnv, startWsProxy, type ProxyOptions, type RunningProxy } from "./ws-proxy";
 
 /** A loopback TCP server standing in for Postgres: it echoes, and records the first message of each connection in order. */
 async function echoServer() {
@@ -40,12 +41,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(limits: Partial<ProxyLimits>) {
+async function setup(limits: ProxyOptions) {
   const target = await echoServer();
   const proxy = await startWsProxy(0, { ...limits, login: "bytes" });
   cleanups.push(target.close, proxy.close);
   /** Opens a client and has it speak at once (as the driver does), so a queued client has bytes waiting. */
-  const connect = async (id: string): Promise<TestClient> => {
+  const connect = async (id: string | Buffer): Promise<TestClient> => {
     const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/v2?address=127.0.0.1:${target.port}`);
     const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
     const received: string[] = [];
@@ -61,6 +62,28 @@ async function setup(limits: Partial<ProxyLimits>) {
 }
 
 const stat = (proxy: RunningProxy) => proxy.stats();
+
+/** Resolves once everything the client received, joined, is `text`. */
+function received(client: TestClient, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (client.received.join("") !== text) return;
+      client.ws.off("message", check);
+      resolve();
+    };
+    client.ws.on("message", check);
+    check();
+  });
+}
+
+/** A StartupMessage (protocol 3.0) with these parameters, as a driver sends it. */
+function startupMessage(params: Record<string, string>): Buffer {
+  const body = Buffer.from(`${Object.entries(params).map(([k, v]) => `${k}\0${v}\0`).join("")}\0`);
+  const head = Buffer.alloc(8);
+  head.writeInt32BE(body.length + 8, 0);
+  head.writeInt32BE(196608, 4);
+  return Buffer.concat([head, body]);
+}
 
 describe("ws proxy pool", () => {
   it("keeps at most maxUpstream connections and lets queued clients through in order as others close", async () => {
@@ -147,11 +170,71 @@ describe("ws proxy pool", () => {
     await waitFor(() => stat(proxy).opened === 1, "one upstream");
     const base = `http://127.0.0.1:${proxy.port}`;
     const before = (await (await fetch(`${base}/stats`)).json()) as Record<string, unknown>;
-    expect(before).toMatchObject({ connections: 1, opened: 1, active: 1, queued: 0, peakActive: 1 });
+    expect(before).toMatchObject({ connections: 1, opened: 1, active: 1, queued: 0, peakActive: 1, turns: 1, wsTurns: 1, httpQueries: 0, rttMs: 0 });
     expect(before["limits"]).toEqual({ maxUpstream: 3, maxQueue: 2000, queueTimeoutMs: 120_000 });
     expect((await fetch(`${base}/stats/reset`, { method: "POST" })).status).toBe(204);
     expect(await (await fetch(`${base}/stats`)).json()).toMatchObject({ connections: 0, opened: 0, active: 1, peakActive: 1 });
     c0.ws.close();
+  });
+});
+
+describe("distance and traces on the WebSocket path", () => {
+  it("holds each turn rttMs before it reaches the server, later chunks of the turn queued behind it in order", async () => {
+    const { target, proxy, connect } = await setup({ rttMs: 40 });
+    let since = performance.now();
+    const c0 = await connect("c0");
+    await received(c0, "c0");
+    expect(performance.now() - since).toBeGreaterThanOrEqual(40);
+
+    since = performance.now();
+    for (const chunk of ["a", "b", "c"]) c0.ws.send(chunk);
+    await received(c0, "c0abc");
+    expect(performance.now() - since).toBeGreaterThanOrEqual(40);
+    expect(target.arrivals).toEqual(["c0"]);
+    expect(stat(proxy)).toMatchObject({ wsTurns: 2, turns: 2, rttMs: 40 });
+    c0.ws.close();
+  });
+
+  it("counts a client's turns and its connection for the trace its StartupMessage's application_name names", async () => {
+    const { proxy, connect } = await setup({});
+    const answer = await connect(startupMessage({ user: "app_user", database: "commerce", application_name: "t:trace-ws-1" }));
+    await waitFor(() => answer.received.length > 0, "the echo of the startup message");
+    answer.ws.send("next turn");
+    await waitFor(() => answer.received.join("").endsWith("next turn"), "the echo");
+    const after = await connect(startupMessage({ user: "app_user", application_name: "t:trace-ws-1:after" }));
+    await waitFor(() => after.received.length > 0, "the echo of the other startup message");
+
+    expect(proxy.trace("trace-ws-1")).toEqual({
+      traceId: "trace-ws-1",
+      turns: 2,
+      wsTurns: 2,
+      httpQueries: 0,
+      connections: 1,
+      after: { turns: 1, wsTurns: 1, httpQueries: 0, connections: 1 },
+    });
+    answer.ws.close();
+    after.ws.close();
+  });
+});
+
+describe("TraceBook", () => {
+  it("reads traces from application_name: t:<8..64 of A-Za-z0-9-> and t:<id>:after, nothing else", () => {
+    expect(traceOf("t:abcd-1234")).toEqual({ id: "abcd-1234", phase: "answer" });
+    expect(traceOf("t:abcd-1234:after")).toEqual({ id: "abcd-1234", phase: "after" });
+    for (const name of [undefined, "", "t:short", `t:${"x".repeat(65)}`, "t:abcd_1234", "x:abcd-1234", "t:abcd-1234:later"]) {
+      expect(traceOf(name)).toBeUndefined();
+    }
+  });
+
+  it("keeps the most recently used traces only", () => {
+    const book = new TraceBook(false, 3);
+    for (const id of ["trace-01", "trace-02", "trace-03"]) book.count({ id, phase: "answer" }, "httpQueries");
+    book.count({ id: "trace-01", phase: "after" }, "wsTurns");
+    book.count({ id: "trace-04", phase: "answer" }, "connections");
+    expect(book.view("trace-02").httpQueries).toBe(0); // dropped: the least recently used
+    expect(book.view("trace-01")).toMatchObject({ turns: 1, httpQueries: 1, after: { turns: 1, wsTurns: 1 } });
+    expect(book.view("trace-04")).toMatchObject({ turns: 0, connections: 1 });
+    expect(book.view("trace-01", true).statements).toBeNull(); // not capturing
   });
 });
 
@@ -167,5 +250,14 @@ describe("proxyLimitsFromEnv", () => {
     expect(() => proxyLimitsFromEnv({ COMMERCE_PROXY_MAX_UPSTREAM: "0" })).toThrow(/COMMERCE_PROXY_MAX_UPSTREAM must be a whole number of at least 1/);
     expect(() => proxyLimitsFromEnv({ COMMERCE_PROXY_QUEUE_TIMEOUT_MS: "1.5" })).toThrow(/COMMERCE_PROXY_QUEUE_TIMEOUT_MS/);
     expect(() => proxyLimitsFromEnv({ COMMERCE_PROXY_MAX_QUEUE: "lots" })).toThrow(/COMMERCE_PROXY_MAX_QUEUE/);
+  });
+
+  it("reads COMMERCE_DB_RTT_MS, a whole number of milliseconds from 0", () => {
+    expect(proxyRttMsFromEnv({})).toBeUndefined();
+    expect(proxyRttMsFromEnv({ COMMERCE_DB_RTT_MS: "0" })).toBe(0);
+    expect(proxyRttMsFromEnv({ COMMERCE_DB_RTT_MS: "35" })).toBe(35);
+    for (const bad of ["-1", "2.5", "far"]) {
+      expect(() => proxyRttMsFromEnv({ COMMERCE_DB_RTT_MS: bad })).toThrow(/COMMERCE_DB_RTT_MS must be a whole number of at least 0/);
+    }
   });
 });

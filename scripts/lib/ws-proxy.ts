@@ -1,57 +1,44 @@
 import http from "node:http";
-import net from "node:net";
-import { WebSocketServer, type WebSocket } from "ws";
-import { LoginRelay } from "./pg-login";
+import type net from "node:net";
+import { WebSocketServer } from "ws";
+import { HttpConnectionPool } from "./neon-http-pool";
+import { serveSql, type SqlContext } from "./neon-http";
+import { LOOPBACK } from "./neon-http-request";
+import { UpstreamSlots, type SlotCounters, type SlotLimits } from "./proxy-slots";
+import { TRACE_ID, TraceBook, type TraceView } from "./proxy-traces";
+import { webSocketClients, type WsCounters } from "./ws-clients";
 
 /**
- * WebSocket-to-TCP proxy: the part Neon's own proxy plays in production, so that the Workers use the
- * very same driver (@neondatabase/serverless) against a local Postgres. The driver connects to
- * ws://<proxy>/v2?address=<host>:<port>; only loopback targets are allowed.
+ * The local stand-in for Neon's proxy, so that the Workers use the very same driver
+ * (@neondatabase/serverless) against a local Postgres, over both of its paths:
+ *   - WebSocket-to-TCP: the driver connects to ws://<proxy>/v2?address=<host>:<port> (Client, Pool);
+ *   - SQL over HTTP: POST /sql on the same port (neon(), sql.transaction()), see ./neon-http.ts.
+ * Only loopback targets are allowed.
  *
  * Like Neon's pooled endpoint (PgBouncer), it queues clients instead of letting them exhaust Postgres:
- * at most `maxUpstream` TCP connections are open at once, and further clients wait in a FIFO queue
- * (the WebSocket is accepted at once, so the driver's connect timeout covers the wait). A full queue
- * or a wait past `queueTimeoutMs` closes the client's socket: the driver sees a connection error.
+ * at most `maxUpstream` Postgres connections are open at once, WebSocket clients and the HTTP path's
+ * pooled connections together (./proxy-slots.ts), and further clients wait in one FIFO queue (a
+ * WebSocket is accepted at once, so the driver's connect timeout covers the wait). A full queue or a
+ * wait past `queueTimeoutMs` closes a WebSocket (1013) and answers an HTTP query 53300. An idle HTTP
+ * connection is closed as soon as anyone waits.
  *
  * Logging in works as on Neon too (./pg-login.ts): the driver gives its password in clear and the proxy
  * does SCRAM with Postgres, so the Worker does not spend SCRAM's CPU on every connection.
  *
- * It also counts round trips ("turns": the client speaking again after the server has answered) per
- * connection, which bench/ reads from GET /stats to report database round trips per request.
+ * `rttMs` simulates the distance to the database: each WebSocket turn is held that long before it
+ * reaches Postgres, each HTTP answer that long before it leaves.
+ *
+ * It counts round trips, which bench/ reads from GET /stats: WebSocket "turns" (the client speaking
+ * again after the server has answered) plus HTTP queries, in all and per trace (./proxy-traces.ts,
+ * GET /stats/trace/<traceId>).
  */
-export interface ProxyStats {
-  /** WebSocket clients accepted. */
-  connections: number;
-  turns: number;
-  bytesUp: number;
-  bytesDown: number;
-  /** Upstream (Postgres) TCP connections ever opened. */
-  opened: number;
-  /** Upstream connections open now. */
-  active: number;
-  /** Clients waiting for an upstream slot now. */
-  queued: number;
-  peakActive: number;
-  peakQueued: number;
-  /** Time clients waited in the queue before getting a slot. */
-  waitMsTotal: number;
-  waitMsMax: number;
-  /** Clients closed because the queue was full. */
-  refused: number;
-  /** Clients closed after waiting queueTimeoutMs. */
-  timedOut: number;
-  /** Clients that went away while queued. */
-  abandoned: number;
+export interface ProxyStats extends SlotCounters, WsCounters {
+  /** POST /sql requests served (a batch is one), each a round trip. */
+  httpQueries: number;
+  rttMs: number;
 }
 
-export interface ProxyLimits {
-  /** Upstream connections open at once. */
-  maxUpstream: number;
-  /** Clients that may wait at once; one more is closed at once. */
-  maxQueue: number;
-  /** How long a client may wait for a slot (PgBouncer's query_wait_timeout). */
-  queueTimeoutMs: number;
-}
+export type ProxyLimits = SlotLimits;
 
 /** Sized for the local cluster (max_connections=200, shared by the dev and test proxies and tools). */
 export const DEFAULT_PROXY_LIMITS: ProxyLimits = { maxUpstream: 40, maxQueue: 2000, queueTimeoutMs: 120_000 };
@@ -62,29 +49,38 @@ const LIMIT_ENV: Record<keyof ProxyLimits, { name: string; min: number }> = {
   queueTimeoutMs: { name: "COMMERCE_PROXY_QUEUE_TIMEOUT_MS", min: 1 },
 };
 
+function wholeNumber(name: string, raw: string | number | undefined, min: number): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
+  return n;
+}
+
 /** The limits set through COMMERCE_PROXY_MAX_UPSTREAM, COMMERCE_PROXY_MAX_QUEUE, COMMERCE_PROXY_QUEUE_TIMEOUT_MS. */
 export function proxyLimitsFromEnv(env: Record<string, string | undefined> = process.env): Partial<ProxyLimits> {
   const limits: Partial<ProxyLimits> = {};
   for (const key of Object.keys(LIMIT_ENV) as (keyof ProxyLimits)[]) {
-    const { name, min } = LIMIT_ENV[key];
-    const raw = env[name];
-    if (raw === undefined || raw === "") continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
-    limits[key] = n;
+    const n = wholeNumber(LIMIT_ENV[key].name, env[LIMIT_ENV[key].name], LIMIT_ENV[key].min);
+    if (n !== undefined) limits[key] = n;
   }
   return limits;
+}
+
+/** COMMERCE_DB_RTT_MS: the simulated round trip to the database in milliseconds; undefined when unset. */
+export function proxyRttMsFromEnv(env: Record<string, string | undefined> = process.env): number | undefined {
+  return wholeNumber("COMMERCE_DB_RTT_MS", env["COMMERCE_DB_RTT_MS"], 0);
 }
 
 export interface RunningProxy {
   port: number;
   limits: ProxyLimits;
+  rttMs: number;
   stats(): ProxyStats;
+  /** What GET /stats/trace/<traceId> answers. */
+  trace(traceId: string, options?: { statements?: boolean }): TraceView;
   resetStats(): void;
   close(): Promise<void>;
 }
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 export function parseTarget(url: string | undefined): { host: string; port: number } | null {
   if (!url) return null;
@@ -99,34 +95,18 @@ export function parseTarget(url: string | undefined): { host: string; port: numb
   return { host: host === "[::1]" ? "::1" : host, port };
 }
 
-type Target = { host: string; port: number };
-
-/** What carries bytes between a client and its upstream connection. */
-type Relay = Pick<LoginRelay, "fromClient" | "fromServer">;
-
-interface Client {
-  ws: WebSocket;
-  target: Target;
-  /** Client bytes that arrived before the upstream connection was open. */
-  pending: Buffer[];
-  since: number;
-  state: "queued" | "upstream" | "gone";
-  /** Whether the server spoke last, so the client's next message is a new turn. */
-  serverSpoke: boolean;
-  tcp?: net.Socket;
-  relay?: Relay;
-  timer?: NodeJS.Timeout;
-}
-
-const COUNTERS = ["connections", "turns", "bytesUp", "bytesDown", "opened", "waitMsTotal", "waitMsMax", "refused", "timedOut", "abandoned"] as const;
-
-/** 1013 "Try Again Later": the close code for a client the pool cannot take. */
-const TRY_AGAIN_LATER = 1013;
+const COUNTERS = ["connections", "turns", "wsTurns", "httpQueries", "bytesUp", "bytesDown", "opened", "waitMsTotal", "waitMsMax", "refused", "timedOut", "abandoned"] as const;
 
 export interface ProxyOptions extends Partial<ProxyLimits> {
   host?: string;
   /** "neon" (default): log in as Neon's proxy does (./pg-login.ts); "bytes": copy bytes only. */
   login?: "neon" | "bytes";
+  /** The simulated round trip to the database in milliseconds (default 0). */
+  rttMs?: number;
+  /** Keep each trace's HTTP statements (at most 200 a trace) for GET /stats/trace/<id>?statements=1. */
+  captureStatements?: boolean;
+  /** How long an HTTP-path connection stays open unused (default 10 s). */
+  httpIdleMs?: number;
 }
 
 export async function startWsProxy(port: number, options: ProxyOptions = {}): Promise<RunningProxy> {
@@ -135,30 +115,58 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
     maxQueue: options.maxQueue ?? DEFAULT_PROXY_LIMITS.maxQueue,
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_PROXY_LIMITS.queueTimeoutMs,
   };
+  const rttMs = wholeNumber("rttMs", options.rttMs, 0) ?? 0;
   const totals: ProxyStats = {
-    connections: 0, turns: 0, bytesUp: 0, bytesDown: 0, opened: 0, active: 0, queued: 0,
-    peakActive: 0, peakQueued: 0, waitMsTotal: 0, waitMsMax: 0, refused: 0, timedOut: 0, abandoned: 0,
+    connections: 0, turns: 0, wsTurns: 0, httpQueries: 0, bytesUp: 0, bytesDown: 0, opened: 0, active: 0, queued: 0,
+    peakActive: 0, peakQueued: 0, waitMsTotal: 0, waitMsMax: 0, refused: 0, timedOut: 0, abandoned: 0, rttMs,
   };
-  const queue: Client[] = [];
+  const traces = new TraceBook(options.captureStatements ?? false);
+  const slots: UpstreamSlots = new UpstreamSlots(limits, totals, () => pool.closeOneIdle());
+  const pool = new HttpConnectionPool(slots, () => totals.opened++, options.httpIdleMs ?? 10_000);
   const sockets = new Set<net.Socket>();
+  const closing = new AbortController();
 
   const resetStats = () => {
     for (const key of COUNTERS) totals[key] = 0;
     totals.peakActive = totals.active;
     totals.peakQueued = totals.queued;
+    traces.clear();
+  };
+
+  const sql: SqlContext = {
+    pool,
+    rttMs,
+    closing: closing.signal,
+    onRequest({ trace, statements, begin }) {
+      totals.httpQueries++;
+      totals.turns++;
+      if (!trace) return;
+      traces.count(trace, "httpQueries");
+      statements.forEach(({ query, params }, i) => traces.statement(trace, { query, params, batchIndex: begin === undefined ? null : i }));
+    },
   };
 
   const server = http.createServer((req, res) => {
-    if (req.url === "/stats") {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...totals, limits }));
-    } else if (req.url === "/stats/reset" && req.method === "POST") {
+    const url = new URL(req.url ?? "/", "http://proxy");
+    const json = (status: number, body: object) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const traced = /^\/stats\/trace\/([^/]*)$/.exec(url.pathname);
+    if (url.pathname === "/sql") {
+      void serveSql(req, res, sql);
+    } else if (url.pathname === "/stats") {
+      json(200, { ...totals, limits });
+    } else if (url.pathname === "/stats/reset" && req.method === "POST") {
       resetStats();
       res.writeHead(204).end();
+    } else if (traced && req.method === "GET") {
+      const id = traced[1]!;
+      if (TRACE_ID.test(id)) json(200, traces.view(id, url.searchParams.get("statements") === "1"));
+      else json(400, { message: "a trace id is 8 to 64 characters of A-Z, a-z, 0-9 and -" });
     } else {
       res.writeHead(404).end();
     }
   });
   const wss = new WebSocketServer({ noServer: true });
+  const admit = webSocketClients({ slots, counters: totals, traces, rttMs, login: options.login ?? "neon", sockets });
 
   server.on("upgrade", (req, socket, head) => {
     const target = parseTarget(req.url);
@@ -168,97 +176,6 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
     }
     wss.handleUpgrade(req, socket, head, (ws) => admit(ws, target));
   });
-
-  function admit(ws: WebSocket, target: Target) {
-    totals.connections++;
-    const client: Client = { ws, target, pending: [], since: Date.now(), state: "queued", serverSpoke: true };
-    ws.on("message", (data: Buffer) => {
-      if (client.state === "gone") return;
-      if (client.serverSpoke) totals.turns++;
-      client.serverSpoke = false;
-      totals.bytesUp += data.length;
-      if (client.relay && !client.tcp?.connecting) client.relay.fromClient(data);
-      else client.pending.push(data);
-    });
-    ws.on("close", () => leave(client, "abandoned"));
-    ws.on("error", () => leave(client, "abandoned"));
-
-    if (totals.active < limits.maxUpstream) return openUpstream(client);
-    if (queue.length >= limits.maxQueue) return leave(client, "refused");
-    client.timer = setTimeout(() => leave(client, "timedOut"), limits.queueTimeoutMs);
-    queue.push(client);
-    setQueued();
-  }
-
-  function setQueued() {
-    totals.queued = queue.length;
-    totals.peakQueued = Math.max(totals.peakQueued, totals.queued);
-  }
-
-  function openUpstream(client: Client) {
-    const waited = Date.now() - client.since;
-    totals.waitMsTotal += waited;
-    totals.waitMsMax = Math.max(totals.waitMsMax, waited);
-    totals.opened++;
-    totals.active++;
-    totals.peakActive = Math.max(totals.peakActive, totals.active);
-    client.state = "upstream";
-    const tcp = net.connect(client.target.port, client.target.host);
-    const toClient = (bytes: Buffer) => {
-      if (client.ws.readyState === client.ws.OPEN) client.ws.send(bytes, { binary: true });
-    };
-    const relay: Relay =
-      options.login === "bytes"
-        ? { fromClient: (bytes) => tcp.write(bytes), fromServer: toClient }
-        : new LoginRelay({ toServer: (bytes) => tcp.write(bytes), toClient, fail: () => tcp.destroy() });
-    Object.assign(client, { tcp, relay });
-    sockets.add(tcp);
-    tcp.setNoDelay(true);
-    tcp.on("connect", () => {
-      for (const chunk of client.pending.splice(0)) relay.fromClient(chunk);
-    });
-    tcp.on("data", (chunk) => {
-      client.serverSpoke = true;
-      totals.bytesDown += chunk.length;
-      relay.fromServer(chunk);
-    });
-    tcp.on("error", () => tcp.destroy());
-    // 'close' follows every end of the socket (error, either side closing): the slot frees once.
-    tcp.on("close", () => {
-      sockets.delete(tcp);
-      totals.active--;
-      leave(client, "abandoned");
-      admitNext();
-    });
-  }
-
-  function admitNext() {
-    while (totals.active < limits.maxUpstream && queue.length > 0) {
-      const next = queue.shift()!;
-      clearTimeout(next.timer);
-      setQueued();
-      openUpstream(next);
-    }
-  }
-
-  /** The client is done (its socket closed) or is turned away; frees what it holds. */
-  function leave(client: Client, why: "abandoned" | "refused" | "timedOut") {
-    if (client.state === "gone") return;
-    const wasQueued = client.state === "queued";
-    client.state = "gone";
-    if (wasQueued) {
-      clearTimeout(client.timer);
-      const at = queue.indexOf(client);
-      if (at >= 0) queue.splice(at, 1);
-      setQueued();
-      totals[why]++;
-    }
-    client.tcp?.destroy();
-    const { ws } = client;
-    if (ws.readyState !== ws.OPEN) return;
-    if (wasQueued) ws.close(TRY_AGAIN_LATER, why === "refused" ? "too many clients waiting" : "no database connection came free in time");
-    else ws.close();
-  }
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -270,15 +187,20 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
   return {
     port: boundPort,
     limits,
+    rttMs,
     stats: () => ({ ...totals }),
+    trace: (traceId, { statements = false } = {}) => traces.view(traceId, statements),
     resetStats,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const client of queue.splice(0)) clearTimeout(client.timer);
+        closing.abort();
+        slots.close();
+        pool.close();
         for (const s of sockets) s.destroy();
         for (const client of wss.clients) client.terminate();
         wss.close();
         server.close(() => resolve());
+        server.closeAllConnections();
       }),
   };
 }

@@ -59,6 +59,18 @@ export function effectivePermissions(role: RoleName, scopes: readonly string[]):
   return new Set([...permissionsOfAreas(scopes)].filter((p) => role_.has(p)));
 }
 
+const ROLES = Object.keys(ROLE_PERMISSIONS) as RoleName[];
+
+/** The roles whose permissions include `permission`. */
+export function rolesWith(permission: Permission): RoleName[] {
+  return ROLES.filter((r) => ROLE_PERMISSIONS[r].has(permission));
+}
+
+/** The grant areas that yield `permission` (none for the reserved ones). */
+export function areasYielding(permission: Permission): AreaScope[] {
+  return AREA_SCOPES.filter((scope) => permissionsOfAreas([scope]).has(permission));
+}
+
 /** The area scopes a role can hand out (a member cannot grant beyond their own role). */
 export function grantableScopes(role: RoleName): AreaScope[] {
   const perms = ROLE_PERMISSIONS[role];

@@ -1,6 +1,7 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { aiApproval } from "../db/schema";
+import { plan } from "../db/plan";
+import { aiApproval, member } from "../db/schema";
 import { grantById } from "../db/statements";
 import type { StoreTx } from "../db/with-store";
 import { isAppError, AppError } from "../http/errors";
@@ -113,7 +114,12 @@ function mayDecide(ctx: StoreContext, row: ApprovalRow): void {
   }
 }
 
-const mine = (ctx: StoreContext) => (ctx.member.role === "owner" ? undefined : eq(aiApproval.memberId, ctx.member.id));
+/** The proposals the calling member sees: their own, or all of them for an Owner. */
+const visibleTo = (store: SQL, memberId: SQL) =>
+  or(
+    eq(aiApproval.memberId, memberId),
+    sql`exists (select 1 from ${member} m where m.store_id = ${store} and m.id = ${memberId} and m.role = 'owner')`,
+  );
 
 export const listApprovals = storeProcedure({
   router: "aiApprovals",
@@ -122,15 +128,18 @@ export const listApprovals = storeProcedure({
   access: "none",
   mutates: false,
   input: z.strictObject({ state: z.enum(["pending", "approved", "rejected", "failed", "expired"]).optional() }),
-  async run(ctx, input) {
-    const rows = await ctx.tx
-      .select()
-      .from(aiApproval)
-      .where(and(eq(aiApproval.storeId, ctx.tx.storeId), mine(ctx)))
-      .orderBy(desc(aiApproval.createdAt), desc(aiApproval.id))
-      .limit(200);
-    return { items: rows.map(view).filter((r) => !input.state || r.state === input.state) };
-  },
+  read: (q, { store, memberId }, input) =>
+    plan(
+      [
+        q
+          .select()
+          .from(aiApproval)
+          .where(and(eq(aiApproval.storeId, store), visibleTo(store, memberId)))
+          .orderBy(desc(aiApproval.createdAt), desc(aiApproval.id))
+          .limit(200),
+      ] as const,
+      ([rows]) => ({ items: rows.map(view).filter((r) => !input.state || r.state === input.state) }),
+    ),
 });
 
 export const approveApproval = storeProcedure({

@@ -6,10 +6,12 @@ import { isAppError } from "../http/errors";
 import { errorFields, type Logger } from "../log";
 import { recordRead } from "../pipeline/activity";
 import type { Caller, Principal } from "../pipeline/principal";
-import { runProcedure } from "../pipeline/run";
+import { runRead } from "../pipeline/read";
+import { callerBehind } from "../pipeline/refusal";
+import { resolveCaller, runProcedure } from "../pipeline/run";
 import { procedureKey } from "../procedures/define";
 import { propose, proposalAnswer } from "./approvals";
-import { visibleTools, type Tool } from "./tools";
+import { TOOLS, visibleTools, type Tool } from "./tools";
 
 /**
  * The MCP server of one request (stateless Streamable HTTP): the assistant's tools the caller may see,
@@ -30,13 +32,30 @@ export interface McpDeps {
    */
   argumentsOf(requestId: string | number): unknown;
   /** Work after the answer (the read-activity upsert). */
-  defer: (work: Promise<unknown>) => void;
+  defer: (work: () => Promise<unknown>) => void;
+  /** A tools/call the door already ran with the caller's opening (./mcp.ts firstReadCall): its answer, by request id. */
+  early?: { id: string | number; result: CallToolResult } | undefined;
 }
 
 const text = (value: unknown, isError = false): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }],
   ...(isError ? { isError: true } : {}),
 });
+
+/** A tool call's failure as the model reads it: a result with `isError`, never the error's internals. */
+function failed(deps: Pick<McpDeps, "log">, tool: Tool, e: unknown): CallToolResult {
+  const known = isAppError(e) ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
+  if (known) return text({ code: known.code, message: known.message, ...(known.data ? { data: known.data } : {}) }, true);
+  // The SDK would hand an unknown error's message to the client, and a failed query's message names
+  // its values: log it (quietly, errorFields) and answer a fixed text.
+  deps.log.error("Tool call failed", { tool: tool.name, ...errorFields(e) });
+  return text({ code: "INTERNAL", message: "Something went wrong on our side; this call changed nothing. Try again in a moment." }, true);
+}
+
+function recordToolRead(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, caller: Caller): void {
+  const { store, grant } = caller;
+  if (grant) deps.defer(() => recordRead(deps.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(tool.procedure), via: "mcp" }));
+}
 
 async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallToolResult> {
   const { db, principal, log } = deps;
@@ -47,16 +66,54 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
       const answer = proposalAnswer(outcome.proposal);
       return text(answer, answer.status === "failed");
     }
-    const { store, grant } = outcome.caller;
-    if (grant) deps.defer(recordRead(db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(tool.procedure), via: "mcp" }));
+    recordToolRead(deps, tool, outcome.caller);
     return text(outcome.output);
   } catch (e) {
-    const known = isAppError(e) ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
-    if (known) return text({ code: known.code, message: known.message, ...(known.data ? { data: known.data } : {}) }, true);
-    // The SDK would hand an unknown error's message to the client, and a failed query's message names
-    // its values: log it (quietly, errorFields) and answer a fixed text.
-    log.error("Tool call failed", { tool: tool.name, ...errorFields(e) });
-    return text({ code: "INTERNAL", message: "Something went wrong on our side; this call changed nothing. Try again in a moment." }, true);
+    return failed(deps, tool, e);
+  }
+}
+
+type Message = { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+
+/**
+ * A POST whose requests are all tools/call, the first naming a read tool with a plan: that first call can
+ * run in the same round trip as the caller's opening, before the server is built (one trip, not two).
+ */
+export function firstReadCall(messages: readonly Message[]): { id: string | number; tool: Tool; args: unknown } | undefined {
+  const requests = messages.filter((m) => typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number"));
+  if (requests.length === 0 || requests.some((m) => m.method !== "tools/call")) return undefined;
+  const first = requests[0]!;
+  const tool = TOOLS.find((t) => t.name === first.params?.name);
+  if (!tool || tool.kind !== "read" || !tool.procedure.read) return undefined;
+  return { id: first.id as string | number, tool, args: first.params?.arguments ?? {} };
+}
+
+/**
+ * Runs that first call. Answers the caller and the call's result, or the error when no caller was found
+ * (an unknown, revoked or foreign token: the door answers 401 for the whole POST, as it would have).
+ */
+export async function runFirstRead(
+  deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">,
+  call: { tool: Tool; args: unknown },
+  slug: string,
+): Promise<{ caller: Caller; result: CallToolResult } | { error: unknown }> {
+  const proc = call.tool.procedure;
+  if (!proc.read) throw new TypeError(`${call.tool.name} has no read plan`);
+  try {
+    const outcome = await runRead(deps.db, deps.principal, { ...proc, read: proc.read }, call.args, { door: "mcp", log: deps.log, slug });
+    recordToolRead(deps, call.tool, outcome.caller);
+    return { caller: outcome.caller, result: text(outcome.output) };
+  } catch (e) {
+    const caller = callerBehind(e);
+    if (caller) return { caller, result: failed(deps, call.tool, e) };
+    // Failed before the caller was known. An unknown or foreign token is the POST's 401; anything else
+    // (a value Postgres refused, an overload) is the call's error, once the caller is found on its own.
+    if (isAppError(e) && e.code === "UNAUTHORIZED") return { error: e };
+    try {
+      return { caller: await resolveCaller(deps.db, deps.principal, "mcp", slug), result: failed(deps, call.tool, e) };
+    } catch (unresolved) {
+      return { error: unresolved };
+    }
   }
 }
 
@@ -75,7 +132,8 @@ export function mcpServer(deps: McpDeps): McpServer {
         inputSchema: tool.procedure.input,
         annotations: { readOnlyHint: tool.kind === "read", destructiveHint: false, openWorldHint: false },
       },
-      (_parsed: unknown, extra: { requestId: string | number }) => callTool(deps, tool, deps.argumentsOf(extra.requestId)),
+      (_parsed: unknown, extra: { requestId: string | number }) =>
+        deps.early && deps.early.id === extra.requestId ? Promise.resolve(deps.early.result) : callTool(deps, tool, deps.argumentsOf(extra.requestId)),
     );
   }
   return server;

@@ -1,11 +1,16 @@
 import { AppError } from "../http/errors";
 
 /** The Postgres error under a driver or drizzle error (drizzle wraps query errors in `cause`). */
-export function pgErrorOf(e: unknown): { code: string; constraint?: string } | undefined {
+export function pgErrorOf(e: unknown): { code: string; constraint?: string; detail?: string; message?: string } | undefined {
   for (let cur = e, depth = 0; cur && depth < 4; depth++) {
-    const candidate = cur as { code?: unknown; constraint?: unknown; cause?: unknown };
+    const candidate = cur as { code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown; cause?: unknown };
     if (typeof candidate.code === "string" && /^[0-9A-Z]{5}$/.test(candidate.code)) {
-      return { code: candidate.code, ...(typeof candidate.constraint === "string" ? { constraint: candidate.constraint } : {}) };
+      return {
+        code: candidate.code,
+        ...(typeof candidate.constraint === "string" ? { constraint: candidate.constraint } : {}),
+        ...(typeof candidate.detail === "string" ? { detail: candidate.detail } : {}),
+        ...(typeof candidate.message === "string" ? { message: candidate.message } : {}),
+      };
     }
     cur = candidate.cause;
   }

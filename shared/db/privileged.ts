@@ -6,8 +6,9 @@ import type { Database } from "./database";
  * app_privileged, that returns ids and nothing else. Later issues add theirs here and nowhere else.
  */
 
+// Each lookup is one statement over the HTTP path: one round trip, no connection to set up.
 async function scalarId(db: Database, text: string, value: string): Promise<string | null> {
-  const { rows } = await db.pool.query<{ id: string | null }>(text, [value]);
+  const rows = await db.rows<{ id: string | null }>(text, [value]);
   return rows[0]?.id ?? null;
 }
 
@@ -23,17 +24,12 @@ export function storeIdByHostname(db: Database, hostname: string): Promise<strin
 
 /** Stores with outbox rows due now, for the relay to process one store at a time. */
 export async function storeIdsWithPendingOutbox(db: Database, limit = 500): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>(
-    "select id from privileged.store_ids_with_pending_outbox($1) as id",
-    [limit],
-  );
-  return rows.map((r) => r.id);
+  return idList(db, "select id from privileged.store_ids_with_pending_outbox($1) as id", [limit]);
 }
 
 /** The stores a person is a member of (the store picker reads each one inside its own store). */
 export async function storeIdsForUser(db: Database, userId: string): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_for_user($1) as id", [userId]);
-  return rows.map((r) => r.id);
+  return idList(db, "select id from privileged.store_ids_for_user($1) as id", [userId]);
 }
 
 /** The store of an open, unexpired invitation, from the SHA-256 hash of its link's token. */
@@ -48,19 +44,16 @@ export function storeIdByTokenHash(db: Database, secretHash: string): Promise<st
 
 /** Stores with API activity rows last touched before `before`, for the daily prune. */
 export async function storeIdsWithOldActivity(db: Database, before: Date, limit = 500): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_old_activity($1, $2) as id", [before, limit]);
-  return rows.map((r) => r.id);
+  return idList(db, "select id from privileged.store_ids_with_old_activity($1, $2) as id", [before, limit]);
 }
 
 /** Stores with a pending domain whose DNS check is due at `now`, longest-waiting first (the verify job). */
 export async function storeIdsWithDomainsToVerify(db: Database, now: Date, limit = 100): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>("select id from privileged.store_ids_with_domains_to_verify($1, $2) as id", [now, limit]);
-  return rows.map((r) => r.id);
+  return idList(db, "select id from privileged.store_ids_with_domains_to_verify($1, $2) as id", [now, limit]);
 }
 
 async function idList(db: Database, text: string, values: unknown[]): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>(text, values);
-  return rows.map((r) => r.id);
+  return (await db.rows<{ id: string }>(text, values)).map((r) => r.id);
 }
 
 /**

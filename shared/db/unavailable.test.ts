@@ -33,6 +33,15 @@ describe("isDatabaseUnavailable", () => {
     expect(unavailableCause(drizzleWrapped(new Event("error")))).toBe("websocket_failed");
   });
 
+  it("knows the HTTP path's overload and outage answers (the driver reads a SQLSTATE only from a 400)", () => {
+    expect(unavailableCause(new Error("Server error (HTTP status 503): upstream busy"))).toBe("http_unavailable");
+    expect(unavailableCause(new Error("Server error (HTTP status 429): rate limited"))).toBe("http_unavailable");
+    expect(unavailableCause(new Error("Error connecting to database: TypeError: fetch failed"))).toBe("http_unavailable");
+    expect(unavailableCause(new Error("Error connecting to database: TimeoutError: The operation timed out."))).toBe("connect_timeout");
+    // A 404 or 401 from the endpoint is a misconfiguration, not load: it stays a 500 to be fixed.
+    expect(isDatabaseUnavailable(new Error("Server error (HTTP status 404): not found"))).toBe(false);
+  });
+
   it("leaves client mistakes, bugs and misconfiguration alone (they stay 4xx or 500)", () => {
     for (const code of ["23505", "22P02", "42P01", "42501", "28P01", "3D000", "08P01", "57014"]) {
       expect(isDatabaseUnavailable(pgError(code)), code).toBe(false);

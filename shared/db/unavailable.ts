@@ -12,7 +12,8 @@ export type UnavailableCause =
   | "connection_failure" // class 08 (except 08P01, a protocol bug)
   | "connect_timeout" // the driver gave up waiting for a connection
   | "connection_lost" // the socket closed before or while the server answered
-  | "websocket_failed"; // the WebSocket to the database (Neon's proxy) failed
+  | "websocket_failed" // the WebSocket to the database (Neon's proxy) failed
+  | "http_unavailable"; // Neon's HTTP endpoint answered 429 or 5xx, or could not be reached
 
 const BY_SQLSTATE: Record<string, UnavailableCause> = {
   "53300": "too_many_connections",
@@ -28,6 +29,11 @@ const BY_MESSAGE: [RegExp, UnavailableCause][] = [
   [/^Connection terminated due to connection timeout$/, "connect_timeout"], // Pool: a new client did not finish connecting
   [/^Connection terminated unexpectedly$/, "connection_lost"], // the socket closed under the client
   [/^All attempts to open a WebSocket to connect to the database failed/, "websocket_failed"],
+  // The HTTP path (neon()): the driver reads a code only from a 400 answer; overload and outages arrive
+  // as these messages.
+  [/^Server error \(HTTP status (429|5\d\d)\)/, "http_unavailable"],
+  [/^Error connecting to database: (TimeoutError|AbortError)\b/, "connect_timeout"], // our own deadline (connectTimeoutMs)
+  [/^Error connecting to database: /, "http_unavailable"],
 ];
 
 /** The error and the errors under it (drizzle and the pool wrap the driver's error in `cause`). */

@@ -1,7 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
-import { Database } from "../db/database";
+import { Database, TRACE_ID } from "../db/database";
 import { databaseUnavailable, unavailableCause } from "../db/unavailable";
 import { createLogger, errorFields, type Logger } from "../log";
 import { nudgeRelayFrom } from "../events/nudge";
@@ -16,10 +16,12 @@ export interface AppVariables {
   /** This request's database; opened on first use, closed after the response. */
   db: Database;
   /**
-   * Work to finish after the answer is sent (e.g. folding an API read into the activity log). It runs
-   * before the database is closed; a failure is logged, never turned into an error answer.
+   * Work to finish after the answer is sent (e.g. folding an API read into the activity log). A function
+   * starts once the answer is ready (its round trips are traced as after-answer work); a promise has
+   * started already. Both finish before the database is closed; a failure is logged, never turned into an
+   * error answer.
    */
-  defer: (work: Promise<unknown>) => void;
+  defer: (work: Promise<unknown> | (() => Promise<unknown>)) => void;
 }
 
 export type HonoEnv<Bindings extends object, Extra extends object = {}> = {
@@ -76,30 +78,55 @@ function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): Middle
     const nudge = nudgeRelayFrom(c.env, c.get("log"));
     const db = new Database({
       url: config.DATABASE_URL,
+      trace: traceOf(c, config),
       wsProxy: config.DB_WS_PROXY,
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       onStorefrontChange: pushStoreFactsTo(c.env, c.get("log")),
       // Sent beside the answer (waitUntil), not before it.
-      onOutboxWritten: nudge ? async (storeId) => c.get("defer")(nudge(storeId)) : undefined,
+      onOutboxWritten: nudge ? async (storeId) => c.get("defer")(() => nudge(storeId)) : undefined,
     });
     c.set("db", db);
-    const deferred: Promise<unknown>[] = [];
     const log = c.get("log");
-    c.set("defer", (work) => {
-      deferred.push(
-        work.catch((e: unknown) => {
+    const started: Promise<unknown>[] = [];
+    const waiting: (() => Promise<unknown>)[] = [];
+    let answered = false;
+    const start = (work: Promise<unknown> | (() => Promise<unknown>)) =>
+      started.push(
+        (typeof work === "function" ? Promise.resolve().then(work) : work).catch((e: unknown) => {
           const cause = unavailableCause(e);
           if (cause) log.warn("Deferred work failed: database unavailable", { cause, path: c.req.path });
           else log.error("Deferred work failed", { ...errorFields(e), path: c.req.path });
         }),
       );
-    });
+    c.set("defer", (work) => (typeof work === "function" && !answered ? waiting.push(work) : start(work)));
     try {
       await next();
     } finally {
-      closeAfterResponse(c, Promise.all(deferred).then(() => db.close()));
+      answered = true;
+      db.answered();
+      for (const work of waiting.splice(0)) start(work);
+      closeAfterResponse(c, allStarted(started).then(() => db.close()));
     }
   };
+}
+
+/** Waits for deferred work, including work that deferred work started. */
+async function allStarted(started: Promise<unknown>[]): Promise<void> {
+  for (let seen = 0; seen < started.length; ) {
+    const batch = started.slice(seen);
+    seen = started.length;
+    await Promise.all(batch);
+  }
+}
+
+/**
+ * Development and tests only: `x-commerce-trace: <id>` names this request's database round trips at the
+ * local proxy, so a test or the bench can count them (shared/db/database.ts). Ignored in production.
+ */
+function traceOf(c: Context, config: BaseEnv): string | undefined {
+  if (config.APP_ENV === "production") return undefined;
+  const trace = c.req.header("x-commerce-trace");
+  return trace && TRACE_ID.test(trace) ? trace : undefined;
 }
 
 function closeAfterResponse(c: Context, done: Promise<void>): void {

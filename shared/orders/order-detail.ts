@@ -1,6 +1,8 @@
-import type { StoreTx } from "../db/with-store";
+import type { SQL } from "drizzle-orm";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
 import { AppError } from "../http/errors";
-import { loadOrderView, type OrderView } from "./order-view";
+import { orderViewStatement, type OrderView } from "./order-view";
 
 /** What orders.get answers: the order view plus its lines, attempts, shipments and timeline (issue 11 "Shapes"). */
 export interface OrderLineView {
@@ -91,7 +93,7 @@ export interface OrderDetail extends OrderView {
 
 export const orderNotFound = () => new AppError("NOT_FOUND", "Order not found in this store.");
 
-interface DetailRow {
+type DetailRow = {
   phone: string | null;
   shipping_address: Record<string, string>;
   payment_method: string;
@@ -105,17 +107,16 @@ interface DetailRow {
   refunds: RefundRowView[];
   returns: ReturnView[];
   tasks: TaskView[];
-}
+};
 
 /**
  * The order's own fields, lines (by position), attempts (newest first) and the outbox events that name it
  * in `payload.orderId` (oldest first; events of one transaction share its time and are ordered by kind).
  */
-export async function loadOrderDetail(tx: StoreTx, orderId: string): Promise<OrderDetail> {
-  const view = await loadOrderView(tx, orderId);
-  if (!view) throw orderNotFound();
-  const { rows } = await tx.$client.query<DetailRow>(
-    `select o.phone, o.shipping_address, o.payment_method, o.discount_code, o.placed_at, o.expires_at,
+export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDetail> {
+  const detail = raw<DetailRow>(
+    q,
+    sql`select o.phone, o.shipping_address, o.payment_method, o.discount_code, o.placed_at, o.expires_at,
        coalesce((select json_agg(json_build_object('id', l.id, 'variantId', l.variant_id, 'productTitle', l.product_title,
            'variantTitle', l.variant_title, 'sku', l.sku, 'taxClass', l.tax_class, 'quantity', l.quantity, 'unitPrice', l.unit_price,
            'lineTotal', l.line_total, 'discount', l.discount, 'preorder', l.preorder) order by l.position, l.id)
@@ -142,25 +143,26 @@ export async function loadOrderDetail(tx: StoreTx, orderId: string): Promise<Ord
        coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
            order by k.created_at, k.id)
          from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks
-     from shop_order o where o.store_id = $1 and o.id = $2`,
-    [tx.storeId, orderId],
+     from shop_order o where o.store_id = ${store} and o.id = ${orderId}`,
   );
-  const row = rows[0];
-  if (!row) throw orderNotFound();
-  return {
-    ...view,
-    phone: row.phone,
-    shippingAddress: row.shipping_address,
-    paymentMethod: row.payment_method,
-    discountCode: row.discount_code,
-    placedAt: row.placed_at,
-    expiresAt: row.expires_at,
-    lines: row.lines,
-    attempts: row.attempts.map((a) => ({ ...a, createdAt: new Date(a.createdAt) })),
-    shipments: row.shipments,
-    refunds: row.refunds,
-    returns: row.returns,
-    tasks: row.tasks,
-    events: row.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })),
-  };
+  return plan([orderViewStatement(q, store, orderId), detail] as const, ([[viewRow], [row]]) => {
+    const view = viewRow?.order;
+    if (!view || !row) throw orderNotFound();
+    return {
+      ...view,
+      phone: row.phone,
+      shippingAddress: row.shipping_address,
+      paymentMethod: row.payment_method,
+      discountCode: row.discount_code,
+      placedAt: row.placed_at,
+      expiresAt: row.expires_at,
+      lines: row.lines,
+      attempts: row.attempts.map((a) => ({ ...a, createdAt: new Date(a.createdAt) })),
+      shipments: row.shipments,
+      refunds: row.refunds,
+      returns: row.returns,
+      tasks: row.tasks,
+      events: row.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })),
+    };
+  });
 }

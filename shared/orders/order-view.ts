@@ -1,3 +1,7 @@
+import type { SQL } from "drizzle-orm";
+import { plan } from "../db/plan";
+import { raw, sql, type Q, type StatementClient, type Step } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 
 /** An order as clients see it (issue 11 "Shapes"): money in minor units, with its parcels. */
@@ -29,18 +33,24 @@ export interface OrderView {
   parcels: ParcelView[];
 }
 
-/** One statement: the order and its parcels (null when no such order in this store). */
-export async function loadOrderView(tx: StoreTx, orderId: string): Promise<OrderView | null> {
-  const { rows } = await tx.$client.query<{ order: OrderView | null }>(
-    `select json_build_object(
+/** One statement: the order and its parcels (no row when no such order in the store). */
+export function orderViewStatement(q: Q, store: SQL, orderId: string): Step<{ order: OrderView }[]> {
+  return raw<{ order: OrderView }>(
+    q,
+    sql`select json_build_object(
        'id', o.id, 'number', o.number, 'email', o.email, 'status', o.status, 'paymentStatus', o.payment_status,
        'fulfillmentStatus', o.fulfillment_status, 'currency', o.currency, 'subtotal', o.subtotal, 'discount', o.discount,
        'shipping', o.shipping, 'tax', o.tax, 'total', o.total,
        'parcels', coalesce((select json_agg(json_build_object('id', f.id, 'locationId', f.location_id, 'subtotal', f.subtotal,
            'discount', f.discount, 'shipping', f.shipping, 'tax', f.tax, 'cgst', f.cgst, 'sgst', f.sgst, 'igst', f.igst) order by f.position)
          from fulfillment_order f where f.store_id = o.store_id and f.order_id = o.id), '[]'::json)) as order
-     from shop_order o where o.store_id = $1 and o.id = $2`,
-    [tx.storeId, orderId],
+     from shop_order o where o.store_id = ${store} and o.id = ${orderId}`,
   );
-  return rows[0]?.order ?? null;
+}
+
+/** The same, inside a transaction that is open already (a change answers the order as it now is); null when no such order. */
+export function loadOrderView(tx: StoreTx, orderId: string): Promise<OrderView | null> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) =>
+    plan([orderViewStatement(q, sql`${tx.storeId}::uuid`, orderId)] as const, ([[row]]) => row?.order ?? null),
+  );
 }

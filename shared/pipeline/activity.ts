@@ -1,6 +1,7 @@
 import type { Database } from "../db/database";
+import { storeOpeningStatement } from "../db/openings";
 import { foldReadActivity } from "../db/statements";
-import { withStore, type StoreTx } from "../db/with-store";
+import type { StoreTx } from "../db/with-store";
 
 /** The door an API call came through, as the activity log records it. */
 export type ApiVia = "token" | "mcp";
@@ -16,9 +17,9 @@ export async function recordWrite(tx: StoreTx, grantId: string, procedure: strin
 
 /**
  * Folds a successful read call into its grant's 10-minute bucket (an upsert, not a read-then-write) and
- * marks the grant used. Runs after the answer is sent: two round trips off the response path.
+ * marks the grant used. Runs after the answer is sent: one round trip off the response path.
  */
 export async function recordRead(db: Database, entry: { storeId: string; grantId: string; procedure: string; via: ApiVia; at?: Date }): Promise<void> {
-  const opening = foldReadActivity({ grantId: entry.grantId, procedure: entry.procedure, via: entry.via, at: entry.at ?? new Date() });
-  await withStore(db, entry.storeId, async () => undefined, { opening });
+  const fold = foldReadActivity({ grantId: entry.grantId, procedure: entry.procedure, via: entry.via, at: entry.at ?? new Date() });
+  await db.sendHttp([storeOpeningStatement(entry.storeId), { sql: fold.text, params: [...fold.params], method: "execute" }], { readOnly: false });
 }

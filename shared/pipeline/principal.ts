@@ -16,6 +16,8 @@ import type { MemberInfo, StoreInfo } from "../procedures/define";
  */
 export type Principal =
   | { kind: "member"; userId: string; storeId: string | null }
+  /** A session known only by the SHA-256 of its cookie's id: resolved in the unit's own opening. */
+  | { kind: "session"; idHash: string }
   | { kind: "token"; tokenHash: string }
   | { kind: "oauth"; grantId: string; storeId: string };
 
@@ -38,6 +40,8 @@ export interface Caller {
 /** The store key and the opening statement that resolve a principal. */
 export function openingFor(principal: Principal): { store: StoreKey; opening: Statement } {
   switch (principal.kind) {
+    case "session":
+      throw new TypeError("A session principal opens one-round-trip units only (shared/pipeline/read.ts)");
     case "member":
       // SPEC "Admin RPC errors": no active store, then a store that does not exist.
       if (!principal.storeId) throw noActiveStore();
@@ -74,7 +78,8 @@ interface GrantColumns {
   grant_id: string;
   grant_kind: "token" | "oauth";
   areas: string[];
-  revoked_at: Date | null;
+  /** A time (a Date from a row, its text from a unit's JSON) or null. */
+  revoked_at: Date | string | null;
   expired: boolean;
 }
 
@@ -113,7 +118,7 @@ export function grantCaller(rows: Record<string, unknown>[]): Caller {
 }
 
 export function callerFrom(principal: Principal, rows: Record<string, unknown>[]): Caller {
-  return principal.kind === "member" ? memberCaller(rows) : grantCaller(rows);
+  return principal.kind === "member" || principal.kind === "session" ? memberCaller(rows) : grantCaller(rows);
 }
 
 export function permissionDenied(permission: Permission): AppError {

@@ -1,24 +1,28 @@
 import type { Database } from "../db/database";
 import { clientErrorFromConstraint } from "../db/pg-errors";
+import { constant } from "../db/plan";
 import { withStore, StoreUnresolved, type StoreTx } from "../db/with-store";
-import { AppError, badRequest } from "../http/errors";
+import { badRequest } from "../http/errors";
 import { issuesOf } from "../http/validate";
-import { rateLimitHeaders, type LimitDecision } from "../limits/window";
 import type { Logger } from "../log";
 import {
   isSessionProcedure,
   procedureKey,
   type Procedure,
-  type Services,
   type SessionContext,
   type SessionInfo,
   type SessionProcedure,
   type StoreContext,
-  type StoreProcedure,
-  type Via,
 } from "../procedures/define";
 import { recordWrite } from "./activity";
-import { callerFrom, grantPermissionDenied, invalidToken, openingFor, permissionDenied, type Caller, type Principal } from "./principal";
+import { boundBySettings, checkCaller, viaOf, type Door } from "./check";
+import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
+import { callerFrom, invalidToken, openingFor, type Caller, type Principal } from "./principal";
+import { runRead, sendCallerUnit } from "./read";
+
+export type { Door } from "./check";
+export { boundBySettings, checkCaller } from "./check";
+export { tooManyRequests, withHeaders, type Outcome, type ProposalView, type Proposer, type RunOptions } from "./outcome";
 
 /**
  * The one executor pipeline (ARCHITECTURE §4-§7, STYLE 13). Every procedure call runs these steps in
@@ -35,35 +39,7 @@ import { callerFrom, grantPermissionDenied, invalidToken, openingFor, permission
  *   8. run        in the same transaction, read-only unless the procedure changes something
  *   9. log        an API change is logged in the same transaction; reads are folded by the door afterwards
  */
-export type Door = "session" | "token" | "mcp" | "approval";
 
-/** What a proposal step answers: the stored proposal, and its outcome when it ran at once. */
-export interface ProposalView {
-  id: string;
-  state: string;
-  summary: string;
-  diff: unknown;
-  expiresAt: Date;
-  result?: unknown;
-  error?: string | null;
-}
-
-/** Stores a proposal for a change (AI approvals); the assistant provides it to the doors that need it. */
-export type Proposer = (ctx: StoreContext, caller: Caller, proc: StoreProcedure, input: unknown, door: Door) => Promise<ProposalView>;
-
-export interface RunOptions {
-  door: Door;
-  log: Logger;
-  services?: Services;
-  /** Step 1: counts this call against its limiter. Absent for doors without one (sessions, approvals). */
-  limit?: () => Promise<LimitDecision>;
-  /** Step 7: required by doors where a change can become a proposal. */
-  propose?: Proposer;
-}
-
-export type Outcome =
-  | { kind: "done"; output: unknown; caller: Caller; decision?: LimitDecision | undefined }
-  | { kind: "proposed"; proposal: ProposalView; caller: Caller; decision?: LimitDecision | undefined };
 
 export function parseInput(proc: Procedure, raw: unknown): unknown {
   const parsed = proc.input.safeParse(raw === undefined ? {} : raw);
@@ -71,47 +47,16 @@ export function parseInput(proc: Procedure, raw: unknown): unknown {
   return parsed.data;
 }
 
-export function tooManyRequests(decision: LimitDecision, what = "this grant"): AppError {
-  const wait = decision.retryAfterSeconds ?? 1;
-  return new AppError(
-    "TOO_MANY_REQUESTS",
-    `Rate limit reached: ${decision.limit} requests per ${decision.windowSeconds} s for ${what} (MCP and /api/v1 together). Retry after ${wait} s.`,
-    { retryAfterSeconds: wait },
-    rateLimitHeaders(decision),
-  );
-}
 
-/** The store's AI-client settings bind OAuth grants at every door, and everything over MCP (SPEC "Store settings"). */
-export function boundBySettings(caller: Caller, door: Door): boolean {
-  return door === "mcp" || door === "approval" || caller.grant?.kind === "oauth";
-}
 
-function viaOf(door: Door): Via {
-  return door === "approval" ? "mcp" : door;
-}
 
-function refused(reason: string, message: string): AppError {
-  return new AppError("FORBIDDEN", message, { reason });
-}
+
 
 /** Steps 3-9 for a caller already resolved inside `tx` (also the approval runner's entry). */
 export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
   const key = procedureKey(proc);
-  if (isSessionProcedure(proc)) {
-    if (caller.grant) throw refused("session_only", `${key} needs a signed-in member session; tokens cannot call it.`);
-    throw new TypeError(`${key} is a session procedure: run it without a store unit`);
-  }
-  if (proc.access === "none" && caller.grant) throw refused("member_only", `${key} is for members in the admin only; tokens cannot call it.`);
-  if (proc.access !== "none" && !caller.permissions.has(proc.access)) {
-    throw caller.grant ? grantPermissionDenied(caller, proc.access) : permissionDenied(proc.access);
-  }
+  checkCaller(caller, proc, options.door);
   const aiClient = boundBySettings(caller, options.door);
-  if (aiClient && proc.customerDetails && !caller.store.mcpReadCustomerDetails) {
-    throw refused("customer_details_off", "This store does not let AI clients read customer details. An Owner or Admin can allow it in Settings → MCP & API.");
-  }
-  if (aiClient && proc.mutates && !caller.store.mcpAllowChanges) {
-    throw refused("ai_changes_off", "This store does not let AI clients make changes. An Owner or Admin can allow it in Settings → MCP & API.");
-  }
   const input = parseInput(proc, rawInput);
   const ctx: StoreContext = {
     tx,
@@ -141,6 +86,8 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
 
 /** Steps 1-9: limit, then one store unit for the principal, then the checks and the work. */
 export async function runProcedure(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
+  // A read with a plan goes in one round trip: the opening admits the caller, the plan follows it.
+  if (!isSessionProcedure(proc) && proc.read) return runRead(db, principal, { ...proc, read: proc.read }, rawInput, options);
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
   const { store, opening } = openingFor(principal);
@@ -165,24 +112,14 @@ export async function runSessionProcedure(
   options: { log: Logger },
 ): Promise<unknown> {
   const input = parseInput(proc, rawInput);
-  const membershipIn = (storeId: string) => resolveCaller(db, { kind: "member", userId: session.userId, storeId });
+  const membershipIn = (storeId: string) => resolveCaller(db, { kind: "member", userId: session.userId, storeId }, "session");
   const ctx: SessionContext = { db, session, log: options.log, membershipIn };
   return proc.run(ctx, input);
 }
 
-/** Resolves a principal without running a procedure (the MCP door lists tools for it). One read-only unit. */
-export async function resolveCaller(db: Database, principal: Principal): Promise<Caller> {
-  const { store, opening } = openingFor(principal);
-  try {
-    return await withStore(db, store, async (_tx, rows) => callerFrom(principal, rows), { readOnly: true, opening });
-  } catch (e) {
-    if (e instanceof StoreUnresolved) throw invalidToken();
-    throw e;
-  }
+/** Resolves a principal without running a procedure (the MCP door lists tools for it): one round trip. */
+export async function resolveCaller(db: Database, principal: Principal, door: Door, slug: string | null = null): Promise<Caller> {
+  const { caller } = await sendCallerUnit(db, { principal, procs: [], door, slug, plan: () => constant(undefined) });
+  return caller;
 }
 
-/** The limiter's headers on an error answer, so a client sees its budget on refusals too. */
-function withHeaders(e: unknown, decision: LimitDecision | undefined): unknown {
-  if (!decision || !(e instanceof AppError)) return e;
-  return new AppError(e.code, e.message, e.data, { ...rateLimitHeaders(decision), ...e.headers });
-}

@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { customer, discount, inventoryAdjustment, inventoryLevel, page, product, productVariant, store } from "../db/schema";
+import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 import { DISCOUNT_STATE } from "./discounts";
 
@@ -42,12 +43,12 @@ export const summary = storeProcedure({
       path: ["to"],
       message: `The range covers at most ${RANGE_DAYS_MAX} days.`,
     }),
-  async run({ tx, store: current }, input) {
-    const sid = sql`${tx.storeId}::uuid`;
+  read(q, scope, input) {
+    const sid = scope.store;
     const start = sql`${new Date(startOf(input.from, input.utcOffset)).toISOString()}::timestamptz`;
     const end = sql`${new Date(startOf(input.to, input.utcOffset) + DAY_MS).toISOString()}::timestamptz`;
     const inRange = (column: string) => sql`${sql.raw(column)} >= ${start} and ${sql.raw(column)} < ${end}`;
-    const [row] = await tx
+    const totals = q
       .select({
         products: sql<ProductCounts>`(select json_build_object(
           'total', count(*),
@@ -92,15 +93,17 @@ export const summary = storeProcedure({
         ) from ${page} g where g.store_id = ${sid})`,
       })
       .from(store)
-      .where(eq(store.id, tx.storeId));
-    if (!row) throw new Error("analytics.summary: the store row is not visible in its own transaction");
-    const { stock, adjustments, ...counts } = row;
-    return {
-      currency: current.currency,
-      range: { from: input.from, to: input.to, utcOffset: input.utcOffset },
-      ...counts,
-      inventory: { ...stock, ...adjustments },
-    };
+      .where(eq(store.id, sid));
+    return plan([totals] as const, ([[row]]) => {
+      if (!row) throw new Error("analytics.summary: the store row is not visible in its own transaction");
+      const { stock, adjustments, ...counts } = row;
+      return {
+        currency: scope.caller().store.currency,
+        range: { from: input.from, to: input.to, utcOffset: input.utcOffset },
+        ...counts,
+        inventory: { ...stock, ...adjustments },
+      };
+    });
   },
 });
 

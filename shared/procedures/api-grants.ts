@@ -1,11 +1,15 @@
-import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { AREA_SCOPES, grantableScopes, grantStatus, newTokenSecret, normaliseAreas, TOKEN_LIFETIMES } from "../api/grants";
 import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
+import { plan } from "../db/plan";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import { AppError } from "../http/errors";
 import { storeProcedure, type StoreContext } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import type { Scope } from "./scope";
 
 /**
  * Settings → MCP & API (SPEC rule 4). Who may do what (docs/decisions/0003-token-api.md):
@@ -42,17 +46,26 @@ function view(row: GrantRow, now = new Date()) {
   };
 }
 
-function selectGrants(tx: StoreTx, where: SQL | undefined) {
-  return tx
+function selectGrants(q: Q, store: SQL, where: SQL | undefined) {
+  return q
     .select(grantColumns)
     .from(apiGrant)
     .innerJoin(member, and(eq(member.storeId, apiGrant.storeId), eq(member.id, apiGrant.memberId)))
     .innerJoin(userAccount, eq(userAccount.id, member.userId))
-    .where(and(eq(apiGrant.storeId, tx.storeId), where));
+    .where(and(eq(apiGrant.storeId, store), where));
+}
+
+/** One grant as it now is, inside a transaction that is open already (a change answers it). */
+function loadGrant(tx: StoreTx, id: string) {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) =>
+    plan([selectGrants(q, sql`${tx.storeId}::uuid`, eq(apiGrant.id, id))] as const, ([[row]]) => view(row as GrantRow)),
+  );
 }
 
 const seesAll = (ctx: StoreContext) => ctx.permissions.has("staff.read");
 const ownOnly = (ctx: StoreContext): SQL | undefined => (seesAll(ctx) ? undefined : eq(apiGrant.memberId, ctx.member.id));
+/** ownOnly inside a plan, which knows the caller only as SQL. */
+const ownOnlyIn = (scope: Scope) => or(scope.can("staff.read"), eq(apiGrant.memberId, scope.memberId));
 
 export const createToken = storeProcedure({
   router: "apiGrants",
@@ -88,9 +101,8 @@ export const createToken = storeProcedure({
         secretHint: secret.hint,
       })
       .returning({ id: apiGrant.id });
-    const [created] = await selectGrants(ctx.tx, eq(apiGrant.id, row!.id));
     // The plain token exists only in this answer.
-    return { token: secret.token, grant: view(created as GrantRow) };
+    return { token: secret.token, grant: await loadGrant(ctx.tx, row!.id) };
   },
 });
 
@@ -101,11 +113,13 @@ export const listGrants = storeProcedure({
   access: "none",
   mutates: false,
   input: z.strictObject({ status: z.enum(["active", "expired", "revoked"]).optional() }),
-  async run(ctx, input) {
-    const rows = await selectGrants(ctx.tx, ownOnly(ctx)).orderBy(desc(apiGrant.createdAt), desc(apiGrant.id)).limit(500);
-    const now = new Date();
-    const items = rows.map((r) => view(r as GrantRow, now)).filter((g) => !input.status || g.status === input.status);
-    return { items, scope: seesAll(ctx) ? "store" : "mine" };
+  read(q, scope, input) {
+    const grants = selectGrants(q, scope.store, ownOnlyIn(scope)).orderBy(desc(apiGrant.createdAt), desc(apiGrant.id)).limit(500);
+    return plan([grants] as const, ([rows]) => {
+      const now = new Date();
+      const items = rows.map((r) => view(r as GrantRow, now)).filter((g) => !input.status || g.status === input.status);
+      return { items, scope: scope.caller().permissions.has("staff.read") ? "store" : "mine" };
+    });
   },
 });
 
@@ -133,8 +147,7 @@ export const revokeGrant = storeProcedure({
     if (target.kind === "oauth" && !target.revokedAt && ctx.services?.revokeOAuthTokens) {
       await ctx.services.revokeOAuthTokens({ storeSlug: ctx.store.slug, memberId: target.memberId, apiGrantId: input.id });
     }
-    const [row] = await selectGrants(ctx.tx, eq(apiGrant.id, input.id));
-    return view(row as GrantRow);
+    return loadGrant(ctx.tx, input.id);
   },
 });
 
@@ -146,13 +159,13 @@ export const listActivity = storeProcedure({
   access: "none",
   mutates: false,
   input: z.strictObject({ ...pagingInput, grantId: z.uuid().optional() }),
-  async run(ctx, input) {
+  read(q, scope, input) {
     const where = and(
-      eq(apiActivity.storeId, ctx.tx.storeId),
+      eq(apiActivity.storeId, scope.store),
       input.grantId ? eq(apiActivity.grantId, input.grantId) : undefined,
-      ownOnly(ctx),
+      ownOnlyIn(scope),
     );
-    const rows = await ctx.tx
+    const rows = q
       .select({
         id: apiActivity.id,
         grantId: apiActivity.grantId,
@@ -163,7 +176,6 @@ export const listActivity = storeProcedure({
         bucketStart: apiActivity.bucketStart,
         count: apiActivity.count,
         lastAt: apiActivity.lastAt,
-        ...totalColumn(),
       })
       .from(apiActivity)
       .innerJoin(apiGrant, and(eq(apiGrant.storeId, apiActivity.storeId), eq(apiGrant.id, apiActivity.grantId)))
@@ -171,13 +183,12 @@ export const listActivity = storeProcedure({
       .orderBy(desc(apiActivity.lastAt), desc(apiActivity.id))
       .limit(input.pageSize)
       .offset(offsetOf(input));
-    return pageFrom(rows, input, () =>
-      ctx.tx
-        .select(countColumn())
-            .from(apiActivity)
-            .innerJoin(apiGrant, and(eq(apiGrant.storeId, apiActivity.storeId), eq(apiGrant.id, apiActivity.grantId)))
-        .where(where),
-    );
+    const count = q
+      .select(countColumn())
+      .from(apiActivity)
+      .innerJoin(apiGrant, and(eq(apiGrant.storeId, apiActivity.storeId), eq(apiGrant.id, apiActivity.grantId)))
+      .where(where);
+    return pagePlan(rows, count, input);
   },
 });
 

@@ -1,14 +1,17 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { appEventsSchema } from "../apps/events";
 import { newAppSecret } from "../apps/secrets";
 import { appUrlProblem } from "../apps/url";
 import { emit } from "../db/outbox";
+import { plan, together } from "../db/plan";
 import { APP_DELIVERY_STATUSES, appDelivery, storeApp } from "../db/schema";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure, type StoreContext } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /**
  * Apps (issue 12; docs/apps.md): endpoints that receive the store's public events as signed webhooks.
@@ -55,10 +58,16 @@ export const deliveryColumns = {
 
 export const appNotFound = () => new AppError("NOT_FOUND", "App not found in this store.");
 
-async function loadApp(tx: StoreTx, id: string) {
-  const [row] = await tx.select(columns).from(storeApp).where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, id)));
-  if (!row) throw appNotFound();
-  return row;
+function appPlan(q: Q, store: SQL, id: string) {
+  return plan([q.select(columns).from(storeApp).where(and(eq(storeApp.storeId, store), eq(storeApp.id, id)))] as const, ([[row]]) => {
+    if (!row) throw appNotFound();
+    return row;
+  });
+}
+
+/** The app as it now is, inside a transaction that is open already (a change answers it). */
+function loadApp(tx: StoreTx, id: string) {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => appPlan(q, sql`${tx.storeId}::uuid`, id));
 }
 
 function webhookConfig(ctx: StoreContext) {
@@ -80,16 +89,13 @@ export const listApps = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput }),
-  async run({ tx }, input) {
-    const where = eq(storeApp.storeId, tx.storeId);
-    const rows = await tx
-      .select({ ...columns, ...totalColumn() })
-      .from(storeApp)
-      .where(where)
-      .orderBy(storeApp.name)
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(storeApp).where(where));
+  read(q, { store }, input) {
+    const where = eq(storeApp.storeId, store);
+    return pagePlan(
+      q.select(columns).from(storeApp).where(where).orderBy(storeApp.name).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(countColumn()).from(storeApp).where(where),
+      input,
+    );
   },
 });
 
@@ -101,22 +107,27 @@ export const getApp = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({ id: z.uuid(), status: z.enum(APP_DELIVERY_STATUSES).optional(), ...pagingInput }),
-  async run({ tx }, input) {
-    const app = await loadApp(tx, input.id);
+  read(q, { store }, input) {
     const where = and(
-      eq(appDelivery.storeId, tx.storeId),
+      eq(appDelivery.storeId, store),
       eq(appDelivery.appId, input.id),
       input.status ? eq(appDelivery.status, input.status) : undefined,
     );
-    const rows = await tx
-      .select({ ...deliveryColumns, ...totalColumn() })
-      .from(appDelivery)
-      .where(where)
-      .orderBy(desc(appDelivery.createdAt), desc(appDelivery.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    const deliveries = await pageFrom(rows, input, () => tx.select(countColumn()).from(appDelivery).where(where));
-    return { app, deliveries };
+    // The app's plan comes first, so a missing app answers NOT_FOUND (its log is then empty anyway).
+    return together({
+      app: appPlan(q, store, input.id),
+      deliveries: pagePlan(
+        q
+          .select(deliveryColumns)
+          .from(appDelivery)
+          .where(where)
+          .orderBy(desc(appDelivery.createdAt), desc(appDelivery.id))
+          .limit(input.pageSize)
+          .offset(offsetOf(input)),
+        q.select(countColumn()).from(appDelivery).where(where),
+        input,
+      ),
+    });
   },
 });
 

@@ -1,11 +1,14 @@
 import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { plan } from "../db/plan";
 import { page, PAGE_STATUSES } from "../db/schema";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
 
 const pageFields = {
@@ -35,13 +38,25 @@ async function freeHandle(tx: StoreTx, title: string): Promise<string> {
   return firstFreeHandle(base, rows.map((r) => r.handle));
 }
 
-export async function loadPage(tx: StoreTx, id: string) {
-  const [row] = await tx
-    .select({ ...summaryColumns, body: page.body })
-    .from(page)
-    .where(and(eq(page.storeId, tx.storeId), eq(page.id, id)));
-  if (!row) throw pageNotFound();
-  return row;
+/** One store page with its body. */
+function storePagePlan(q: Q, store: SQL, id: string) {
+  return plan(
+    [
+      q
+        .select({ ...summaryColumns, body: page.body })
+        .from(page)
+        .where(and(eq(page.storeId, store), eq(page.id, id))),
+    ] as const,
+    ([[row]]) => {
+      if (!row) throw pageNotFound();
+      return row;
+    },
+  );
+}
+
+/** The same, inside a transaction that is open already (a change answers the page as it now is). */
+export function loadPage(tx: StoreTx, id: string) {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => storePagePlan(q, sql`${tx.storeId}::uuid`, id));
 }
 
 export const listPages = storeProcedure({
@@ -56,22 +71,19 @@ export const listPages = storeProcedure({
     status: z.enum(PAGE_STATUSES).optional(),
     query: z.string().trim().max(200).optional(),
   }),
-  async run({ tx }, input) {
-    const conditions: (SQL | undefined)[] = [eq(page.storeId, tx.storeId)];
+  read(q, { store }, input) {
+    const conditions: (SQL | undefined)[] = [eq(page.storeId, store)];
     if (input.status) conditions.push(eq(page.status, input.status));
     if (input.query) {
       const pattern = likePattern(input.query);
       conditions.push(or(ilike(page.title, pattern), ilike(page.handle, pattern)));
     }
     const where = and(...conditions);
-    const rows = await tx
-      .select({ ...summaryColumns, ...totalColumn() })
-      .from(page)
-      .where(where)
-      .orderBy(desc(page.updatedAt), desc(page.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(page).where(where));
+    return pagePlan(
+      q.select(summaryColumns).from(page).where(where).orderBy(desc(page.updatedAt), desc(page.id)).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(countColumn()).from(page).where(where),
+      input,
+    );
   },
 });
 
@@ -82,7 +94,7 @@ export const getPage = storeProcedure({
   access: "content.read",
   mutates: false,
   input: z.strictObject({ id: z.uuid() }),
-  run: ({ tx }, input) => loadPage(tx, input.id),
+  read: (q, { store }, input) => storePagePlan(q, store, input.id),
 });
 
 export const createPage = storeProcedure({

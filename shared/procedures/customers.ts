@@ -1,10 +1,11 @@
 import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { plan } from "../db/plan";
 import { customer } from "../db/schema";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
 const PHONE = /^\+[1-9][0-9]{6,14}$/;
 const NEED_CONTACT = "A customer needs an email or a phone number (or both).";
@@ -55,29 +56,24 @@ export const listCustomers = storeProcedure({
     ...pagingInput,
     query: z.string().trim().max(200).optional(),
   }),
-  async run({ tx, aiClient, store }, input) {
-    const conditions: (SQL | undefined)[] = [eq(customer.storeId, tx.storeId)];
+  read(q, { store, contact }, input) {
+    const conditions: (SQL | undefined)[] = [eq(customer.storeId, store)];
     if (input.query) {
       const pattern = likePattern(input.query);
-      // An AI client barred from customer details may not probe them by searching either.
-      const contact = !aiClient || store.mcpReadCustomerDetails;
       conditions.push(
         or(
           ilike(sql`concat_ws(' ', ${customer.firstName}, ${customer.lastName})`, pattern),
-          contact ? ilike(customer.email, pattern) : undefined,
-          contact ? ilike(customer.phone, pattern) : undefined,
+          // An AI client barred from customer details may not probe them by searching either.
+          and(contact, or(ilike(customer.email, pattern), ilike(customer.phone, pattern))),
         ),
       );
     }
     const where = and(...conditions);
-    const rows = await tx
-      .select({ ...summaryColumns, ...totalColumn() })
-      .from(customer)
-      .where(where)
-      .orderBy(desc(customer.createdAt), desc(customer.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(customer).where(where));
+    return pagePlan(
+      q.select(summaryColumns).from(customer).where(where).orderBy(desc(customer.createdAt), desc(customer.id)).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(countColumn()).from(customer).where(where),
+      input,
+    );
   },
 });
 
@@ -89,14 +85,11 @@ export const getCustomer = storeProcedure({
   mutates: false,
   customerDetails: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .select(detailColumns)
-      .from(customer)
-      .where(and(eq(customer.storeId, tx.storeId), eq(customer.id, input.id)));
-    if (!row) throw customerNotFound();
-    return row;
-  },
+  read: (q, { store }, input) =>
+    plan([q.select(detailColumns).from(customer).where(and(eq(customer.storeId, store), eq(customer.id, input.id)))] as const, ([[row]]) => {
+      if (!row) throw customerNotFound();
+      return row;
+    }),
 });
 
 export const createCustomer = storeProcedure({

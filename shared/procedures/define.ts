@@ -7,6 +7,10 @@ import type { Courier } from "../shipping/courier";
 import type { RoleName } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import type { Logger } from "../log";
+import type { Plan } from "../db/plan";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
+import { txScope, type Scope } from "./scope";
 
 /**
  * The procedure registry's building blocks (ARCHITECTURE §5). Each admin procedure is declared once,
@@ -101,7 +105,17 @@ export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> ex
   /** Reads customers' contact details: AI clients get it only while the store allows it (SPEC "Store settings"). */
   customerDetails?: true;
   run(ctx: StoreContext, input: z.output<I>): Promise<O>;
+  /**
+   * A read as one plan, built before anything is sent: the doors send it with the caller's opening in
+   * one round trip (shared/pipeline/run.ts). `run` is derived from it: the same statements, on an open
+   * transaction.
+   */
+  read?(q: Q, scope: Scope, input: z.output<I>): Plan<O>;
 }
+
+/** A store procedure as declared: a read plan, or a `run` on the store's transaction. */
+export type StoreProcedureDef<I extends z.ZodType, O> = Omit<StoreProcedure<I, O>, "run" | "read"> &
+  ({ read(q: Q, scope: Scope, input: z.output<I>): Plan<O>; run?: never } | { run(ctx: StoreContext, input: z.output<I>): Promise<O>; read?: never });
 
 export interface SessionProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
   access: "session";
@@ -117,9 +131,16 @@ function checkNames(router: string, name: string): void {
   if (!NAME.test(router) || !NAME.test(name)) throw new Error(`Bad procedure name ${router}.${name}`);
 }
 
-export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedure<I, O>): StoreProcedure<I, O> {
+export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I, O>): StoreProcedure<I, O> {
   checkNames(def.router, def.name);
-  return def;
+  const { read } = def;
+  if (!read) return def as StoreProcedure<I, O>;
+  if (def.mutates) throw new Error(`${def.router}.${def.name}: a read plan cannot change anything`);
+  return {
+    ...def,
+    read,
+    run: (ctx, input) => runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) => read(q, txScope(ctx), input)),
+  };
 }
 
 export function sessionProcedure<I extends z.ZodType, O>(def: Omit<SessionProcedure<I, O>, "access">): SessionProcedure<I, O> {

@@ -5,7 +5,7 @@ import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
 export const DISCOUNT_STATES = ["disabled", "scheduled", "expired", "used_up", "live"] as const;
 export type DiscountState = (typeof DISCOUNT_STATES)[number];
@@ -75,19 +75,16 @@ export const listDiscounts = storeProcedure({
     status: z.enum(DISCOUNT_STATUSES).optional(),
     query: z.string().trim().max(100).optional(),
   }),
-  async run({ tx }, input) {
-    const conditions: (SQL | undefined)[] = [eq(discount.storeId, tx.storeId)];
+  read(q, { store }, input) {
+    const conditions: (SQL | undefined)[] = [eq(discount.storeId, store)];
     if (input.status) conditions.push(eq(discount.status, input.status));
     if (input.query) conditions.push(ilike(discount.code, likePattern(input.query)));
     const where = and(...conditions);
-    const rows = await tx
-      .select({ ...discountColumns, ...totalColumn() })
-      .from(discount)
-      .where(where)
-      .orderBy(desc(discount.createdAt), desc(discount.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(discount).where(where));
+    return pagePlan(
+      q.select(discountColumns).from(discount).where(where).orderBy(desc(discount.createdAt), desc(discount.id)).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(countColumn()).from(discount).where(where),
+      input,
+    );
   },
 });
 

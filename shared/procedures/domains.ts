@@ -1,8 +1,10 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { mapPlan, plan } from "../db/plan";
 import { domainCheck, storeDomain } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../http/errors";
 import { normaliseHostname } from "../storefront/hosts";
@@ -40,9 +42,9 @@ const columns = {
   createdAt: storeDomain.createdAt,
 };
 
-/** A domain with what the merchant needs to see: its TXT record's token, its route and its last check. */
-const selectDetail = (tx: StoreTx) =>
-  tx
+/** Domains with what the merchant needs to see: the TXT record's token, the route and the last check. */
+const selectDetail = (q: Q, where: SQL | undefined) =>
+  q
     .select({
       ...columns,
       verificationToken: storeDomain.verificationToken,
@@ -55,9 +57,12 @@ const selectDetail = (tx: StoreTx) =>
     })
     .from(storeDomain)
     .leftJoin(domainCheck, eq(domainCheck.domainId, storeDomain.id))
-    .$dynamic();
+    .where(where)
+    .orderBy(asc(storeDomain.hostname));
 
 type DetailRow = Awaited<ReturnType<typeof selectDetail>>[number];
+
+const detailPlan = (q: Q, where: SQL | undefined) => plan([selectDetail(q, where)] as const, ([rows]) => rows.map(present));
 
 function present(r: DetailRow) {
   const { verificationToken, routerStatus, routerSslStatus, lastCheckedAt, lastResult, checks, nextCheckAt, ...domain } = r;
@@ -91,10 +96,7 @@ export const listDomains = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx }) {
-    const rows = await selectDetail(tx).where(eq(storeDomain.storeId, tx.storeId)).orderBy(asc(storeDomain.hostname));
-    return { items: rows.map(present) };
-  },
+  read: (q, { store }) => mapPlan(detailPlan(q, eq(storeDomain.storeId, store)), (items) => ({ items })),
 });
 
 export const addDomain = storeProcedure({
@@ -110,8 +112,10 @@ export const addDomain = storeProcedure({
     await emit(ctx.tx, "domain.added", { domainId: row!.id, hostname: row!.hostname });
     // A pending domain serves nothing: replace any entry cached while the hostname belonged elsewhere.
     await ctx.services?.hostsChanged?.([{ hostname: row!.hostname, storeId: null }]);
-    const [added] = await selectDetail(ctx.tx).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row!.id)));
-    return present(added!);
+    const [added] = await runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) =>
+      detailPlan(q, and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row!.id))),
+    );
+    return added!;
   },
 });
 

@@ -4,8 +4,9 @@ import { emit } from "../db/outbox";
 import { ADJUSTMENT_REASONS, inventoryAdjustment, inventoryLevel, location, product, productVariant } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
+import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
 const LOCATIONS_MAX = 200;
 const DELTA_MAX = 1_000_000;
@@ -33,15 +34,11 @@ export const listLocations = storeProcedure({
   access: "inventory.read",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx }) {
-    const items = await tx
-      .select(locationColumns)
-      .from(location)
-      .where(eq(location.storeId, tx.storeId))
-      .orderBy(asc(location.name), asc(location.id))
-      .limit(LOCATIONS_MAX);
-    return { items };
-  },
+  read: (q, { store }) =>
+    plan(
+      [q.select(locationColumns).from(location).where(eq(location.storeId, store)).orderBy(asc(location.name), asc(location.id)).limit(LOCATIONS_MAX)] as const,
+      ([items]) => ({ items }),
+    ),
 });
 
 export const createLocation = storeProcedure({
@@ -102,32 +99,34 @@ export const inventoryHistory = storeProcedure({
   access: "inventory.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput, variantId: z.uuid(), locationId: z.uuid().optional() }),
-  async run({ tx }, input) {
+  read(q, { store }, input) {
     const where = and(
-      eq(inventoryAdjustment.storeId, tx.storeId),
+      eq(inventoryAdjustment.storeId, store),
       eq(inventoryAdjustment.variantId, input.variantId),
       input.locationId ? eq(inventoryAdjustment.locationId, input.locationId) : undefined,
     );
-    const rows = await tx
-      .select({
-        id: inventoryAdjustment.id,
-        locationId: inventoryAdjustment.locationId,
-        locationName: location.name,
-        delta: inventoryAdjustment.delta,
-        onHandAfter: inventoryAdjustment.onHandAfter,
-        reason: inventoryAdjustment.reason,
-        note: inventoryAdjustment.note,
-        byMember: sql<boolean>`${inventoryAdjustment.memberId} is not null`,
-        createdAt: inventoryAdjustment.createdAt,
-        ...totalColumn(),
-      })
-      .from(inventoryAdjustment)
-      .innerJoin(location, and(eq(location.storeId, inventoryAdjustment.storeId), eq(location.id, inventoryAdjustment.locationId)))
-      .where(where)
-      .orderBy(sql`${inventoryAdjustment.createdAt} desc`, sql`${inventoryAdjustment.id} desc`)
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(inventoryAdjustment).where(where));
+    return pagePlan(
+      q
+        .select({
+          id: inventoryAdjustment.id,
+          locationId: inventoryAdjustment.locationId,
+          locationName: location.name,
+          delta: inventoryAdjustment.delta,
+          onHandAfter: inventoryAdjustment.onHandAfter,
+          reason: inventoryAdjustment.reason,
+          note: inventoryAdjustment.note,
+          byMember: sql<boolean>`${inventoryAdjustment.memberId} is not null`,
+          createdAt: inventoryAdjustment.createdAt,
+        })
+        .from(inventoryAdjustment)
+        .innerJoin(location, and(eq(location.storeId, inventoryAdjustment.storeId), eq(location.id, inventoryAdjustment.locationId)))
+        .where(where)
+        .orderBy(sql`${inventoryAdjustment.createdAt} desc`, sql`${inventoryAdjustment.id} desc`)
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(inventoryAdjustment).where(where),
+      input,
+    );
   },
 });
 
@@ -145,8 +144,8 @@ export const listLevels = storeProcedure({
     variantId: z.uuid().optional(),
     query: z.string().trim().max(200).optional(),
   }),
-  async run({ tx }, input) {
-    const conditions: (SQL | undefined)[] = [eq(inventoryLevel.storeId, tx.storeId)];
+  read(q, { store }, input) {
+    const conditions: (SQL | undefined)[] = [eq(inventoryLevel.storeId, store)];
     if (input.locationId) conditions.push(eq(inventoryLevel.locationId, input.locationId));
     if (input.variantId) conditions.push(eq(inventoryLevel.variantId, input.variantId));
     if (input.productId) conditions.push(eq(productVariant.productId, input.productId));
@@ -155,39 +154,36 @@ export const listLevels = storeProcedure({
       conditions.push(or(ilike(product.title, pattern), ilike(productVariant.sku, pattern)));
     }
     const where = and(...conditions);
-    const rows = await tx
-      .select({
-        variantId: inventoryLevel.variantId,
-        productId: productVariant.productId,
-        productTitle: product.title,
-        variantTitle: productVariant.title,
-        sku: productVariant.sku,
-        locationId: inventoryLevel.locationId,
-        locationName: location.name,
-        sellsOnline: location.sellsOnline,
-        onHand: inventoryLevel.onHand,
-        reserved: inventoryLevel.reserved,
-        ...totalColumn(),
-      })
-      .from(inventoryLevel)
-      .innerJoin(productVariant, levelVariantJoin)
-      .innerJoin(product, variantProductJoin)
-      .innerJoin(location, levelLocationJoin)
-      .where(where)
-      .orderBy(asc(product.title), asc(product.id), asc(productVariant.position), asc(productVariant.id), asc(location.name), asc(location.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(
-      rows,
+    return pagePlan(
+      q
+        .select({
+          variantId: inventoryLevel.variantId,
+          productId: productVariant.productId,
+          productTitle: product.title,
+          variantTitle: productVariant.title,
+          sku: productVariant.sku,
+          locationId: inventoryLevel.locationId,
+          locationName: location.name,
+          sellsOnline: location.sellsOnline,
+          onHand: inventoryLevel.onHand,
+          reserved: inventoryLevel.reserved,
+        })
+        .from(inventoryLevel)
+        .innerJoin(productVariant, levelVariantJoin)
+        .innerJoin(product, variantProductJoin)
+        .innerJoin(location, levelLocationJoin)
+        .where(where)
+        .orderBy(asc(product.title), asc(product.id), asc(productVariant.position), asc(productVariant.id), asc(location.name), asc(location.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q
+        .select(countColumn())
+        .from(inventoryLevel)
+        .innerJoin(productVariant, levelVariantJoin)
+        .innerJoin(product, variantProductJoin)
+        .innerJoin(location, levelLocationJoin)
+        .where(where),
       input,
-      () =>
-        tx
-          .select(countColumn())
-            .from(inventoryLevel)
-            .innerJoin(productVariant, levelVariantJoin)
-            .innerJoin(product, variantProductJoin)
-            .innerJoin(location, levelLocationJoin)
-          .where(where),
       (item) => ({ ...item, available: item.onHand - item.reserved }),
     );
   },

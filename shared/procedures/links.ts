@@ -1,12 +1,13 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { mapPlan, plan, together } from "../db/plan";
 import { shortLink, storeDomain } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
 import { storeProcedure } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /**
  * Short links (issue 10 part 5): `/l/<slug>` on the storefront counts a click and redirects to the
@@ -79,23 +80,26 @@ export const listLinks = storeProcedure({
   access: "content.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput }),
-  async run({ tx }, input) {
-    const where = eq(shortLink.storeId, tx.storeId);
-    const rows = await tx
-      .select({ ...columns, ...totalColumn() })
-      .from(shortLink)
-      .where(where)
-      .orderBy(asc(shortLink.slug))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    const [primary] = await tx
+  read(q, { store }, input) {
+    const where = eq(shortLink.storeId, store);
+    const primaryDomain = q
       .select({ hostname: storeDomain.hostname })
       .from(storeDomain)
-      .where(and(eq(storeDomain.storeId, tx.storeId), eq(storeDomain.isPrimary, true), eq(storeDomain.status, "verified")));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(shortLink).where(where), (row) => ({
-      ...present(row),
-      shortUrl: primary ? `https://${primary.hostname}/l/${row.slug}` : null,
-    }));
+      .where(and(eq(storeDomain.storeId, store), eq(storeDomain.isPrimary, true), eq(storeDomain.status, "verified")));
+    return mapPlan(
+      together({
+        links: pagePlan(
+          q.select(columns).from(shortLink).where(where).orderBy(asc(shortLink.slug)).limit(input.pageSize).offset(offsetOf(input)),
+          q.select(countColumn()).from(shortLink).where(where),
+          input,
+        ),
+        primary: plan([primaryDomain] as const, ([[domain]]) => domain),
+      }),
+      ({ links, primary }) => ({
+        ...links,
+        items: links.items.map((row) => ({ ...present(row), shortUrl: primary ? `https://${primary.hostname}/l/${row.slug}` : null })),
+      }),
+    );
   },
 });
 

@@ -1,11 +1,15 @@
+import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { plan } from "../db/plan";
 import { AUTOMATION_KINDS, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, type AutomationKind } from "../db/schema-marketing";
+import { raw, type Q, type StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
 import { storeProcedure } from "./define";
-import { offsetOf, pagingInput, type Paged } from "./paging";
+import { offsetOf, pagePlan, pagingInput } from "./paging";
 
 /**
  * Campaigns and automations (docs/marketing.md). Reading needs `customers.read` (they are about the store's
@@ -16,7 +20,7 @@ import { offsetOf, pagingInput, type Paged } from "./paging";
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const AUDIENCE_HELP = "subscribers: every customer who consented; buyers: those of them with a paid order; non_buyers: those without one";
 
-interface CampaignRow {
+type CampaignRow = {
   id: string;
   name: string;
   subject: string;
@@ -32,23 +36,30 @@ interface CampaignRow {
   failed: number;
   queued: number;
   createdAt: Date;
-}
+};
 
-const CAMPAIGN_SELECT = `select k.id, k.name, k.subject, k.body, k.audience, k.status, k.starts_at as "startsAt", k.started_at as "startedAt",
+const CAMPAIGN_SELECT = sql.raw(`select k.id, k.name, k.subject, k.body, k.audience, k.status, k.starts_at as "startsAt", k.started_at as "startedAt",
     k.finished_at as "finishedAt", k.recipients, k.created_at as "createdAt",
     coalesce(m.sent, 0)::int as sent, coalesce(m.skipped, 0)::int as skipped, coalesce(m.failed, 0)::int as failed, coalesce(m.queued, 0)::int as queued
   from campaign k
   left join lateral (
     select count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'skipped') as skipped,
       count(*) filter (where status = 'failed') as failed, count(*) filter (where status = 'queued') as queued
-    from marketing_message where store_id = k.store_id and campaign_id = k.id) m on true`;
+    from marketing_message where store_id = k.store_id and campaign_id = k.id) m on true`);
 
 const campaignNotFound = () => new AppError("NOT_FOUND", "Campaign not found in this store.");
 
-async function campaignById(tx: StoreTx, id: string, lock = false): Promise<CampaignRow> {
-  const { rows } = await tx.$client.query<CampaignRow>(`${CAMPAIGN_SELECT} where k.store_id = $1 and k.id = $2${lock ? " for update of k" : ""}`, [tx.storeId, id]);
-  if (!rows[0]) throw campaignNotFound();
-  return rows[0];
+/** One campaign with its counts; `lock` holds its row for a change (on an open transaction only). */
+function campaignPlan(q: Q, store: SQL, id: string, lock = false) {
+  const statement = sql`${CAMPAIGN_SELECT} where k.store_id = ${store} and k.id = ${id}${lock ? sql` for update of k` : sql``}`;
+  return plan([raw<CampaignRow>(q, statement)] as const, ([[row]]) => {
+    if (!row) throw campaignNotFound();
+    return row;
+  });
+}
+
+function campaignById(tx: StoreTx, id: string, lock = false): Promise<CampaignRow> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => campaignPlan(q, sql`${tx.storeId}::uuid`, id, lock));
 }
 
 const campaignFields = {
@@ -66,13 +77,16 @@ export const listCampaigns = storeProcedure({
   access: "customers.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput, status: z.enum(CAMPAIGN_STATUSES).optional() }),
-  async run({ tx }, input): Promise<Paged<CampaignRow>> {
-    const { rows } = await tx.$client.query<CampaignRow & { total: number }>(
-      `${CAMPAIGN_SELECT.replace("select k.id", "select (count(*) over ())::int as total, k.id")}
-       where k.store_id = $1 and ($2::text is null or k.status = $2) order by k.created_at desc, k.id desc limit $3 offset $4`,
-      [tx.storeId, input.status ?? null, input.pageSize, offsetOf(input)],
+  read(q, { store }, input) {
+    const status = input.status ? sql` and k.status = ${input.status}` : sql``;
+    return pagePlan(
+      raw<CampaignRow>(
+        q,
+        sql`${CAMPAIGN_SELECT} where k.store_id = ${store}${status} order by k.created_at desc, k.id desc limit ${input.pageSize} offset ${offsetOf(input)}`,
+      ),
+      raw<{ n: number }>(q, sql`select count(*)::int as n from campaign k where k.store_id = ${store}${status}`),
+      input,
     );
-    return { items: rows.map(({ total: _t, ...r }) => r), page: input.page, pageSize: input.pageSize, total: rows[0]?.total ?? 0 };
   },
 });
 
@@ -83,7 +97,7 @@ export const getCampaign = storeProcedure({
   access: "customers.read",
   mutates: false,
   input: z.strictObject({ id: z.uuid() }),
-  run: ({ tx }, input) => campaignById(tx, input.id),
+  read: (q, { store }, input) => campaignPlan(q, store, input.id),
 });
 
 export const createCampaign = storeProcedure({
@@ -167,22 +181,28 @@ interface AutomationView {
   updatedAt: Date | null;
 }
 
-async function automations(tx: StoreTx): Promise<AutomationView[]> {
-  const { rows } = await tx.$client.query<{ kind: AutomationKind; enabled: boolean; delay_minutes: number; subject: string; body: string; updated_at: Date; enrolled: number; sent: number }>(
-    `select a.kind, a.enabled, a.delay_minutes, a.subject, a.body, a.updated_at,
+type AutomationRow = { kind: AutomationKind; enabled: boolean; delay_minutes: number; subject: string; body: string; updated_at: Date; enrolled: number; sent: number };
+
+/** Every automation kind, with its defaults until the store saved it. */
+function automationsPlan(q: Q, store: SQL) {
+  const statement = sql`select a.kind, a.enabled, a.delay_minutes, a.subject, a.body, a.updated_at,
        (select count(*) from marketing_enrolment e where e.store_id = a.store_id and e.automation_id = a.id)::int as enrolled,
        (select count(*) from marketing_message m join marketing_enrolment e on e.store_id = m.store_id and e.id = m.enrolment_id
           where m.store_id = a.store_id and e.automation_id = a.id and m.status = 'sent')::int as sent
-     from marketing_automation a where a.store_id = $1`,
-    [tx.storeId],
+     from marketing_automation a where a.store_id = ${store}`;
+  return plan([raw<AutomationRow>(q, statement)] as const, ([rows]): AutomationView[] =>
+    AUTOMATION_KINDS.map((kind) => {
+      const row = rows.find((r) => r.kind === kind);
+      const d = AUTOMATION_DEFAULTS[kind];
+      return row
+        ? { kind, about: d.about, enabled: row.enabled, delayMinutes: row.delay_minutes, subject: row.subject, body: row.body, enrolled: row.enrolled, sent: row.sent, updatedAt: row.updated_at }
+        : { kind, about: d.about, enabled: false, delayMinutes: d.delayMinutes, subject: d.subject, body: d.body, enrolled: 0, sent: 0, updatedAt: null };
+    }),
   );
-  return AUTOMATION_KINDS.map((kind) => {
-    const row = rows.find((r) => r.kind === kind);
-    const d = AUTOMATION_DEFAULTS[kind];
-    return row
-      ? { kind, about: d.about, enabled: row.enabled, delayMinutes: row.delay_minutes, subject: row.subject, body: row.body, enrolled: row.enrolled, sent: row.sent, updatedAt: row.updated_at }
-      : { kind, about: d.about, enabled: false, delayMinutes: d.delayMinutes, subject: d.subject, body: d.body, enrolled: 0, sent: 0, updatedAt: null };
-  });
+}
+
+function automations(tx: StoreTx): Promise<AutomationView[]> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => automationsPlan(q, sql`${tx.storeId}::uuid`));
 }
 
 export const listAutomations = storeProcedure({
@@ -193,7 +213,7 @@ export const listAutomations = storeProcedure({
   access: "customers.read",
   mutates: false,
   input: z.strictObject({}),
-  run: ({ tx }) => automations(tx),
+  read: (q, { store }) => automationsPlan(q, store),
 });
 
 export const updateAutomation = storeProcedure({

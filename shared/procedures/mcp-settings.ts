@@ -1,7 +1,10 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
+import { plan } from "../db/plan";
 import { store } from "../db/schema";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { storeProcedure } from "./define";
 
@@ -24,12 +27,18 @@ export type McpSettings = { readCustomerDetails: boolean; allowChanges: boolean;
 type Field = keyof McpSettings;
 const FIELDS = Object.keys(columns) as Field[];
 
-async function read(tx: StoreTx, forUpdate = false): Promise<McpSettings> {
-  const query = tx.select(columns).from(store).where(eq(store.id, tx.storeId));
-  const [row] = forUpdate ? await query.for("update") : await query;
-  // The membership check already found this store in the same transaction.
-  if (!row) throw new Error("mcpSettings: store row missing");
-  return row;
+function settingsPlan(q: Q, storeId: SQL, forUpdate = false) {
+  const query = q.select(columns).from(store).where(eq(store.id, storeId));
+  return plan([forUpdate ? query.for("update") : query] as const, ([[row]]): McpSettings => {
+    // The membership check already found this store in the same transaction.
+    if (!row) throw new Error("mcpSettings: store row missing");
+    return row;
+  });
+}
+
+/** The settings inside a transaction that is open already; `forUpdate` holds the store row for a change. */
+function read(tx: StoreTx, forUpdate = false): Promise<McpSettings> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => settingsPlan(q, sql`${tx.storeId}::uuid`, forUpdate));
 }
 
 export const getMcpSettings = storeProcedure({
@@ -40,9 +49,7 @@ export const getMcpSettings = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx }): Promise<McpSettings> {
-    return read(tx);
-  },
+  read: (q, { store: storeId }) => settingsPlan(q, storeId),
 });
 
 export const updateMcpSettings = storeProcedure({

@@ -2,7 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { mailboxMessage, notification } from "../db/schema";
 import { storeProcedure } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /** The notification log (issue 12): what was sent to shoppers, newest first. */
 export const listNotifications = storeProcedure({
@@ -13,27 +13,29 @@ export const listNotifications = storeProcedure({
   mutates: false,
   customerDetails: true,
   input: z.strictObject({ ...pagingInput }),
-  async run({ tx }, input) {
-    const where = eq(notification.storeId, tx.storeId);
-    const rows = await tx
-      .select({
-        id: notification.id,
-        template: notification.template,
-        to: notification.recipient,
-        subject: notification.subject,
-        status: notification.status,
-        eventId: notification.eventId,
-        lastError: notification.lastError,
-        createdAt: notification.createdAt,
-        sentAt: notification.sentAt,
-        ...totalColumn(),
-      })
-      .from(notification)
-      .where(where)
-      .orderBy(desc(notification.createdAt), desc(notification.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(notification).where(where));
+  read(q, { store }, input) {
+    const where = eq(notification.storeId, store);
+    return pagePlan(
+      q
+        .select({
+          id: notification.id,
+          template: notification.template,
+          to: notification.recipient,
+          subject: notification.subject,
+          status: notification.status,
+          eventId: notification.eventId,
+          lastError: notification.lastError,
+          createdAt: notification.createdAt,
+          sentAt: notification.sentAt,
+        })
+        .from(notification)
+        .where(where)
+        .orderBy(desc(notification.createdAt), desc(notification.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(notification).where(where),
+      input,
+    );
   },
 });
 
@@ -46,25 +48,27 @@ export const listMailbox = storeProcedure({
   mutates: false,
   customerDetails: true,
   input: z.strictObject({ ...pagingInput, tag: z.string().trim().max(60).optional() }),
-  async run({ tx }, input) {
-    const where = and(eq(mailboxMessage.storeId, tx.storeId), input.tag ? eq(mailboxMessage.tag, input.tag) : undefined);
-    const rows = await tx
-      .select({
-        id: mailboxMessage.id,
-        from: mailboxMessage.sender,
-        to: mailboxMessage.recipient,
-        subject: mailboxMessage.subject,
-        text: mailboxMessage.textBody,
-        tag: mailboxMessage.tag,
-        createdAt: mailboxMessage.createdAt,
-        ...totalColumn(),
-      })
-      .from(mailboxMessage)
-      .where(where)
-      .orderBy(desc(mailboxMessage.createdAt), desc(mailboxMessage.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(mailboxMessage).where(where));
+  read(q, { store }, input) {
+    const where = and(eq(mailboxMessage.storeId, store), input.tag ? eq(mailboxMessage.tag, input.tag) : undefined);
+    return pagePlan(
+      q
+        .select({
+          id: mailboxMessage.id,
+          from: mailboxMessage.sender,
+          to: mailboxMessage.recipient,
+          subject: mailboxMessage.subject,
+          text: mailboxMessage.textBody,
+          tag: mailboxMessage.tag,
+          createdAt: mailboxMessage.createdAt,
+        })
+        .from(mailboxMessage)
+        .where(where)
+        .orderBy(desc(mailboxMessage.createdAt), desc(mailboxMessage.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(mailboxMessage).where(where),
+      input,
+    );
   },
 });
 

@@ -2,17 +2,37 @@ import { and, desc, eq, gte, ilike, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { shopOrder } from "../db/schema";
 import { cancelOrder, markPaid } from "../orders/actions";
-import { loadOrderDetail } from "../orders/order-detail";
+import { orderDetailPlan } from "../orders/order-detail";
 import { loadOrderView } from "../orders/order-view";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../orders/status";
+import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import type { Scope } from "./scope";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
 const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with an offset, e.g. 2026-01-31T00:00:00Z" });
 const orderId = z.uuid().describe("The order's id");
 
 /** `#1002` or `1002`: an order number. */
 const ORDER_NUMBER = /^#?([0-9]{1,9})$/;
+
+const listInput = z
+  .strictObject({
+    ...pagingInput,
+    query: z.string().trim().max(200).optional(),
+    email: z.email().max(320).optional(),
+    status: z.enum(ORDER_STATUSES).optional(),
+    paymentStatus: z.enum(PAYMENT_STATUSES).optional(),
+    fulfillmentStatus: z.enum(FULFILLMENT_STATUSES).optional(),
+    placedFrom: instant.optional(),
+    placedTo: instant.optional(),
+  })
+  .refine((v) => !v.placedFrom || !v.placedTo || Date.parse(v.placedTo) > Date.parse(v.placedFrom), {
+    path: ["placedTo"],
+    message: "placedTo must be after placedFrom.",
+  });
+
+type OrdersInput = z.output<typeof listInput>;
 
 export const listOrders = storeProcedure({
   router: "orders",
@@ -21,66 +41,59 @@ export const listOrders = storeProcedure({
     "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or any part of the email, ignoring case; email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
   access: "orders.read",
   mutates: false,
-  input: z
-    .strictObject({
-      ...pagingInput,
-      query: z.string().trim().max(200).optional(),
-      email: z.email().max(320).optional(),
-      status: z.enum(ORDER_STATUSES).optional(),
-      paymentStatus: z.enum(PAYMENT_STATUSES).optional(),
-      fulfillmentStatus: z.enum(FULFILLMENT_STATUSES).optional(),
-      placedFrom: instant.optional(),
-      placedTo: instant.optional(),
-    })
-    .refine((v) => !v.placedFrom || !v.placedTo || Date.parse(v.placedTo) > Date.parse(v.placedFrom), {
-      path: ["placedTo"],
-      message: "placedTo must be after placedFrom.",
-    }),
-  async run({ tx, aiClient, store }, input) {
-    // An AI client barred from customer details sees no emails and cannot probe them by searching.
-    const contact = !aiClient || store.mcpReadCustomerDetails;
-    const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, tx.storeId)];
-    if (input.status) conditions.push(eq(shopOrder.status, input.status));
-    if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
-    if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
-    if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
-    if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
-    // Exactly this address, ignoring case (shop_order_email_idx); an AI client barred from emails finds none.
-    if (input.email) conditions.push(contact ? sql`lower(${shopOrder.email}) = ${input.email.toLowerCase()}` : sql`false`);
-    if (input.query) {
-      const number = ORDER_NUMBER.exec(input.query)?.[1];
-      const byEmail = contact && !input.query.startsWith("#") ? ilike(shopOrder.email, likePattern(input.query)) : undefined;
-      const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
-      conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
-    }
-    const where = and(...conditions);
-    const rows = await tx
+  input: listInput,
+  read: (q, scope, input) => ordersPagePlan(q, scope, input),
+});
+
+/** A page of orders: the filters of orders.list, and `also` conditions a caller adds (a customer's orders). */
+function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, also: SQL[] = []) {
+  // An AI client barred from customer details sees no emails and cannot probe them by searching.
+  const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, store), ...also];
+  if (input.status) conditions.push(eq(shopOrder.status, input.status));
+  if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
+  if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
+  if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
+  if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
+  // Exactly this address, ignoring case (shop_order_email_idx); an AI client barred from emails finds none.
+  if (input.email) conditions.push(and(contact, sql`lower(${shopOrder.email}) = ${input.email.toLowerCase()}`));
+  if (input.query) {
+    const number = ORDER_NUMBER.exec(input.query)?.[1];
+    const byEmail = input.query.startsWith("#") ? undefined : and(contact, ilike(shopOrder.email, likePattern(input.query)));
+    const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
+    conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
+  }
+  const where = and(...conditions);
+  return pagePlan(
+    q
       .select({
         id: shopOrder.id,
         number: shopOrder.number,
-        email: contact ? shopOrder.email : sql<string | null>`null`,
+        email: sql<string | null>`case when ${contact} then ${shopOrder.email} end`,
         status: shopOrder.status,
         paymentStatus: shopOrder.paymentStatus,
         fulfillmentStatus: shopOrder.fulfillmentStatus,
         currency: shopOrder.currency,
-        // `total` is the page's row count (totalColumn); the order's own total is renamed back below.
-        orderTotal: shopOrder.total,
+        total: shopOrder.total,
         placedAt: shopOrder.placedAt,
-        ...totalColumn(),
       })
       .from(shopOrder)
       .where(where)
       .orderBy(desc(shopOrder.placedAt), desc(shopOrder.number))
       .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(
-      rows,
-      input,
-      () => tx.select(countColumn()).from(shopOrder).where(where),
-      ({ orderTotal, placedAt, ...item }) => ({ ...item, total: orderTotal, placedAt }),
-    );
-  },
-});
+      .offset(offsetOf(input)),
+    q.select(countColumn()).from(shopOrder).where(where),
+    input,
+  );
+}
+
+/**
+ * The orders placed with exactly a customer's email (a customer's page), the email read in the same
+ * statement: no round trip to learn it first.
+ */
+export function customerOrdersPlan(q: Q, scope: Scope, customerId: string, pageSize: number) {
+  const email = sql`(select lower(c.email) from customer c where c.store_id = ${scope.store} and c.id = ${customerId})`;
+  return ordersPagePlan(q, scope, { page: 1, pageSize }, [and(scope.contact, sql`lower(${shopOrder.email}) = ${email}`)!]);
+}
 
 export const getOrder = storeProcedure({
   router: "orders",
@@ -91,7 +104,7 @@ export const getOrder = storeProcedure({
   mutates: false,
   customerDetails: true,
   input: z.strictObject({ id: orderId }),
-  run: ({ tx }, input) => loadOrderDetail(tx, input.id),
+  read: (q, { store }, input) => orderDetailPlan(q, store, input.id),
 });
 
 export const setOrderStatus = storeProcedure({

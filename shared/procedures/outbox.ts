@@ -2,8 +2,9 @@ import { and, desc, eq, gte, isNotNull } from "drizzle-orm";
 import { z } from "zod";
 import { jobFailure, outboxEvent } from "../db/schema";
 import { AppError } from "../http/errors";
+import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /** Outbox rows the relay gave up on (shared/events/relay.ts): seen with their error, sent again by Retry. */
 export const listDeadEvents = storeProcedure({
@@ -13,24 +14,26 @@ export const listDeadEvents = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput }),
-  async run({ tx }, input) {
-    const where = and(eq(outboxEvent.storeId, tx.storeId), isNotNull(outboxEvent.deadAt));
-    const rows = await tx
-      .select({
-        id: outboxEvent.id,
-        kind: outboxEvent.kind,
-        createdAt: outboxEvent.createdAt,
-        deadAt: outboxEvent.deadAt,
-        attempts: outboxEvent.attempts,
-        lastError: outboxEvent.lastError,
-        ...totalColumn(),
-      })
-      .from(outboxEvent)
-      .where(where)
-      .orderBy(desc(outboxEvent.deadAt), desc(outboxEvent.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(outboxEvent).where(where));
+  read(q, { store }, input) {
+    const where = and(eq(outboxEvent.storeId, store), isNotNull(outboxEvent.deadAt));
+    return pagePlan(
+      q
+        .select({
+          id: outboxEvent.id,
+          kind: outboxEvent.kind,
+          createdAt: outboxEvent.createdAt,
+          deadAt: outboxEvent.deadAt,
+          attempts: outboxEvent.attempts,
+          lastError: outboxEvent.lastError,
+        })
+        .from(outboxEvent)
+        .where(where)
+        .orderBy(desc(outboxEvent.deadAt), desc(outboxEvent.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(outboxEvent).where(where),
+      input,
+    );
   },
 });
 
@@ -59,14 +62,18 @@ export const listJobFailures = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({ since: z.iso.datetime({ offset: true }).optional().describe("Default: one day ago") }),
-  async run({ tx }, input) {
+  read(q, { store }, input) {
     const since = input.since ? new Date(input.since) : new Date(Date.now() - 86_400_000);
-    const items = await tx
-      .select({ job: jobFailure.job, error: jobFailure.error, failures: jobFailure.failures, firstFailedAt: jobFailure.firstFailedAt, lastFailedAt: jobFailure.lastFailedAt })
-      .from(jobFailure)
-      .where(and(eq(jobFailure.storeId, tx.storeId), gte(jobFailure.lastFailedAt, since)))
-      .orderBy(desc(jobFailure.lastFailedAt));
-    return { items };
+    return plan(
+      [
+        q
+          .select({ job: jobFailure.job, error: jobFailure.error, failures: jobFailure.failures, firstFailedAt: jobFailure.firstFailedAt, lastFailedAt: jobFailure.lastFailedAt })
+          .from(jobFailure)
+          .where(and(eq(jobFailure.storeId, store), gte(jobFailure.lastFailedAt, since)))
+          .orderBy(desc(jobFailure.lastFailedAt)),
+      ] as const,
+      ([items]) => ({ items }),
+    );
   },
 });
 

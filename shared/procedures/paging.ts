@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
+import { plan, type Plan } from "../db/plan";
+import type { Step } from "../db/steps";
 
 /** Paging input shared by every list procedure: `page` is 1-based, `pageSize` at most 100 (default 20). */
 export const PAGE_SIZE_MAX = 100;
@@ -39,4 +41,18 @@ export async function pageFrom<R extends { total: number }, T = Omit<R, "total">
 /** `%text%` for ILIKE with the user's own % and _ taken literally. */
 export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/**
+ * A page as a plan: the page's rows and the count of all matching rows, side by side in one unit. The
+ * count is its own statement (not a window over the page query) so it can stop early and use an
+ * index-only scan.
+ */
+export function pagePlan<R, T = R>(
+  rows: Step<R[]>,
+  count: Step<{ n: number }[]>,
+  p: { page: number; pageSize: number },
+  toItem: (row: R) => T = (row) => row as unknown as T,
+): Plan<Paged<T>> {
+  return plan([rows, count] as const, ([found, [counted]]) => ({ items: found.map(toItem), page: p.page, pageSize: p.pageSize, total: counted?.n ?? 0 }));
 }

@@ -1,11 +1,14 @@
-import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emit } from "../db/outbox";
 import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TAX_CLASSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { plan } from "../db/plan";
+import type { Q, StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
+import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
 
 const MONEY_MAX = 100_000_000_000;
@@ -77,17 +80,17 @@ async function freeHandle(tx: StoreTx, title: string): Promise<string> {
   return firstFreeHandle(base, rows.map((r) => r.handle));
 }
 
-/** A product with its variants and each variant's stock per location. */
-export async function loadProduct(tx: StoreTx, id: string) {
-  const [row] = await tx.select(productColumns).from(product).where(and(eq(product.storeId, tx.storeId), eq(product.id, id)));
-  if (!row) throw productNotFound();
-  const variants = await tx
-    .select(variantColumns)
-    .from(productVariant)
-    .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id)))
-    .orderBy(asc(productVariant.position), asc(productVariant.createdAt));
-  const levels = variants.length
-    ? await tx
+/** A product with its variants and each variant's stock per location: three statements, one unit. */
+export function productPlan(q: Q, store: SQL, id: string) {
+  return plan(
+    [
+      q.select(productColumns).from(product).where(and(eq(product.storeId, store), eq(product.id, id))),
+      q
+        .select(variantColumns)
+        .from(productVariant)
+        .where(and(eq(productVariant.storeId, store), eq(productVariant.productId, id)))
+        .orderBy(asc(productVariant.position), asc(productVariant.createdAt)),
+      q
         .select({
           variantId: inventoryLevel.variantId,
           locationId: inventoryLevel.locationId,
@@ -97,18 +100,28 @@ export async function loadProduct(tx: StoreTx, id: string) {
         })
         .from(inventoryLevel)
         .innerJoin(location, and(eq(location.storeId, inventoryLevel.storeId), eq(location.id, inventoryLevel.locationId)))
-        .where(and(eq(inventoryLevel.storeId, tx.storeId), inArray(inventoryLevel.variantId, variants.map((v) => v.id))))
-        .orderBy(asc(location.name))
-    : [];
-  return {
-    ...row,
-    variants: variants.map((v) => ({
-      ...v,
-      inventory: levels
-        .filter((l) => l.variantId === v.id)
-        .map(({ locationId, locationName, onHand, reserved }) => ({ locationId, locationName, onHand, reserved, available: onHand - reserved })),
-    })),
-  };
+        .innerJoin(productVariant, and(eq(productVariant.storeId, inventoryLevel.storeId), eq(productVariant.id, inventoryLevel.variantId)))
+        .where(and(eq(inventoryLevel.storeId, store), eq(productVariant.productId, id)))
+        .orderBy(asc(location.name)),
+    ] as const,
+    ([[row], variants, levels]) => {
+      if (!row) throw productNotFound();
+      return {
+        ...row,
+        variants: variants.map((v) => ({
+          ...v,
+          inventory: levels
+            .filter((l) => l.variantId === v.id)
+            .map(({ locationId, locationName, onHand, reserved }) => ({ locationId, locationName, onHand, reserved, available: onHand - reserved })),
+        })),
+      };
+    },
+  );
+}
+
+/** The same, inside a transaction that is open already (a change answers the product as it now is). */
+export function loadProduct(tx: StoreTx, id: string) {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => productPlan(q, sql`${tx.storeId}::uuid`, id));
 }
 
 export const listProducts = storeProcedure({
@@ -122,8 +135,8 @@ export const listProducts = storeProcedure({
     query: z.string().trim().max(200).optional(),
     status: productFields.status.optional(),
   }),
-  async run({ tx }, input) {
-    const conditions: (SQL | undefined)[] = [eq(product.storeId, tx.storeId)];
+  read(q, { store }, input) {
+    const conditions: (SQL | undefined)[] = [eq(product.storeId, store)];
     if (input.status) conditions.push(eq(product.status, input.status));
     if (input.query) {
       const pattern = likePattern(input.query);
@@ -136,26 +149,28 @@ export const listProducts = storeProcedure({
       );
     }
     const where = and(...conditions);
-    const rows = await tx
-      .select({
-        id: product.id,
-        title: product.title,
-        handle: product.handle,
-        status: product.status,
-        vendor: product.vendor,
-        updatedAt: product.updatedAt,
-        variantCount: sql<number>`(select count(*)::int from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
-        priceMinMinor: sql<number | null>`(select min(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
-        priceMaxMinor: sql<number | null>`(select max(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
-        onHand: sql<number>`(select coalesce(sum(l.on_hand), 0)::int from ${inventoryLevel} l join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id where l.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
-        ...totalColumn(),
-      })
-      .from(product)
-      .where(where)
-      .orderBy(desc(product.updatedAt), desc(product.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(product).where(where));
+    return pagePlan(
+      q
+        .select({
+          id: product.id,
+          title: product.title,
+          handle: product.handle,
+          status: product.status,
+          vendor: product.vendor,
+          updatedAt: product.updatedAt,
+          variantCount: sql<number>`(select count(*)::int from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+          priceMinMinor: sql<number | null>`(select min(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+          priceMaxMinor: sql<number | null>`(select max(v.price_minor)::float8 from ${productVariant} v where v.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+          onHand: sql<number>`(select coalesce(sum(l.on_hand), 0)::int from ${inventoryLevel} l join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id where l.store_id = ${P_STORE} and v.product_id = ${P_ID})`,
+        })
+        .from(product)
+        .where(where)
+        .orderBy(desc(product.updatedAt), desc(product.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(product).where(where),
+      input,
+    );
   },
 });
 
@@ -166,7 +181,7 @@ export const getProduct = storeProcedure({
   access: "products.read",
   mutates: false,
   input: z.strictObject({ id: z.uuid() }),
-  run: ({ tx }, input) => loadProduct(tx, input.id),
+  read: (q, { store }, input) => productPlan(q, store, input.id),
 });
 
 export const createProduct = storeProcedure({

@@ -6,6 +6,7 @@ import { emit } from "../db/outbox";
 import { member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 
 export const INVITATION_DAYS = 7;
@@ -42,18 +43,16 @@ export const me = storeProcedure({
   access: "none",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx, store, member: m, permissions }) {
-    const [user] = await tx
-      .select({ id: userAccount.id, email: userAccount.email, name: userAccount.name })
-      .from(userAccount)
-      .where(eq(userAccount.id, m.userId));
-    return {
-      store: { id: store.id, slug: store.slug, name: store.name, currency: store.currency },
-      member: { id: m.id, role: m.role, roleLabel: ROLE_LABELS[m.role] },
-      user: user ?? null,
-      permissions: sortedPermissions(permissions),
-    };
-  },
+  read: (q, scope) =>
+    plan([q.select({ id: userAccount.id, email: userAccount.email, name: userAccount.name }).from(userAccount).where(eq(userAccount.id, scope.userId))] as const, ([[user]]) => {
+      const { store, member: m, permissions } = scope.caller();
+      return {
+        store: { id: store.id, slug: store.slug, name: store.name, currency: store.currency },
+        member: { id: m.id, role: m.role, roleLabel: ROLE_LABELS[m.role] },
+        user: user ?? null,
+        permissions: sortedPermissions(permissions),
+      };
+    }),
 });
 
 export const listStaff = storeProcedure({
@@ -63,27 +62,30 @@ export const listStaff = storeProcedure({
   access: "staff.read",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx }) {
-    const members = await tx
-      .select({ id: member.id, role: member.role, email: userAccount.email, name: userAccount.name, joinedAt: member.createdAt })
-      .from(member)
-      .innerJoin(userAccount, eq(userAccount.id, member.userId))
-      .where(eq(member.storeId, tx.storeId))
-      .orderBy(asc(member.createdAt), asc(member.id));
-    const invitations = await tx
-      .select({ id: staffInvitation.id, email: staffInvitation.email, role: staffInvitation.role, expiresAt: staffInvitation.expiresAt })
-      .from(staffInvitation)
-      .where(
-        and(
-          eq(staffInvitation.storeId, tx.storeId),
-          isNull(staffInvitation.acceptedAt),
-          isNull(staffInvitation.revokedAt),
-          sql`${staffInvitation.expiresAt} > now()`,
-        ),
-      )
-      .orderBy(asc(staffInvitation.createdAt));
-    return { members, invitations };
-  },
+  read: (q, { store }) =>
+    plan(
+      [
+        q
+          .select({ id: member.id, role: member.role, email: userAccount.email, name: userAccount.name, joinedAt: member.createdAt })
+          .from(member)
+          .innerJoin(userAccount, eq(userAccount.id, member.userId))
+          .where(eq(member.storeId, store))
+          .orderBy(asc(member.createdAt), asc(member.id)),
+        q
+          .select({ id: staffInvitation.id, email: staffInvitation.email, role: staffInvitation.role, expiresAt: staffInvitation.expiresAt })
+          .from(staffInvitation)
+          .where(
+            and(
+              eq(staffInvitation.storeId, store),
+              isNull(staffInvitation.acceptedAt),
+              isNull(staffInvitation.revokedAt),
+              sql`${staffInvitation.expiresAt} > now()`,
+            ),
+          )
+          .orderBy(asc(staffInvitation.createdAt)),
+      ] as const,
+      ([members, invitations]) => ({ members, invitations }),
+    ),
 });
 
 export const inviteStaff = storeProcedure({

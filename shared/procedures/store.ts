@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ROLE_LABELS } from "../auth/permissions";
 import { hashPassword } from "../auth/password";
 import { emit } from "../db/outbox";
+import { plan } from "../db/plan";
 import { storeIdsForUser } from "../db/privileged";
 import { session, store, storeDomain } from "../db/schema";
 import { sessionProcedure, storeProcedure } from "./define";
@@ -14,30 +15,33 @@ export const currentStore = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
-  async run({ tx }) {
-    const [row] = await tx
-      .select({
-        id: store.id,
-        slug: store.slug,
-        name: store.name,
-        currency: store.currency,
-        storefrontPasswordEnabled: sql<boolean>`${store.storefrontPasswordHash} is not null`,
-        mcpReadCustomerDetails: store.mcpReadCustomerDetails,
-        mcpAllowChanges: store.mcpAllowChanges,
-        mcpChangesNeedApproval: store.mcpChangesNeedApproval,
-        preorderDepositPercent: store.preorderDepositPercent,
-        createdAt: store.createdAt,
-        updatedAt: store.updatedAt,
-      })
-      .from(store)
-      .where(eq(store.id, tx.storeId));
-    const domains = await tx
-      .select({ hostname: storeDomain.hostname, status: storeDomain.status, isPrimary: storeDomain.isPrimary })
-      .from(storeDomain)
-      .where(eq(storeDomain.storeId, tx.storeId))
-      .orderBy(asc(storeDomain.hostname));
-    return { ...row!, domains };
-  },
+  read: (q, { store: storeId }) =>
+    plan(
+      [
+        q
+          .select({
+            id: store.id,
+            slug: store.slug,
+            name: store.name,
+            currency: store.currency,
+            storefrontPasswordEnabled: sql<boolean>`${store.storefrontPasswordHash} is not null`,
+            mcpReadCustomerDetails: store.mcpReadCustomerDetails,
+            mcpAllowChanges: store.mcpAllowChanges,
+            mcpChangesNeedApproval: store.mcpChangesNeedApproval,
+            preorderDepositPercent: store.preorderDepositPercent,
+            createdAt: store.createdAt,
+            updatedAt: store.updatedAt,
+          })
+          .from(store)
+          .where(eq(store.id, storeId)),
+        q
+          .select({ hostname: storeDomain.hostname, status: storeDomain.status, isPrimary: storeDomain.isPrimary })
+          .from(storeDomain)
+          .where(eq(storeDomain.storeId, storeId))
+          .orderBy(asc(storeDomain.hostname)),
+      ] as const,
+      ([[row], domains]) => ({ ...row!, domains }),
+    ),
 });
 
 export const updateStore = storeProcedure({

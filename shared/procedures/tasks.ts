@@ -3,7 +3,7 @@ import { z } from "zod";
 import { merchantTask, MERCHANT_TASK_KINDS } from "../db/schema";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, offsetOf, pageFrom, pagingInput, totalColumn } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /** The merchant's tasks (shared/orders/tasks.ts): RTO parcels, late payments, refused refunds. */
 export const listTasks = storeProcedure({
@@ -14,25 +14,27 @@ export const listTasks = storeProcedure({
   access: "orders.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput, status: z.enum(["open", "done"]).default("open"), kind: z.enum(MERCHANT_TASK_KINDS).optional() }),
-  async run({ tx }, input) {
-    const where = and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.status, input.status), input.kind ? eq(merchantTask.kind, input.kind) : undefined);
-    const rows = await tx
-      .select({
-        id: merchantTask.id,
-        kind: merchantTask.kind,
-        orderId: merchantTask.orderId,
-        title: merchantTask.title,
-        status: merchantTask.status,
-        createdAt: merchantTask.createdAt,
-        doneAt: merchantTask.doneAt,
-        ...totalColumn(),
-      })
-      .from(merchantTask)
-      .where(where)
-      .orderBy(desc(merchantTask.createdAt), desc(merchantTask.id))
-      .limit(input.pageSize)
-      .offset(offsetOf(input));
-    return pageFrom(rows, input, () => tx.select(countColumn()).from(merchantTask).where(where));
+  read(q, { store }, input) {
+    const where = and(eq(merchantTask.storeId, store), eq(merchantTask.status, input.status), input.kind ? eq(merchantTask.kind, input.kind) : undefined);
+    return pagePlan(
+      q
+        .select({
+          id: merchantTask.id,
+          kind: merchantTask.kind,
+          orderId: merchantTask.orderId,
+          title: merchantTask.title,
+          status: merchantTask.status,
+          createdAt: merchantTask.createdAt,
+          doneAt: merchantTask.doneAt,
+        })
+        .from(merchantTask)
+        .where(where)
+        .orderBy(desc(merchantTask.createdAt), desc(merchantTask.id))
+        .limit(input.pageSize)
+        .offset(offsetOf(input)),
+      q.select(countColumn()).from(merchantTask).where(where),
+      input,
+    );
   },
 });
 

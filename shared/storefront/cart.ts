@@ -12,6 +12,11 @@ import { and, asc, inArray, isNull, eq, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { randomSecret, sha256Hex } from "../auth/tokens";
 import { cart, cartLine, CART_LINE_QUANTITY_MAX, discount, product, productVariant, store } from "../db/schema";
+import { CURRENT_STORE } from "../db/openings";
+import { plan, type Plan } from "../db/plan";
+import type { Q, StatementClient } from "../db/steps";
+import type { Database } from "../db/database";
+import { runPlanOn, sendStoreUnit } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { AppError, badRequest } from "../http/errors";
 import { DISCOUNT_STATE, type DiscountState } from "../procedures/discounts";
@@ -84,43 +89,79 @@ const onlineAvailable = (storeId: AnyPgColumn, variantId: AnyPgColumn): SQL<numb
 
 const variantProductJoin = and(eq(product.storeId, productVariant.storeId), eq(product.id, productVariant.productId));
 
-export async function cartView(tx: StoreTx, row: CartRow | undefined): Promise<CartView> {
-  if (!row) {
-    const [s] = await tx.select({ currency: store.currency }).from(store).where(eq(store.id, tx.storeId));
-    return { id: null, currency: s?.currency ?? "", lines: [], subtotal: 0, discount: 0, discountCode: null, total: 0 };
-  }
-  const lines = await tx
-    .select({
-      id: cartLine.id,
-      variantId: cartLine.variantId,
-      productTitle: product.title,
-      variantTitle: productVariant.title,
-      sku: productVariant.sku,
-      quantity: cartLine.quantity,
-      unitPrice: productVariant.priceMinor,
-      available: sql<number>`case when ${product.status} = 'active' then ${onlineAvailable(cartLine.storeId, cartLine.variantId)} else 0 end`,
-    })
-    .from(cartLine)
-    .innerJoin(productVariant, and(eq(productVariant.storeId, cartLine.storeId), eq(productVariant.id, cartLine.variantId)))
-    .innerJoin(product, variantProductJoin)
-    .where(and(eq(cartLine.storeId, tx.storeId), eq(cartLine.cartId, row.id)))
-    .orderBy(asc(cartLine.createdAt), asc(cartLine.id));
-  // DISCOUNT_STATE reads the bare columns of discount, so discount stays the only table of this query.
-  const attached = tx.select({ id: cart.discountId }).from(cart).where(and(eq(cart.storeId, tx.storeId), eq(cart.id, row.id)));
-  const [applied] = await tx
-    .select({ code: discount.code, kind: discount.kind, value: discount.value })
-    .from(discount)
-    .where(and(eq(discount.storeId, tx.storeId), inArray(discount.id, attached), sql`${DISCOUNT_STATE} = 'live'`));
-  const totals = cartTotals(lines, applied ?? null);
-  return {
-    id: row.id,
-    currency: row.currency,
-    lines: lines.map((l) => ({ ...l, lineTotal: lineTotal(l) })),
-    subtotal: totals.subtotal,
-    discount: totals.discount,
-    discountCode: applied?.code ?? null,
-    total: totals.total,
-  };
+/** Which cart a plan reads: by the hash of the cookie's token (a read knows no cart id), or by id. */
+export type CartKey = { tokenHash: string } | { cartId: string } | null;
+
+const cartWhere = (key: Exclude<CartKey, null>): SQL =>
+  "cartId" in key
+    ? and(eq(cart.storeId, CURRENT_STORE), eq(cart.id, key.cartId))!
+    : // A converted cart is an order now: the shopper's next change starts a new cart (with a new token).
+      and(eq(cart.storeId, CURRENT_STORE), eq(cart.tokenHash, key.tokenHash), isNull(cart.convertedOrderId))!;
+
+/**
+ * The cart as the shopper sees it: its lines with what can still be sold, the live discount, the totals.
+ * Four independent statements keyed on the cart (its token's hash or its id), one unit; no cart answers
+ * an empty one in the store's currency.
+ */
+export function cartPlan(q: Q, key: CartKey): Plan<CartView> {
+  const where = key ? cartWhere(key) : sql`false`;
+  return plan(
+    [
+      q.select({ id: cart.id, currency: cart.currency }).from(cart).where(where),
+      q
+        .select({
+          id: cartLine.id,
+          variantId: cartLine.variantId,
+          productTitle: product.title,
+          variantTitle: productVariant.title,
+          sku: productVariant.sku,
+          quantity: cartLine.quantity,
+          unitPrice: productVariant.priceMinor,
+          available: sql<number>`case when ${product.status} = 'active' then ${onlineAvailable(cartLine.storeId, cartLine.variantId)} else 0 end`,
+        })
+        .from(cartLine)
+        .innerJoin(cart, and(eq(cart.storeId, cartLine.storeId), eq(cart.id, cartLine.cartId)))
+        .innerJoin(productVariant, and(eq(productVariant.storeId, cartLine.storeId), eq(productVariant.id, cartLine.variantId)))
+        .innerJoin(product, variantProductJoin)
+        .where(where)
+        .orderBy(asc(cartLine.createdAt), asc(cartLine.id)),
+      // DISCOUNT_STATE reads the bare columns of discount, so discount stays the only table of this query.
+      q
+        .select({ code: discount.code, kind: discount.kind, value: discount.value })
+        .from(discount)
+        .where(and(eq(discount.storeId, CURRENT_STORE), inArray(discount.id, q.select({ id: cart.discountId }).from(cart).where(where)), sql`${DISCOUNT_STATE} = 'live'`)),
+      q.select({ currency: store.currency }).from(store).where(eq(store.id, CURRENT_STORE)),
+    ] as const,
+    ([[row], lines, [applied], [shop]]) => {
+      if (!row) return { id: null, currency: shop?.currency ?? "", lines: [], subtotal: 0, discount: 0, discountCode: null, total: 0 };
+      const totals = cartTotals(lines, applied ?? null);
+      return {
+        id: row.id,
+        currency: row.currency,
+        lines: lines.map((l) => ({ ...l, lineTotal: lineTotal(l) })),
+        subtotal: totals.subtotal,
+        discount: totals.discount,
+        discountCode: applied?.code ?? null,
+        total: totals.total,
+      };
+    },
+  );
+}
+
+/** The shopper's cart as it is now, in one round trip (a page or GET /api/cart). */
+export async function readCart(db: Database, storeId: string, token: string | undefined): Promise<CartView> {
+  const key = await cartKeyOf(token);
+  return sendStoreUnit(db, storeId, (q) => cartPlan(q, key));
+}
+
+/** The plan's key for a cookie's token (null for a missing or malformed one: no cart). */
+export async function cartKeyOf(token: string | undefined): Promise<CartKey> {
+  return token && CART_TOKEN.test(token) ? { tokenHash: await sha256Hex(token) } : null;
+}
+
+/** The cart as it now is, inside a change's open transaction. */
+export function cartView(tx: StoreTx, row: CartRow | undefined): Promise<CartView> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => cartPlan(q, row ? { cartId: row.id } : null));
 }
 
 const unknownVariant = () => new AppError("NOT_FOUND", "This product is not sold in this store.", { reason: "unknown_variant" });

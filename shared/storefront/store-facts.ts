@@ -1,7 +1,7 @@
 import { sha256Hex } from "../auth/tokens";
 import type { Database } from "../db/database";
 import { storefrontFacts } from "../db/statements";
-import { withStore } from "../db/with-store";
+import { storeOpeningStatement } from "../db/openings";
 import { errorFields, type Logger } from "../log";
 import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
 
@@ -27,9 +27,11 @@ export async function factsFromRow(row: Record<string, unknown>): Promise<StoreF
   };
 }
 
-/** Reads a store's facts: one read-only unit whose only statement travels with BEGIN (2 round trips). */
+/** Reads a store's facts: one read-only unit over the HTTP path, one round trip. */
 export async function loadStoreFacts(db: Database, storeId: string): Promise<StoreFacts | null> {
-  const row = await withStore(db, storeId, async (_tx, rows) => rows[0], { readOnly: true, opening: storefrontFacts() });
+  const facts = storefrontFacts();
+  const [, rows] = await db.sendHttp([storeOpeningStatement(storeId), { sql: facts.text, params: [...facts.params], method: "execute" }], { readOnly: true });
+  const row = rows?.[0] as Record<string, unknown> | undefined;
   return row ? factsFromRow(row) : null;
 }
 

@@ -62,7 +62,7 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
     }
     if (!proc.mutates && outcome.caller.grant) {
       const { store, grant } = outcome.caller;
-      c.var.defer(recordRead(c.var.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(proc), via: "token" }));
+      c.var.defer(() => recordRead(c.var.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(proc), via: "token" }));
     }
     return c.json({ json: outcome.output ?? null });
   } catch (e) {

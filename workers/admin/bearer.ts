@@ -53,6 +53,7 @@ export function limiterKey(principal: Principal): string {
     case "oauth":
       return `grant:${principal.grantId}`;
     case "member":
+    case "session":
       throw new TypeError("Sessions have no per-grant limiter");
   }
 }

@@ -68,11 +68,27 @@ const returnPath = (c: Context) => {
   return url.pathname + url.search;
 };
 
+/** The redirect to sign in and come back here. */
+export function requireSignIn(c: AdminContext): HTTPException {
+  return redirect(`/login?next=${encodeURIComponent(returnPath(c))}`);
+}
+
 /** A page's session, or a redirect to sign in and come back. */
 export async function requirePageSession(c: AdminContext): Promise<SignedIn> {
   const signedIn = await currentSession(c);
-  if (!signedIn) throw redirect(`/login?next=${encodeURIComponent(returnPath(c))}`);
+  if (!signedIn) throw requireSignIn(c);
   return signedIn;
+}
+
+/**
+ * What a page's failed read becomes (SPEC "Admin RPC errors" rule 2): only the three 'no store' errors
+ * send the member to the store picker; every other failure (a missing permission included) is reported
+ * to error tracking and goes to the error page with its own status, so the picker can never loop.
+ */
+export function pageFailure(c: AdminContext, e: unknown, proc?: { router: string; name: string }): unknown {
+  if (isNoStoreError(e)) return redirect(`/select-store?next=${encodeURIComponent(returnPath(c))}`);
+  logReporter(c.var.log).report(e, { path: c.req.path, ...(proc ? { procedure: `${proc.router}.${proc.name}` } : {}) });
+  return e;
 }
 
 /**
@@ -91,10 +107,8 @@ export async function pageCall<P extends StoreProcedure | SessionProcedure>(
   try {
     return (await runForSession(c, signedIn.info, proc, input)) as OutputOf<P>;
   } catch (e) {
-    if (isNoStoreError(e)) throw redirect(`/select-store?next=${encodeURIComponent(returnPath(c))}`);
-    if (isAppError(e) && expected.includes(e.code)) throw e;
-    logReporter(c.var.log).report(e, { path: c.req.path, procedure: `${proc.router}.${proc.name}` });
-    throw e;
+    if (isAppError(e) && expected.includes(e.code) && !isNoStoreError(e)) throw e;
+    throw pageFailure(c, e, proc);
   }
 }
 

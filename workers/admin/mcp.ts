@@ -1,10 +1,10 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono, type Context } from "hono";
 import { isSlug, mcpMetadataUrl } from "#shared/api/mcp-urls";
-import { mcpServer } from "#shared/assistant/mcp";
+import { firstReadCall, mcpServer, runFirstRead, type McpDeps } from "#shared/assistant/mcp";
 import { AppError, isAppError } from "#shared/http/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
-import { invalidToken, type Caller, type Principal } from "#shared/pipeline/principal";
+import type { Caller, Principal } from "#shared/pipeline/principal";
 import { resolveCaller, tooManyRequests } from "#shared/pipeline/run";
 import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
 import type { AdminEnv } from "./context";
@@ -93,16 +93,25 @@ mcp.post("/api/mcp/:slug", async (c) => {
   const limitHeaders = rateLimitHeaders(decision);
   if (!decision.allowed) throw tooManyRequests(decision, "this connection");
 
+  // The caller is resolved in Postgres (a grant of one store is refused in any other, SPEC Authentication
+  // 6): with the POST's first tool call when it is a read (one round trip), else on its own.
+  const deps = { db: c.var.db, principal, log: c.var.log, defer: c.var.defer };
+  const unauthorized = (e: unknown) =>
+    isAppError(e) && e.code === "UNAUTHORIZED" ? new AppError(e.code, e.message, e.data, { ...limitHeaders, ...challenge(c, slug, "invalid_token") }) : e;
+  const first = firstReadCall(messagesOf(body));
   let caller: Caller;
-  try {
-    caller = await resolveCaller(c.var.db, principal);
-    // A grant of one store is refused in any other (SPEC Authentication 6).
-    if (caller.store.slug !== slug) throw invalidToken("This token belongs to another store.");
-  } catch (e) {
-    if (isAppError(e) && e.code === "UNAUTHORIZED") throw new AppError(e.code, e.message, e.data, { ...limitHeaders, ...challenge(c, slug, "invalid_token") });
-    throw e;
+  let early: McpDeps["early"];
+  if (first) {
+    const ran = await runFirstRead(deps, first, slug);
+    if ("error" in ran) throw unauthorized(ran.error);
+    caller = ran.caller;
+    early = { id: first.id, result: ran.result };
+  } else {
+    caller = await resolveCaller(c.var.db, principal, "mcp", slug).catch((e: unknown) => {
+      throw unauthorized(e);
+    });
   }
-  const server = mcpServer({ db: c.var.db, principal, caller, log: c.var.log, argumentsOf: toolArguments(body), defer: c.var.defer });
+  const server = mcpServer({ ...deps, caller, early, argumentsOf: toolArguments(body) });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const res = await transport.handleRequest(c.req.raw, { parsedBody: body });

@@ -1,6 +1,12 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { AppError, badRequest } from "#shared/http/errors";
+import { providerServices } from "#shared/pipeline/providers";
+import { runRead } from "#shared/pipeline/read";
+import { noSession } from "#shared/pipeline/refusal";
+import { resolveCaller } from "#shared/pipeline/run";
+import { isSessionProcedure, type StoreProcedure } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry";
+import { sessionIdFrom, sessionPrincipal, touchSession } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, runForSession, type AdminEnv } from "./context";
 
 export const rpc = new Hono<AdminEnv>();
@@ -68,6 +74,8 @@ rpc.post("/api/rpc/:router/:procedure", async (c) => {
   requireJsonContentType(c.req.raw);
   const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
   if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);
+  // A read goes in one round trip: the session, the member and the checks open the unit its plan runs in.
+  if (!isSessionProcedure(proc) && proc.read) return readForSession(c, { ...proc, read: proc.read });
   const signedIn = await currentSession(c);
   if (!signedIn) throw new AppError("UNAUTHORIZED", "Sign in first: your session is missing or has expired.");
   const input = await readRpcBody(c.req.raw);
@@ -75,6 +83,24 @@ rpc.post("/api/rpc/:router/:procedure", async (c) => {
   c.header("cache-control", "no-store");
   return c.json({ json: output ?? null });
 });
+
+async function readForSession(c: Context<AdminEnv>, proc: StoreProcedure & Required<Pick<StoreProcedure, "read">>): Promise<Response> {
+  const principal = await sessionPrincipal(sessionIdFrom(c));
+  if (!principal) throw noSession();
+  // A body that cannot be read is answered after the session and membership checks, as before.
+  const body = await readRpcBody(c.req.raw).then(
+    (input) => ({ input }),
+    (error: unknown) => ({ error }),
+  );
+  if ("error" in body) {
+    await resolveCaller(c.var.db, principal, "session");
+    throw body.error;
+  }
+  const outcome = await runRead(c.var.db, principal, proc, body.input, { door: "session", log: c.var.log, services: providerServices(c.env) });
+  if (outcome.session?.touch) c.var.defer(() => touchSession(c.var.db, principal.idHash));
+  c.header("cache-control", "no-store");
+  return c.json({ json: outcome.output ?? null });
+}
 
 rpc.all("/api/rpc/:router/:procedure", () => {
   throw new AppError("METHOD_NOT_ALLOWED", "Use POST /api/rpc/<router>/<procedure> with {\"json\": <input>}.", undefined, { allow: "POST" });

@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import { withStore } from "#shared/db/with-store";
-import { cartView, findCart } from "#shared/storefront/cart";
+import { readCart } from "#shared/storefront/cart";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { Alert, EmptyCart, ShopPage } from "./layout";
@@ -24,7 +23,7 @@ const CART_ERRORS: Record<string, string> = {
 export async function cartPage(c: Context<ShopEnv>) {
   const { store, db } = c.var.shop;
   const token = getCookie(c, CART_COOKIE);
-  const cart = await withStore(db, store.id, async (tx) => cartView(tx, await findCart(tx, token, false)), { readOnly: true });
+  const cart = await readCart(db, store.id, token);
   const problem = c.req.query("cartError");
   const money = (minor: number) => formatMoney(minor, store.currency);
   c.header("cache-control", "no-store");

@@ -14,6 +14,7 @@ import {
   createCart,
   findCart,
   newCartToken,
+  readCart,
   removeDiscount,
   removeLine,
   setLineQuantity,
@@ -106,10 +107,7 @@ cartRoutes.use("/api/cart/*", async (c, next) => {
   await next();
 });
 
-cartRoutes.get("/api/cart", async (c) => {
-  const { view } = await runCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE), false);
-  return c.json({ cart: view });
-});
+cartRoutes.get("/api/cart", async (c) => c.json({ cart: await readCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE)) }));
 
 const addRoute = async (c: CartContext) => {
   const body = await readBody(c);

@@ -1,32 +1,38 @@
 import type { Context } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
-import { withStore, type StoreTx } from "#shared/db/with-store";
+import { constant, together, type Plan } from "#shared/db/plan";
+import type { Q } from "#shared/db/steps";
+import { sendStoreUnit } from "#shared/db/unit";
 import { contentParagraphs } from "#shared/storefront/content";
-import { formatMoney, listProducts, primaryHostname, productByHandle, publishedPage, sitemapPaths, SORTS, type ProductCard, type Sort } from "#shared/storefront/catalog";
+import {
+  formatMoney,
+  primaryHostnamePlan,
+  productByHandlePlan,
+  productsPlan,
+  publishedPagePlan,
+  sitemapPlan,
+  SORTS,
+  type ProductCard,
+  type Sort,
+} from "#shared/storefront/catalog";
 import { ShopPage, type ShopHead } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
 /**
  * The shopper's catalogue pages (issue 10 part 3), server-rendered and usable without JavaScript. Each
- * page is one read-only unit of the store: the content and the primary hostname for canonical links.
+ * page is one read-only unit of the store, one round trip: the content and the primary hostname for
+ * canonical links.
  */
 type ShopContext = Context<ShopEnv>;
 
 const PAGE_SIZE = 24;
 
 /** Reads the page's data and the canonical base in one unit of the store. */
-async function read<T>(c: ShopContext, work: (tx: StoreTx) => Promise<T>): Promise<{ data: T; base: string }> {
+async function read<T>(c: ShopContext, build: (q: Q) => Plan<T>): Promise<{ data: T; base: string }> {
   const { db, store, hostname } = c.var.shop;
-  return withStore(
-    db,
-    store.id,
-    async (tx) => {
-      const [data, primary] = await Promise.all([work(tx), primaryHostname(tx)]);
-      return { data, base: `https://${primary ?? hostname}` };
-    },
-    { readOnly: true },
-  );
+  const { data, primary } = await sendStoreUnit(db, store.id, (q) => together({ data: build(q), primary: primaryHostnamePlan(q) }));
+  return { data, base: `https://${primary ?? hostname}` };
 }
 
 function head(c: ShopContext, path: string, base: string, title: string | undefined, description: string): ShopHead {
@@ -74,7 +80,7 @@ const SORT_LABELS: Record<Sort, string> = { newest: "Newest", price_asc: "Price:
 
 export async function homePage(c: ShopContext) {
   const { store } = c.var.shop;
-  const { data, base } = await read(c, (tx) => listProducts(tx, { page: 1, pageSize: 8, sort: "newest" }));
+  const { data, base } = await read(c, (q) => productsPlan(q, { page: 1, pageSize: 8, sort: "newest" }));
   return c.html(
     <ShopPage head={head(c, "/", base, undefined, `Shop ${store.name} online.`)}>
       <h1>{store.name}</h1>
@@ -91,7 +97,7 @@ export async function productsPage(c: ShopContext) {
   const { store } = c.var.shop;
   const q = listQuery.parse(c.req.query());
   const query = { page: q.page, pageSize: PAGE_SIZE, sort: q.sort, minPrice: toMinor(q.min, store.currency), maxPrice: toMinor(q.max, store.currency) };
-  const { data, base } = await read(c, (tx) => listProducts(tx, query));
+  const { data, base } = await read(c, (q) => productsPlan(q, query));
   const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
   const link = (page: number) => {
     const params = new URLSearchParams({ ...(q.sort !== "newest" ? { sort: q.sort } : {}), ...(q.min !== undefined ? { min: String(q.min) } : {}), ...(q.max !== undefined ? { max: String(q.max) } : {}), page: String(page) });
@@ -139,7 +145,7 @@ export async function productsPage(c: ShopContext) {
 export async function searchPage(c: ShopContext) {
   const { store } = c.var.shop;
   const term = (c.req.query("q") ?? "").trim().slice(0, 200);
-  const { data, base } = await read(c, (tx) => (term ? listProducts(tx, { page: 1, pageSize: PAGE_SIZE, sort: "title", search: term }) : Promise.resolve({ items: [], total: 0 })));
+  const { data, base } = await read(c, (q) => (term ? productsPlan(q, { page: 1, pageSize: PAGE_SIZE, sort: "title", search: term }) : constant({ items: [], total: 0 })));
   return c.html(
     <ShopPage head={{ ...head(c, "/search", base, term ? `Search: ${term}` : "Search", `Search the products of ${store.name}.`), noindex: true }}>
       <h1>{term ? `Results for “${term}”` : "Search"}</h1>
@@ -161,7 +167,7 @@ export const productPage = (c: ShopContext) => renderProduct(c);
 export async function renderProduct(c: ShopContext, notify?: NotifyState, status: 200 | 400 | 404 | 409 = 200) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
-  const { data: product, base } = await read(c, (tx) => productByHandle(tx, handle));
+  const { data: product, base } = await read(c, (q) => productByHandlePlan(q, handle));
   if (!product) return notFoundPage(c);
   // A page with a shopper's own answer (their email) is theirs alone: never stored by any cache.
   if (notify) c.header("cache-control", "no-store");
@@ -262,7 +268,7 @@ const NotifyForm: FC<{ handle: string; soldOut: { id: string; title: string }[];
 export async function contentPage(c: ShopContext) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
-  const { data: page, base } = await read(c, (tx) => publishedPage(tx, handle));
+  const { data: page, base } = await read(c, (q) => publishedPagePlan(q, handle));
   if (!page) return notFoundPage(c);
   return c.html(
     <ShopPage head={head(c, `/pages/${handle}`, base, page.title, page.body.slice(0, 160) || `${page.title} · ${store.name}`)}>
@@ -275,7 +281,7 @@ export async function contentPage(c: ShopContext) {
 }
 
 export async function robotsTxt(c: ShopContext) {
-  const { base } = await read(c, async () => undefined);
+  const { base } = await read(c, () => constant(undefined));
   c.header("content-type", "text/plain; charset=utf-8");
   return c.body(`User-agent: *\nDisallow: /cart\nDisallow: /checkout\nDisallow: /orders/\nDisallow: /search\nDisallow: /api/\nSitemap: ${base}/sitemap.xml\n`);
 }
@@ -283,7 +289,7 @@ export async function robotsTxt(c: ShopContext) {
 const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 export async function sitemapXml(c: ShopContext) {
-  const { data: paths, base } = await read(c, (tx) => sitemapPaths(tx));
+  const { data: paths, base } = await read(c, (q) => sitemapPlan(q));
   const urls = [{ path: "/", updatedAt: undefined }, { path: "/products", updatedAt: undefined }, ...paths]
     .map((p) => `<url><loc>${xml(base + p.path)}</loc>${p.updatedAt ? `<lastmod>${p.updatedAt.toISOString()}</lastmod>` : ""}</url>`)
     .join("");

@@ -1,13 +1,12 @@
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { FC } from "hono/jsx";
-import { withStore } from "#shared/db/with-store";
 import { isCrossSite } from "#shared/http/csrf";
 import { isAppError } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
 import { checkoutInput } from "#shared/orders/checkout";
 import { INDIAN_STATE_CODES, INDIAN_STATE_NAMES } from "#shared/orders/gst";
-import { cartView, findCart } from "#shared/storefront/cart";
+import { readCart } from "#shared/storefront/cart";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { checkoutAndPay, type PayDeps } from "./checkout";
@@ -58,7 +57,7 @@ const Field: FC<{ name: string; label: string; autocomplete: string; type?: stri
 
 async function renderCheckout(c: ShopContext, values: Values, errors: Errors, problem?: string, status: 200 | 400 | 409 = 200) {
   const { store, db } = c.var.shop;
-  const cart = await withStore(db, store.id, async (tx) => cartView(tx, await findCart(tx, getCookie(c, CART_COOKIE), false)), { readOnly: true });
+  const cart = await readCart(db, store.id, getCookie(c, CART_COOKIE));
   const money = (minor: number) => formatMoney(minor, store.currency);
   c.header("cache-control", "no-store");
   const state = values["shippingAddress.state"] ?? "";

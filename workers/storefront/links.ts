@@ -4,6 +4,9 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import { pageView, shortLink } from "#shared/db/schema";
+import { CURRENT_STORE } from "#shared/db/openings";
+import { plan } from "#shared/db/plan";
+import { sendStoreUnit } from "#shared/db/unit";
 import { withStore } from "#shared/db/with-store";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError, badRequest } from "#shared/http/errors";
@@ -30,22 +33,30 @@ shortLinks.get("/-s/:storeId/l/:slug", async (c) => {
   const slug = c.req.param("slug");
   if (!LINK_SLUG.test(slug)) throw noSuchLink();
   // One atomic statement: concurrent clicks each add exactly one.
-  const link = await withStore(db, store.id, async (tx) => {
-    const [row] = await tx
-      .update(shortLink)
-      .set({ clicks: sql`${shortLink.clicks} + 1` })
-      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.slug, slug)))
-      .returning({
-        id: shortLink.id,
-        target: shortLink.target,
-        source: shortLink.utmSource,
-        medium: shortLink.utmMedium,
-        campaign: shortLink.utmCampaign,
-        term: shortLink.utmTerm,
-        content: shortLink.utmContent,
-      });
-    return row;
-  });
+  const link = await sendStoreUnit(
+    db,
+    store.id,
+    (q) =>
+      plan(
+        [
+          q
+            .update(shortLink)
+            .set({ clicks: sql`${shortLink.clicks} + 1` })
+            .where(and(eq(shortLink.storeId, CURRENT_STORE), eq(shortLink.slug, slug)))
+            .returning({
+              id: shortLink.id,
+              target: shortLink.target,
+              source: shortLink.utmSource,
+              medium: shortLink.utmMedium,
+              campaign: shortLink.utmCampaign,
+              term: shortLink.utmTerm,
+              content: shortLink.utmContent,
+            }),
+        ] as const,
+        ([[row]]) => row,
+      ),
+    { readOnly: false },
+  );
   if (!link) throw noSuchLink();
   setCookie(c, LINK_COOKIE, link.id, { maxAge: LINK_COOKIE_MAX_AGE, path: "/", sameSite: "Lax", httpOnly: true, secure: secureCookie(hostname) });
   c.header("cache-control", "no-store");

@@ -4,6 +4,9 @@ import { constantTimeEqual } from "#shared/auth/password";
 import { randomSecret, sha256Hex } from "#shared/auth/tokens";
 import type { Database } from "#shared/db/database";
 import type { SessionInfo } from "#shared/procedures/define";
+import { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS } from "#shared/auth/sessions";
+
+export { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS };
 
 /**
  * Admin sessions. The cookie carries a random 256-bit id; the database keeps only its SHA-256 hash,
@@ -14,9 +17,6 @@ import type { SessionInfo } from "#shared/procedures/define";
  * inside the lookup query, so a request costs one round trip for its session.
  */
 export const SESSION_COOKIE = "wc_session";
-export const IDLE_TIMEOUT_SECONDS = 24 * 60 * 60;
-export const ABSOLUTE_LIFETIME_SECONDS = 14 * 24 * 60 * 60;
-const TOUCH_AFTER_SECONDS = 5 * 60;
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -47,6 +47,20 @@ export async function findSession(db: Database, sessionId: string): Promise<Sess
   const row = rows[0];
   if (!row) return null;
   return { idHash: row.id_hash, userId: row.user_id, email: row.email, name: row.name, activeStoreId: row.active_store_id };
+}
+
+/** The session principal of a cookie value, known without the database (null for a malformed id). */
+export async function sessionPrincipal(sessionId: string | undefined): Promise<{ kind: "session"; idHash: string } | null> {
+  if (!sessionId || !SESSION_ID.test(sessionId)) return null;
+  return { kind: "session", idHash: await sha256Hex(sessionId) };
+}
+
+/** Marks a session used now (after the answer, when its unit said its last use is older than 5 minutes). */
+export async function touchSession(db: Database, idHash: string): Promise<void> {
+  await db.sendHttp(
+    [{ sql: "update session set last_seen_at = now() where id_hash = $1 and last_seen_at < now() - make_interval(secs => $2)", params: [idHash, TOUCH_AFTER_SECONDS], method: "execute" }],
+    { readOnly: false },
+  );
 }
 
 /** Starts a session (a fresh id on every sign-in) and clears that person's dead sessions on the way. */

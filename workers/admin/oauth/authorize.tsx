@@ -125,7 +125,7 @@ async function storeFor(db: Database, slug: string, userId: string) {
   const storeId = await storeIdBySlug(db, slug);
   if (!storeId) throw new AppError("NOT_FOUND", "No store has this MCP address. Check the URL you gave your AI client.");
   try {
-    return await resolveCaller(db, { kind: "member", userId, storeId });
+    return await resolveCaller(db, { kind: "member", userId, storeId }, "session");
   } catch (e) {
     if (isNoStoreError(e)) throw new AppError("FORBIDDEN", "You are not a member of this store, so you cannot connect an app to it. Sign in with another account.");
     throw e;

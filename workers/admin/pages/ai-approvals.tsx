@@ -4,7 +4,7 @@ import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors"
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
 import { Changes } from "./ai-approvals-diff";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
 /**
@@ -14,7 +14,6 @@ import { AdminPage } from "./layout";
  */
 export const aiApprovalsPage = new Hono<AdminEnv>();
 
-type Base = Awaited<ReturnType<typeof storePage>>;
 type Approval = Awaited<ReturnType<typeof listApprovals.run>>["items"][number];
 type Status = 200 | 400 | 403 | 404 | 409;
 type Done = "approved" | "rejected" | "failed";
@@ -51,9 +50,9 @@ function errorText(e: AppError): string {
   return "That is not a proposal of this store.";
 }
 
-async function render(c: AdminContext, base: Base, view: View = {}, status: Status = 200) {
-  const { chrome, me, signedIn } = base;
-  const { items } = await pageCall(c, signedIn, listApprovals, {});
+async function render(c: AdminContext, view: View = {}, status: Status = 200) {
+  const { chrome, me, read } = await storePage(c, { approvals: call(listApprovals, {}) });
+  const { items } = read.approvals();
   const pending = items.filter((a) => a.state === "pending");
   const decided = items.filter((a) => a.state !== "pending");
   const everyone = me.member.role === "owner";
@@ -172,9 +171,8 @@ function doneOf(value: string | undefined): Done | undefined {
 
 // GET /ai/approvals: any member; which proposals they see is aiApprovals.list's rule.
 aiApprovalsPage.get("/ai/approvals", async (c) => {
-  const base = await storePage(c);
   const id = c.req.query("id");
-  return render(c, base, { done: doneOf(c.req.query("done")), doneId: id && UUID.test(id) ? id : undefined });
+  return render(c, { done: doneOf(c.req.query("done")), doneId: id && UUID.test(id) ? id : undefined });
 });
 
 /** The form's POST: cross-site and CSRF checks, the decision, then back to the page (303) or the page with an alert. */
@@ -194,7 +192,7 @@ async function decide(c: AdminContext, decision: "approve" | "reject") {
     return c.redirect("/ai/approvals?done=rejected", 303);
   } catch (e) {
     if (isAppError(e) && (EXPECTED as readonly string[]).includes(e.code)) {
-      return render(c, base, { alert: errorText(e) }, STATUS_OF[e.code as (typeof EXPECTED)[number]]);
+      return render(c, { alert: errorText(e) }, STATUS_OF[e.code as (typeof EXPECTED)[number]]);
     }
     throw e;
   }

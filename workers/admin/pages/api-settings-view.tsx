@@ -3,9 +3,9 @@ import { mcpResourceUrl } from "#shared/api/mcp-urls";
 import { AREAS } from "#shared/auth/permissions";
 import { listActivity, listGrants, type createToken } from "#shared/procedures/api-grants";
 import { getMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
-import { pageCall, type AdminContext } from "../context";
+import type { AdminContext } from "../context";
 import { ActivitySection, GrantsSection, When } from "./api-settings-grants";
-import type { storePage } from "./chrome";
+import { call, optional, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
 /**
@@ -14,7 +14,6 @@ import { AdminPage } from "./layout";
  * The routes that answer it are in ./api-settings.tsx.
  */
 
-export type Base = Awaited<ReturnType<typeof storePage>>;
 export type Created = Awaited<ReturnType<typeof createToken.run>>;
 type Status = 200 | 201 | 400 | 403 | 404;
 
@@ -249,16 +248,15 @@ function UsageSection({ origin }: { origin: string }) {
 }
 
 /** Settings → MCP & API with what the procedures let this member see, plus the view's notice, alert, new token or kept drafts. */
-export async function render(c: AdminContext, base: Base, view: View = {}, status: Status = 200) {
-  const { chrome, me, signedIn } = base;
+export async function render(c: AdminContext, view: View = {}, status: Status = 200) {
+  const { chrome, me, read } = await storePage(c, {
+    grants: call(listGrants, {}),
+    activity: call(listActivity, { page: 1, pageSize: ACTIVITY_PAGE_SIZE }),
+    // Staff lack settings.read: the settings are read for those who may see them, null for the others.
+    mcpSettings: optional(getMcpSettings, {}),
+  });
   const canChangeMcp = me.permissions.includes("settings.write");
-  const canSeeMcp = canChangeMcp || me.permissions.includes("settings.read");
-  const [grants, activity, mcpSettings] = await Promise.all([
-    pageCall(c, signedIn, listGrants, {}),
-    pageCall(c, signedIn, listActivity, { page: 1, pageSize: ACTIVITY_PAGE_SIZE }),
-    // Staff lack settings.read: asking would answer the 403 page, so they are not asked.
-    canSeeMcp ? pageCall(c, signedIn, getMcpSettings, {}) : Promise.resolve(null),
-  ]);
+  const [grants, activity, mcpSettings] = [read.grants(), read.activity(), read.mcpSettings()];
   const origin = new URL(c.req.url).origin;
 
   c.header("referrer-policy", "same-origin");

@@ -49,14 +49,13 @@ function lifetimeOf(value: string | undefined): number | null | string | undefin
 
 // GET /settings/api: MCP URL, AI-client settings, tokens, connections and activity (any member; what each sees is the procedures' rule).
 apiSettingsPage.get("/settings/api", async (c) => {
-  const base = await storePage(c);
   const notice =
     c.req.query("revoked") === "1"
       ? "Token revoked. It stops working on its next call."
       : c.req.query("mcp") === "saved"
         ? "AI client settings saved."
         : undefined;
-  return render(c, base, notice ? { notice } : {});
+  return render(c, notice ? { notice } : {});
 });
 
 // POST /settings/api/tokens: apiGrants.createToken. The token is answered in this page (201), once.
@@ -83,11 +82,11 @@ apiSettingsPage.post("/settings/api/tokens", async (c) => {
     );
   } catch (e) {
     if (isAppError(e) && (e.code === "BAD_REQUEST" || e.code === "FORBIDDEN")) {
-      return render(c, base, { alert: createErrorText(e), draft }, e.code === "BAD_REQUEST" ? 400 : 403);
+      return render(c, { alert: createErrorText(e), draft }, e.code === "BAD_REQUEST" ? 400 : 403);
     }
     throw e;
   }
-  return render(c, base, { created }, 201);
+  return render(c, { created }, 201);
 });
 
 // POST /settings/api/revoke: apiGrants.revoke, then back to the page (303) with a notice.
@@ -102,7 +101,7 @@ apiSettingsPage.post("/settings/api/revoke", async (c) => {
     if (isAppError(e) && (e.code === "NOT_FOUND" || e.code === "FORBIDDEN" || e.code === "BAD_REQUEST")) {
       const status = e.code === "NOT_FOUND" ? 404 : e.code === "FORBIDDEN" ? 403 : 400;
       const text = e.code === "BAD_REQUEST" ? "That is not a token of this store." : e.message;
-      return render(c, base, { alert: text }, status);
+      return render(c, { alert: text }, status);
     }
     throw e;
   }
@@ -124,7 +123,7 @@ apiSettingsPage.post("/settings/api/mcp", async (c) => {
     await pageCall(c, base.signedIn, updateMcpSettings, input, ["FORBIDDEN", "BAD_REQUEST"]);
   } catch (e) {
     if (isAppError(e) && (e.code === "FORBIDDEN" || e.code === "BAD_REQUEST")) {
-      return render(c, base, { alert: e.message, mcpDraft: e.code === "BAD_REQUEST" ? input : undefined }, e.code === "FORBIDDEN" ? 403 : 400);
+      return render(c, { alert: e.message, mcpDraft: e.code === "BAD_REQUEST" ? input : undefined }, e.code === "FORBIDDEN" ? 403 : 400);
     }
     throw e;
   }

@@ -4,7 +4,7 @@ import { redeliver } from "#shared/procedures/app-deliveries";
 import { getApp } from "#shared/procedures/apps";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { When } from "./api-settings-grants";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { handleFormPost, Notice, RowAction, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 
@@ -22,12 +22,12 @@ const LABEL: Record<AppDeliveryStatus, string> = { pending: "Pending", delivered
 const isStatus = (s: string | undefined): s is AppDeliveryStatus => (APP_DELIVERY_STATUSES as readonly string[]).includes(s ?? "");
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const canWrite = me.permissions.includes("settings.write");
   const id = c.req.param("id") ?? "";
   const filter = isStatus(c.req.query("status")) ? (c.req.query("status") as AppDeliveryStatus) : undefined;
   const pageNo = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
-  const { app, deliveries } = await pageCall(c, signedIn, getApp, { id, page: pageNo, pageSize: PAGE_SIZE, ...(filter ? { status: filter } : {}) });
+  const { chrome, me, read } = await storePage(c, { app: call(getApp, { id, page: pageNo, pageSize: PAGE_SIZE, ...(filter ? { status: filter } : {}) }) });
+  const canWrite = me.permissions.includes("settings.write");
+  const { app, deliveries } = read.app();
   const link = (page: number) => `/settings/apps/${app.id}?${filter ? `status=${filter}&` : ""}page=${page}`;
   return c.html(
     <AdminPage title={`${app.name} · Apps`} chrome={chrome}>

@@ -6,7 +6,7 @@ import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
 import { AppForm, appInput, draftOf, EMPTY_APP, stateOfApp, stateOfFailure, type AppFormState } from "./apps-form";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { Notice, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 
@@ -29,9 +29,9 @@ interface View {
 }
 
 async function render(c: AdminContext, view: View = {}, status: Status = 200) {
-  const { chrome, signedIn, me } = await storePage(c);
+  const { chrome, me, read } = await storePage(c, { apps: call(listApps, { pageSize: PAGE_SIZE_MAX }) });
   const canWrite = me.permissions.includes("settings.write");
-  const { items, total } = await pageCall(c, signedIn, listApps, { pageSize: PAGE_SIZE_MAX });
+  const { items, total } = read.apps();
   let editing: { id: string; name: string; state: AppFormState } | undefined;
   if (view.failed?.action === "update" && view.failed.id) {
     editing = { id: view.failed.id, name: items.find((a) => a.id === view.failed!.id)?.name ?? view.failed.state.draft.name, state: view.failed.state };

@@ -5,7 +5,7 @@ import { permissionDenied } from "#shared/pipeline/principal";
 import { createPage, getPage, listPages, publishPage, updatePage } from "#shared/procedures/content";
 import { contentParagraphs } from "#shared/storefront/content";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { issueErrors, TextArea, TextField } from "./fields";
 import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
@@ -58,10 +58,10 @@ const PageForm: FC<{ csrf: string; to: string; draft: Draft; errors: Record<stri
 );
 
 async function renderList(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const canWrite = me.permissions.includes("content.write");
   const q = listQuery.parse({ page: c.req.query("page"), query: c.req.query("query") });
-  const result = await pageCall(c, signedIn, listPages, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) });
+  const { chrome, me, read } = await storePage(c, { pages: call(listPages, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) }) });
+  const canWrite = me.permissions.includes("content.write");
+  const result = read.pages();
   const link = (page: number) => `/pages?${new URLSearchParams({ ...(q.query ? { query: q.query } : {}), ...(page > 1 ? { page: String(page) } : {}) })}`;
   return c.html(
     <AdminPage title="Pages" chrome={chrome}>
@@ -101,9 +101,9 @@ async function renderList(c: AdminContext, notice?: FormNotice, status: 200 | 40
 }
 
 async function renderPage(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost, preview?: Draft) {
-  const { chrome, signedIn, me } = await storePage(c);
+  const { chrome, me, read } = await storePage(c, { page: call(getPage, { id }) });
   const canWrite = me.permissions.includes("content.write");
-  const stored = await pageCall(c, signedIn, getPage, { id });
+  const stored = read.page();
   const draft = preview ?? (failed ? draftOf(failed.field) : { title: stored.title, handle: stored.handle, body: stored.body });
   const published = stored.status === "published";
   return c.html(

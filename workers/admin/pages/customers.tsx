@@ -3,9 +3,10 @@ import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
-import { listOrders } from "#shared/procedures/orders";
+import { customerOrdersPlan } from "#shared/procedures/orders";
+import { gatedScope } from "#shared/procedures/scope";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, planned, storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
 import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
@@ -62,9 +63,9 @@ const EMPTY: Draft = { email: "", phone: "", firstName: "", lastName: "", city: 
 const nameOf = (c: { firstName: string | null; lastName: string | null }) => [c.firstName, c.lastName].filter(Boolean).join(" ") || "(no name)";
 
 customersPage.get("/customers", async (c) => {
-  const { chrome, signedIn, me } = await storePage(c);
   const q = listQuery.parse({ page: c.req.query("page"), query: c.req.query("query") });
-  const result = await pageCall(c, signedIn, listCustomers, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) });
+  const { chrome, me, read } = await storePage(c, { customers: call(listCustomers, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) }) });
+  const result = read.customers();
   const link = (page: number) => `/customers?${new URLSearchParams({ ...(q.query ? { query: q.query } : {}), ...(page > 1 ? { page: String(page) } : {}) })}`;
   return c.html(
     <AdminPage title="Customers" chrome={chrome}>
@@ -126,13 +127,16 @@ const DeleteConfirm: FC<{ customer: Customer; orders: number | null; csrf: strin
 );
 
 async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const customer = await pageCall(c, signedIn, getCustomer, { id });
+  const { chrome, me, read } = await storePage(c, {
+    customer: call(getCustomer, { id }),
+    orders: planned((q, scope) => customerOrdersPlan(q, gatedScope(scope, "orders.read"), id, 20)),
+  });
+  const customer = read.customer();
   const canWrite = me.permissions.includes("customers.write");
   const canDelete = me.permissions.includes("records.delete");
   const confirming = c.req.query("confirm") === "delete";
   if (confirming && !canDelete) throw permissionDenied("records.delete");
-  const orders = customer.email && me.permissions.includes("orders.read") ? await pageCall(c, signedIn, listOrders, { email: customer.email, pageSize: 20 }) : null;
+  const orders = customer.email && me.permissions.includes("orders.read") ? read.orders() : null;
   const draft: Draft = failed
     ? draftOf(failed.field)
     : { email: customer.email ?? "", phone: customer.phone ?? "", firstName: customer.firstName ?? "", lastName: customer.lastName ?? "", city: customer.city ?? "", note: customer.note ?? "", acceptsMarketing: customer.acceptsMarketing };

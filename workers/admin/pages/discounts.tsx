@@ -6,7 +6,7 @@ import { AppError } from "#shared/http/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createDiscount, disableDiscount, listDiscounts, updateDiscount } from "#shared/procedures/discounts";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { issueErrors, SelectField, TextField } from "./fields";
 import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
@@ -108,10 +108,10 @@ const DiscountForm: FC<{ csrf: string; action: "create" | "update"; id?: string;
 };
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const canWrite = me.permissions.includes("discounts.write");
   const q = listQuery.parse({ page: c.req.query("page"), query: c.req.query("query") });
-  const result = await pageCall(c, signedIn, listDiscounts, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) });
+  const { chrome, me, read } = await storePage(c, { discounts: call(listDiscounts, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}) }) });
+  const canWrite = me.permissions.includes("discounts.write");
+  const result = read.discounts();
   const currency = me.store.currency;
   const errors = issueErrors(failed?.error);
   const editId = failed?.action === "update" ? failed.field("id") : c.req.query("edit");

@@ -6,7 +6,7 @@ import { dnsConfigFromEnv } from "#shared/domains/select";
 import { badRequest } from "#shared/http/errors";
 import { addDomain, listDomains, removeDomain, setPrimaryDomain } from "#shared/procedures/domains";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { handleFormPost, Notice, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime } from "./order-words";
@@ -74,8 +74,8 @@ const LocalDnsButtons: FC<{ d: Domain; csrf: string }> = ({ d, csrf }) => (
 );
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
-  const { chrome, signedIn } = await storePage(c);
-  const { items } = await pageCall(c, signedIn, listDomains);
+  const { chrome, read } = await storePage(c, { domains: call(listDomains, {}) });
+  const { items } = read.domains();
   const target = targetOf(c);
   const dev = localDnsOn(c);
   return c.html(

@@ -6,7 +6,7 @@ import { summary } from "#shared/procedures/analytics";
 import { listDeadEvents, listJobFailures, retryDeadEvent } from "#shared/procedures/outbox";
 import { lowStock, waitingOrders } from "#shared/procedures/overview";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, optional, storePage } from "./chrome";
 import { handleFormPost, Notice, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney, type Chrome } from "./layout";
 import { IST_OFFSET, IstTime, words } from "./order-words";
@@ -114,19 +114,25 @@ const PLACES: { key: keyof Chrome["canSee"]; href: string; title: string; about:
 ];
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
-  const { me, chrome, signedIn } = await storePage(c);
-  const can = (p: Permission) => me.permissions.includes(p);
   const today = istToday();
-  const none = Promise.resolve(null);
-  // One call per list the page shows, each only when the role may read it.
-  const [dead, failures, sales, waiting, low, approvals] = await Promise.all([
-    can("settings.read") ? pageCall(c, signedIn, listDeadEvents, { pageSize: 5 }) : Promise.resolve({ items: [], total: 0, page: 1, pageSize: 5 }),
-    can("settings.read") ? pageCall(c, signedIn, listJobFailures, {}) : Promise.resolve({ items: [] }),
-    can("analytics.read") ? pageCall(c, signedIn, summary, { from: today, to: today, utcOffset: IST_OFFSET }) : none,
-    can("orders.read") ? pageCall(c, signedIn, waitingOrders, {}) : none,
-    can("inventory.read") ? pageCall(c, signedIn, lowStock, {}) : none,
-    pageCall(c, signedIn, listApprovals, { state: "pending" }),
-  ]);
+  // One read per list the page shows, all in one round trip; each answers null to a role that may not read it.
+  const { me, chrome, read } = await storePage(c, {
+    dead: optional(listDeadEvents, { pageSize: 5 }),
+    failures: optional(listJobFailures, {}),
+    sales: optional(summary, { from: today, to: today, utcOffset: IST_OFFSET }),
+    waiting: optional(waitingOrders, {}),
+    low: optional(lowStock, {}),
+    approvals: call(listApprovals, { state: "pending" }),
+  });
+  const can = (p: Permission) => me.permissions.includes(p);
+  const [dead, failures, sales, waiting, low, approvals] = [
+    read.dead() ?? { items: [], total: 0, page: 1, pageSize: 5 },
+    read.failures() ?? { items: [] },
+    read.sales(),
+    read.waiting(),
+    read.low(),
+    read.approvals(),
+  ];
   if (!notice && c.req.query("done") === "retry") notice = { ok: true, text: "The event is queued again: it goes out within seconds." };
   return c.html(
     <AdminPage title="Home" chrome={chrome}>

@@ -4,8 +4,8 @@ import { z } from "zod";
 import { ADJUSTMENT_REASONS } from "#shared/db/schema";
 import { adjustInventory, createLocation, inventoryHistory, listLevels, listLocations, updateLocation } from "#shared/procedures/inventory";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
-import { CheckField, issueErrors, SelectField, TextField } from "./fields";
+import { call, storePage } from "./chrome";
+import { CheckField, issueErrors, TextField } from "./fields";
 import { doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { IstTime, words } from "./order-words";
@@ -61,13 +61,13 @@ export const AdjustFields: FC<{ keyId: string; delta: string; reason: string; er
 );
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const canWrite = me.permissions.includes("inventory.write");
   const q = listQuery.parse({ page: c.req.query("page"), query: c.req.query("query"), location: c.req.query("location") });
-  const [levels, locations] = await Promise.all([
-    pageCall(c, signedIn, listLevels, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}), ...(q.location ? { locationId: q.location } : {}) }),
-    pageCall(c, signedIn, listLocations, {}),
-  ]);
+  const { chrome, me, read } = await storePage(c, {
+    levels: call(listLevels, { page: q.page, pageSize: PAGE_SIZE, ...(q.query ? { query: q.query } : {}), ...(q.location ? { locationId: q.location } : {}) }),
+    locations: call(listLocations, {}),
+  });
+  const canWrite = me.permissions.includes("inventory.write");
+  const [levels, locations] = [read.levels(), read.locations()];
   const errors = issueErrors(failed?.error);
   const failedRow = failed?.action === "adjust" ? `${failed.field("variantId")}:${failed.field("locationId")}` : undefined;
   const link = (page: number) => `/inventory?${new URLSearchParams({ ...(q.query ? { query: q.query } : {}), ...(q.location ? { location: q.location } : {}), ...(page > 1 ? { page: String(page) } : {}) })}`;
@@ -209,9 +209,9 @@ inventoryPage.post("/inventory", (c) =>
 // GET /inventory/<variantId>: the variant's stock changes, newest first.
 inventoryPage.get("/inventory/:variantId", async (c) => {
   const variantId = idParam(c, "Variant", "variantId");
-  const { chrome, signedIn } = await storePage(c);
   const page = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
-  const history = await pageCall(c, signedIn, inventoryHistory, { variantId, page, pageSize: PAGE_SIZE });
+  const { chrome, read } = await storePage(c, { history: call(inventoryHistory, { variantId, page, pageSize: PAGE_SIZE }) });
+  const history = read.history();
   return c.html(
     <AdminPage title="Stock history" chrome={chrome}>
       <p>

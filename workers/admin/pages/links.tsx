@@ -4,7 +4,7 @@ import { permissionDenied } from "#shared/pipeline/principal";
 import { createLink, deleteLink, listLinks, updateLink } from "#shared/procedures/links";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { EMPTY_LINK, LinkForm, linkInput, stateOfFailure, stateOfLink, type LinkFormState } from "./links-form";
@@ -26,10 +26,10 @@ interface Editing {
 }
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const can = { write: me.permissions.includes("content.write"), delete: me.permissions.includes("records.delete") };
   const pageNo = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
-  const { items, total } = await pageCall(c, signedIn, listLinks, { page: pageNo, pageSize: PAGE_SIZE_MAX });
+  const { chrome, me, read } = await storePage(c, { links: call(listLinks, { page: pageNo, pageSize: PAGE_SIZE_MAX }) });
+  const can = { write: me.permissions.includes("content.write"), delete: me.permissions.includes("records.delete") };
+  const { items, total } = read.links();
 
   const refused = failed ? stateOfFailure(failed) : undefined;
   if (refused && refused.unplaced.length === 0) notice = { ok: false, text: "Not saved: correct the fields marked below." };

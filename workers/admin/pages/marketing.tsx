@@ -3,7 +3,7 @@ import { AUTOMATION_KINDS } from "#shared/db/schema-marketing";
 import { PLACEHOLDERS } from "#shared/marketing/render";
 import { cancelCampaign, createCampaign, listAutomations, listCampaigns, updateAutomation } from "#shared/procedures/marketing";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { issueErrors, TextArea, TextField } from "./fields";
 import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
@@ -28,11 +28,10 @@ const AUDIENCES = [
 const HELP = `Placeholders: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(" ")}. Every email ends with why the customer gets it and an unsubscribe link.`;
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const canSend = me.permissions.includes("content.write");
   const page = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
-  const campaigns = await pageCall(c, signedIn, listCampaigns, { page, pageSize: PAGE_SIZE });
-  const automations = await pageCall(c, signedIn, listAutomations, {});
+  const { chrome, me, read } = await storePage(c, { campaigns: call(listCampaigns, { page, pageSize: PAGE_SIZE }), automations: call(listAutomations, {}) });
+  const canSend = me.permissions.includes("content.write");
+  const [campaigns, automations] = [read.campaigns(), read.automations()];
   const errors = issueErrors(failed?.error);
   if (failed && Object.keys(errors).length > 0) notice = { ok: false, text: "Not saved: correct the fields marked below." };
   const typed = (name: string, fallback = "") => (failed?.action === "create" ? (failed.field(name) ?? fallback) : fallback);

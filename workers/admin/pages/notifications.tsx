@@ -2,8 +2,8 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { listMailbox, listNotifications } from "#shared/procedures/notifications";
-import { pageCall, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import type { AdminEnv } from "../context";
+import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
 import { Section, Table } from "./parts";
@@ -28,9 +28,9 @@ const Pager: FC<{ path: string; page: number; total: number }> = ({ path, page, 
 const LOG_COLUMNS = [{ label: "When" }, { label: "Message" }, { label: "To" }, { label: "Status" }, { label: "Subject" }];
 
 notificationsPage.get("/notifications", async (c) => {
-  const { chrome, signedIn } = await storePage(c);
   const page = pageOf(c.req.query("page"));
-  const log = await pageCall(c, signedIn, listNotifications, { page, pageSize: PAGE_SIZE });
+  const { chrome, read } = await storePage(c, { log: call(listNotifications, { page, pageSize: PAGE_SIZE }) });
+  const log = read.log();
   const mailer = (c.env as { MAILER?: string }).MAILER;
   const local = mailer === undefined || mailer === "local";
   return c.html(
@@ -70,9 +70,9 @@ notificationsPage.get("/notifications", async (c) => {
 });
 
 notificationsPage.get("/mailbox", async (c) => {
-  const { chrome, signedIn } = await storePage(c);
   const page = pageOf(c.req.query("page"));
-  const box = await pageCall(c, signedIn, listMailbox, { page, pageSize: PAGE_SIZE });
+  const { chrome, read } = await storePage(c, { box: call(listMailbox, { page, pageSize: PAGE_SIZE }) });
+  const box = read.box();
   return c.html(
     <AdminPage title="Local mailbox" chrome={chrome}>
       <h1>Local mailbox</h1>

@@ -5,7 +5,7 @@ import { orderNotFound } from "#shared/orders/order-detail";
 import { listLocations } from "#shared/procedures/inventory";
 import { getOrder } from "#shared/procedures/orders";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, optional, storePage } from "./chrome";
 import { handleFormPost, Notice, type FailedPost, type FormAction, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { OrderActions, type CallProcedure } from "./order-actions";
@@ -30,12 +30,9 @@ function orderIdOf(c: AdminContext): string {
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
   const id = orderIdOf(c);
-  const { chrome, me, signedIn } = await storePage(c);
-  // Parcels name their location when the member may read stock locations; the two reads run side by side.
-  const [order, locations] = await Promise.all([
-    pageCall(c, signedIn, getOrder, { id }, ["NOT_FOUND"]),
-    me.permissions.includes("inventory.read") ? pageCall(c, signedIn, listLocations, {}) : Promise.resolve({ items: [] }),
-  ]);
+  // Parcels name their location when the member may read stock locations.
+  const { chrome, me, read } = await storePage(c, { order: call(getOrder, { id }, ["NOT_FOUND"]), locations: optional(listLocations, {}) });
+  const [order, locations] = [read.order(), read.locations() ?? { items: [] }];
   if (!notice) {
     const done = findAction(c.req.query("done") ?? "");
     if (done) notice = { ok: true, text: done.done(order) };

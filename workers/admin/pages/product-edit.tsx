@@ -5,7 +5,7 @@ import { permissionDenied } from "#shared/pipeline/principal";
 import { listLocations } from "#shared/procedures/inventory";
 import { archiveProduct, createProduct, deleteProduct, getProduct, removeVariant, updateProduct } from "#shared/procedures/products";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
-import { storePage } from "./chrome";
+import { call, optional, storePage } from "./chrome";
 import { SelectField } from "./fields";
 import { AdjustFields } from "./inventory";
 import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
@@ -103,9 +103,10 @@ const RemoveVariantConfirm: FC<{ product: Product; variant: Product["variants"][
 };
 
 async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
-  const { chrome, signedIn, me } = await storePage(c);
+  const { chrome, me, read } = await storePage(c, { product: call(getProduct, { id }), locations: optional(listLocations, {}) });
   const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete"), stock: me.permissions.includes("inventory.write") };
-  const [product, locations] = await Promise.all([pageCall(c, signedIn, getProduct, { id }), can.stock ? pageCall(c, signedIn, listLocations, {}) : Promise.resolve(null)]);
+  const product = read.product();
+  const locations = can.stock ? read.locations() : null;
   const confirm = c.req.query("confirm");
   if ((confirm === "delete" || confirm === "remove") && !can.delete) throw permissionDenied("records.delete");
   const confirming = confirm === "delete";

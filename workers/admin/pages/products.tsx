@@ -3,8 +3,8 @@ import { z } from "zod";
 import { PRODUCT_STATUSES } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
 import { listProducts } from "#shared/procedures/products";
-import { pageCall, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import type { AdminEnv } from "../context";
+import { call, storePage } from "./chrome";
 import { AdminPage, formatMoney } from "./layout";
 
 export const productsPage = new Hono<AdminEnv>();
@@ -28,15 +28,12 @@ const linkTo = (params: { page: number; query?: string | undefined; status?: str
 
 // GET /products: the catalog with search, a status filter and paging (products.list).
 productsPage.get("/products", validate("query", query), async (c) => {
-  const { chrome, me, signedIn } = await storePage(c);
   const filters = c.req.valid("query");
   const status = filters.status || undefined;
-  const result = await pageCall(c, signedIn, listProducts, {
-    page: filters.page,
-    pageSize: PAGE_SIZE,
-    ...(filters.query ? { query: filters.query } : {}),
-    ...(status ? { status } : {}),
+  const { chrome, me, read } = await storePage(c, {
+    products: call(listProducts, { page: filters.page, pageSize: PAGE_SIZE, ...(filters.query ? { query: filters.query } : {}), ...(status ? { status } : {}) }),
   });
+  const result = read.products();
   const pages = Math.max(1, Math.ceil(result.total / result.pageSize));
   const currency = me.store.currency;
   return c.html(

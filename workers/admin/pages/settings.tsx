@@ -3,14 +3,14 @@ import { isAppError } from "#shared/http/errors";
 import { currentStore, updateStore } from "#shared/procedures/store";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
 import { csrfTokenMatches } from "../auth/session";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
 export const settingsPage = new Hono<AdminEnv>();
 
 async function render(c: AdminContext, notice?: { ok: boolean; text: string }, status: 200 | 400 = 200) {
-  const { chrome, signedIn } = await storePage(c);
-  const s = await pageCall(c, signedIn, currentStore);
+  const { chrome, read } = await storePage(c, { store: call(currentStore, {}) });
+  const s = read.store();
   return c.html(
     <AdminPage title="Settings" chrome={chrome}>
       <h1>Settings</h1>

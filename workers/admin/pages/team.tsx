@@ -3,7 +3,7 @@ import { ROLE_LABELS } from "#shared/auth/permissions";
 import { ROLES } from "#shared/db/schema";
 import { inviteStaff, listStaff, removeStaff, revokeInvitation, setStaffRole } from "#shared/procedures/staff";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
-import { storePage } from "./chrome";
+import { call, storePage } from "./chrome";
 import { issueErrors, SelectField, TextField } from "./fields";
 import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
@@ -20,8 +20,8 @@ export const teamPage = new Hono<AdminEnv>();
 const ROLE_OPTIONS = ROLES.map((r) => [r, ROLE_LABELS[r]] as const);
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost, invited?: { email: string; link: string }) {
-  const { chrome, signedIn, me } = await storePage(c);
-  const team = await pageCall(c, signedIn, listStaff, {});
+  const { chrome, me, read } = await storePage(c, { team: call(listStaff, {}) });
+  const team = read.team();
   const canWrite = me.permissions.includes("staff.write");
   const errors = failed?.action === "invite" ? issueErrors(failed.error) : {};
   // The invitation link exists only in this answer: never cached, never sent on as a referrer.

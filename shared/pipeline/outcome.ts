@@ -1,0 +1,53 @@
+import type { Logger } from "../log";
+import { AppError } from "../http/errors";
+import { rateLimitHeaders, type LimitDecision } from "../limits/window";
+import type { Services, StoreContext, StoreProcedure } from "../procedures/define";
+import type { Door } from "./check";
+import type { Caller } from "./principal";
+import { callerBehind, withCaller } from "./refusal";
+
+/** What a proposal step answers: the stored proposal, and its outcome when it ran at once. */
+export interface ProposalView {
+  id: string;
+  state: string;
+  summary: string;
+  diff: unknown;
+  expiresAt: Date;
+  result?: unknown;
+  error?: string | null;
+}
+
+/** Stores a proposal for a change (AI approvals); the assistant provides it to the doors that need it. */
+export type Proposer = (ctx: StoreContext, caller: Caller, proc: StoreProcedure, input: unknown, door: Door) => Promise<ProposalView>;
+
+export interface RunOptions {
+  door: Door;
+  log: Logger;
+  services?: Services;
+  /** Step 1: counts this call against its limiter. Absent for doors without one (sessions, approvals). */
+  limit?: () => Promise<LimitDecision>;
+  /** Step 7: required by doors where a change can become a proposal. */
+  propose?: Proposer;
+}
+
+export type Outcome =
+  | { kind: "done"; output: unknown; caller: Caller; decision?: LimitDecision | undefined }
+  | { kind: "proposed"; proposal: ProposalView; caller: Caller; decision?: LimitDecision | undefined };
+
+export function tooManyRequests(decision: LimitDecision, what = "this grant"): AppError {
+  const wait = decision.retryAfterSeconds ?? 1;
+  return new AppError(
+    "TOO_MANY_REQUESTS",
+    `Rate limit reached: ${decision.limit} requests per ${decision.windowSeconds} s for ${what} (MCP and /api/v1 together). Retry after ${wait} s.`,
+    { retryAfterSeconds: wait },
+    rateLimitHeaders(decision),
+  );
+}
+
+/** The limiter's headers on an error answer, so a client sees its budget on refusals too. */
+export function withHeaders(e: unknown, decision: LimitDecision | undefined): unknown {
+  if (!decision || !(e instanceof AppError)) return e;
+  const wrapped = new AppError(e.code, e.message, e.data, { ...rateLimitHeaders(decision), ...e.headers });
+  const caller = callerBehind(e);
+  return caller ? withCaller(wrapped, caller) : wrapped;
+}
