@@ -1,7 +1,9 @@
 import type { Database, HttpUnitOptions } from "./database";
 import type { Plan } from "./plan";
 import { openStore } from "./openings";
-import { collector, onClient, type Q, type Step, type StatementClient } from "./steps";
+import { emits } from "./changes";
+import { storefrontFactsIfChanged } from "./statements";
+import { collector, onClient, raw, sql, type Q, type Step, type StatementClient } from "./steps";
 
 /**
  * A unit of work in one round trip (ARCHITECTURE §3, docs/database.md "Two paths"): the opening (a
@@ -22,14 +24,40 @@ export interface UnitResult<O, R> {
   finish(): O;
 }
 
+/**
+ * A writing unit also carries, as its last statements, what its commit must tell the runtime (as
+ * withStore's COMMIT message does): the store, when it wrote outbox rows (the relay is nudged), and the
+ * storefront's facts when it changed what the storefront shows (pushed to the HOSTS cache).
+ */
 export async function sendUnit<O, R>(db: Database, spec: UnitSpec<O, R>): Promise<UnitResult<O, R>> {
   const { q, run } = collector();
   const opening = spec.opening(q);
   const plan = spec.plan(q);
-  const [openingRows, ...rest] = await run([opening, ...plan.steps], (statements) => db.sendHttp(statements, spec.options));
+  const writing = !spec.options.readOnly;
+  const nudge = writing && emits(plan) && db.onOutboxWritten !== undefined;
+  const probe = writing && db.onStorefrontChange !== undefined;
+  const after: Step[] = [
+    ...(nudge ? [raw<{ store_id: string }>(q, sql`select current_setting('app.store_id', true) as store_id`)] : []),
+    ...(probe ? [storefrontFactsStep(q)] : []),
+  ];
+  const [openingRows, ...rest] = await run([opening, ...plan.steps, ...after], (statements) => db.sendHttp(statements, spec.options));
   const opened = (openingRows as R[])[0];
   if (opened === undefined) throw new Error("A unit's opening answered no row");
-  return { opened, finish: () => plan.finish(rest) };
+  const results = rest.slice(0, plan.steps.length);
+  const tail = rest.slice(plan.steps.length) as Record<string, unknown>[][];
+  const facts = probe ? tail.at(-1)?.[0] : undefined;
+  if (facts) await db.onStorefrontChange?.(facts);
+  const storeId = nudge ? (tail[0]?.[0] as { store_id?: string } | undefined)?.store_id : undefined;
+  if (storeId) await db.onOutboxWritten?.(storeId);
+  return { opened, finish: () => plan.finish(results) };
+}
+
+/** The storefront's facts when this unit changed them (migration 0008's trigger noted it), else no row. */
+function storefrontFactsStep(q: Q): Step<Record<string, unknown>[]> {
+  const facts = storefrontFactsIfChanged();
+  // The sealed statement's $n placeholders take its checked values; it has none today.
+  if (facts.params.length) throw new Error("storefrontFactsIfChanged takes no parameters");
+  return raw(q, sql.raw(facts.text));
 }
 
 /**

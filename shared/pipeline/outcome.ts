@@ -1,7 +1,7 @@
 import type { Logger } from "../log";
 import { AppError } from "../http/errors";
 import { rateLimitHeaders, type LimitDecision } from "../limits/window";
-import type { Services, StoreContext, StoreProcedure } from "../procedures/define";
+import type { Services, SessionInfo, StoreContext, StoreProcedure } from "../procedures/define";
 import type { Door } from "./check";
 import type { Caller } from "./principal";
 import { callerBehind, withCaller } from "./refusal";
@@ -31,7 +31,8 @@ export interface RunOptions {
 }
 
 export type Outcome =
-  | { kind: "done"; output: unknown; caller: Caller; decision?: LimitDecision | undefined }
+  /** `session`: a session principal as its unit found it (`touch`: refresh its last use after the answer). */
+  | { kind: "done"; output: unknown; caller: Caller; decision?: LimitDecision | undefined; session?: SessionInfo & { touch: boolean } }
   | { kind: "proposed"; proposal: ProposalView; caller: Caller; decision?: LimitDecision | undefined };
 
 export function tooManyRequests(decision: LimitDecision, what = "this grant"): AppError {

@@ -65,10 +65,12 @@ export interface UnitCall<O> {
   door: Door;
   /** The store the door was addressed to (an MCP URL), checked in the opening. */
   slug?: string | null;
+  /** A change's unit (read-write); reads are read-only. */
+  writes?: boolean;
   plan(q: Q, scope: Scope): Plan<O>;
 }
 
-/** One read-only unit: the opening for the principal, then the plan. Throws the pipeline's own errors. */
+/** One unit: the opening for the principal, then the plan. Throws the pipeline's own errors. */
 export async function sendCallerUnit<O>(db: Database, call: UnitCall<O>): Promise<{ caller: Caller; session?: OpenedSession; output: O }> {
   const slug = call.slug ?? null;
   const check = call.procs.length === 1 ? checkFor(call.procs[0]!, call.door, slug) : call.procs.length ? checkForAll(call.procs, call.door, slug) : resolveOnly(call.door, slug);
@@ -82,7 +84,7 @@ export async function sendCallerUnit<O>(db: Database, call: UnitCall<O>): Promis
     sent = await sendUnit(db, {
       opening: (q) => openingOf(q, call.principal, check),
       plan: (q) => call.plan(q, scope),
-      options: { readOnly: true },
+      options: { readOnly: !call.writes },
     });
   } catch (e) {
     throw unitRefusal(e, { principal: call.principal, procs: call.procs, door: call.door, slug }) ?? clientErrorFromConstraint(e) ?? e;

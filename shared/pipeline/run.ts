@@ -19,6 +19,7 @@ import { boundBySettings, checkCaller, viaOf, type Door } from "./check";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
 import { callerFrom, invalidToken, openingFor, type Caller, type Principal } from "./principal";
 import { runRead, sendCallerUnit } from "./read";
+import { runWrite, writesDirectly } from "./write";
 
 export type { Door } from "./check";
 export { boundBySettings, checkCaller } from "./check";
@@ -86,10 +87,14 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
 
 /** Steps 1-9: limit, then one store unit for the principal, then the checks and the work. */
 export async function runProcedure(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
-  // A read with a plan goes in one round trip: the opening admits the caller, the plan follows it.
+  // A read with a plan goes in one round trip: the opening admits the caller, the plan follows it; a
+  // change with a write plan in at most two (./write.ts).
   if (!isSessionProcedure(proc) && proc.read) return runRead(db, principal, { ...proc, read: proc.read }, rawInput, options);
+  if (!isSessionProcedure(proc) && proc.write && writesDirectly(principal, options)) return runWrite(db, principal, { ...proc, write: proc.write }, rawInput, options);
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
+  // A session known by its cookie's hash is resolved first for the step-by-step path.
+  if (principal.kind === "session") principal = await memberOfSession(db, principal);
   const { store, opening } = openingFor(principal);
   try {
     const outcome = await withStore(db, store, (tx, rows) => runChecked(tx, callerFrom(principal, rows), proc, rawInput, options), {
@@ -115,6 +120,12 @@ export async function runSessionProcedure(
   const membershipIn = (storeId: string) => resolveCaller(db, { kind: "member", userId: session.userId, storeId }, "session");
   const ctx: SessionContext = { db, session, log: options.log, membershipIn };
   return proc.run(ctx, input);
+}
+
+/** The member principal behind a session (its person in its active store): one round trip. */
+async function memberOfSession(db: Database, principal: Extract<Principal, { kind: "session" }>): Promise<Principal> {
+  const { caller } = await sendCallerUnit(db, { principal, procs: [], door: "session", plan: () => constant(undefined) });
+  return { kind: "member", userId: caller.member.userId, storeId: caller.store.id };
 }
 
 /** Resolves a principal without running a procedure (the MCP door lists tools for it): one round trip. */

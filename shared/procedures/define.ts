@@ -9,7 +9,9 @@ import type { StoreTx } from "../db/with-store";
 import type { Logger } from "../log";
 import type { Plan } from "../db/plan";
 import type { Q, StatementClient } from "../db/steps";
+import { emits } from "../db/changes";
 import { runPlanOn } from "../db/unit";
+import { wroteOutbox } from "../db/with-store";
 import { txScope, type Scope } from "./scope";
 
 /**
@@ -111,11 +113,32 @@ export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> ex
    * transaction.
    */
   read?(q: Q, scope: Scope, input: z.output<I>): Plan<O>;
+  /**
+   * A change in at most two round trips (shared/pipeline/write.ts): `prepare` reads what a decision needs
+   * (first trip, after the caller's opening), `apply` is the change as guarded statements (second trip;
+   * the only one when there is nothing to prepare). `run` is derived from it.
+   */
+  write?: WritePlan<z.output<I>, O>;
 }
 
-/** A store procedure as declared: a read plan, or a `run` on the store's transaction. */
-export type StoreProcedureDef<I extends z.ZodType, O> = Omit<StoreProcedure<I, O>, "run" | "read"> &
-  ({ read(q: Q, scope: Scope, input: z.output<I>): Plan<O>; run?: never } | { run(ctx: StoreContext, input: z.output<I>): Promise<O>; read?: never });
+/** A change's plans. `apply` names the type of what `prepare` answers on its own parameter (methods are bivariant). */
+export interface WritePlan<I, O, P = unknown> {
+  prepare?(q: Q, scope: Scope, input: I): Plan<P>;
+  apply(q: Q, scope: Scope, input: I, prepared: P): Plan<O>;
+  /**
+   * Work outside Postgres once the change has committed (a KV entry, an OAuth provider's tokens), with
+   * the door's services. Never a reason to fail the committed change: it logs and goes on.
+   */
+  after?(output: O, services: Services, input: I): Promise<void>;
+}
+
+/** A store procedure as declared: a read plan, a write plan, or a `run` on the store's transaction. */
+export type StoreProcedureDef<I extends z.ZodType, O> = Omit<StoreProcedure<I, O>, "run" | "read" | "write"> &
+  (
+    | { read(q: Q, scope: Scope, input: z.output<I>): Plan<O>; run?: never; write?: never }
+    | { write: WritePlan<z.output<I>, O>; run?: never; read?: never }
+    | { run(ctx: StoreContext, input: z.output<I>): Promise<O>; read?: never; write?: never }
+  );
 
 export interface SessionProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
   access: "session";
@@ -133,14 +156,32 @@ function checkNames(router: string, name: string): void {
 
 export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I, O>): StoreProcedure<I, O> {
   checkNames(def.router, def.name);
-  const { read } = def;
-  if (!read) return def as StoreProcedure<I, O>;
-  if (def.mutates) throw new Error(`${def.router}.${def.name}: a read plan cannot change anything`);
-  return {
-    ...def,
-    read,
-    run: (ctx, input) => runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) => read(q, txScope(ctx), input)),
-  };
+  const { read, write } = def;
+  if (read) {
+    if (def.mutates) throw new Error(`${def.router}.${def.name}: a read plan cannot change anything`);
+    return { ...def, read, run: (ctx, input) => runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) => read(q, txScope(ctx), input)) };
+  }
+  if (write) {
+    if (!def.mutates) throw new Error(`${def.router}.${def.name}: a write plan must be declared as changing something`);
+    return { ...def, write, run: (ctx, input) => runWriteOn(ctx, write, input) };
+  }
+  return def as StoreProcedure<I, O>;
+}
+
+/** A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the other. */
+async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input: I): Promise<O> {
+  const client = ctx.tx.$client as unknown as StatementClient;
+  const scope = txScope(ctx);
+  const prepared = write.prepare ? await runPlanOn(client, (q) => write.prepare!(q, scope, input)) : undefined;
+  let wrote = false;
+  const output = await runPlanOn(client, (q) => {
+    const p = write.apply(q, scope, input, prepared);
+    wrote = emits(p);
+    return p;
+  });
+  if (wrote) wroteOutbox.add(ctx.tx);
+  if (write.after && ctx.services) await write.after(output, ctx.services, input);
+  return output;
 }
 
 export function sessionProcedure<I extends z.ZodType, O>(def: Omit<SessionProcedure<I, O>, "access">): SessionProcedure<I, O> {

@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
+import { emitStep, ensure, unchanged } from "../db/changes";
 import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TAX_CLASSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { plan } from "../db/plan";
-import type { Q, StatementClient } from "../db/steps";
+import { constant, plan } from "../db/plan";
+import type { Q, StatementClient, Step } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
@@ -71,13 +71,23 @@ const variantColumns = {
   position: productVariant.position,
 };
 
-async function freeHandle(tx: StoreTx, title: string): Promise<string> {
+/** The first free handle for a title: `base`, or `base-2`, `base-3`... after those in use. */
+function freeHandlePlan(q: Q, store: SQL, title: string) {
   const base = handleFrom(title);
-  const rows = await tx
-    .select({ handle: product.handle })
-    .from(product)
-    .where(and(eq(product.storeId, tx.storeId), or(eq(product.handle, base), ilike(product.handle, `${base}-%`))));
-  return firstFreeHandle(base, rows.map((r) => r.handle));
+  return plan(
+    [q.select({ handle: product.handle }).from(product).where(and(eq(product.storeId, store), or(eq(product.handle, base), ilike(product.handle, `${base}-%`))))] as const,
+    ([rows]) => firstFreeHandle(base, rows.map((r) => r.handle)),
+  );
+}
+
+/** The product exists in the store; it is locked for the rest of the change. */
+const productFound = (q: Q, store: SQL, id: string) =>
+  ensure(q, sql`exists (select 1 from ${product} where ${product.storeId} = ${store} and ${product.id} = ${id} for update)`, productNotFound());
+
+/** The product as the change left it, read by the change's own unit. */
+function thenProduct<const S extends readonly Step[]>(q: Q, store: SQL, id: string, change: S) {
+  const loaded = productPlan(q, store, id);
+  return plan([...change, ...loaded.steps], (results) => loaded.finish(results.slice(change.length)));
 }
 
 /** A product with its variants and each variant's stock per location: three statements, one unit. */
@@ -199,17 +209,20 @@ export const createProduct = storeProcedure({
     hsnCode: productFields.hsnCode.optional(),
     variants: z.array(newVariant).min(1).max(100),
   }),
-  async run({ tx }, input) {
-    const { variants, ...fields } = input;
-    const handle = fields.handle ?? (await freeHandle(tx, fields.title));
-    const [created] = await tx
-      .insert(product)
-      .values({ ...fields, handle, storeId: tx.storeId })
-      .returning({ id: product.id });
-    const id = created!.id;
-    await tx.insert(productVariant).values(variants.map((v, position) => ({ ...v, storeId: tx.storeId, productId: id, position })));
-    await emit(tx, "product.created", { productId: id });
-    return loadProduct(tx, id);
+  write: {
+    // A handle derived from the title must be free: the handles in use are read first (one trip), and the
+    // change checks that the one chosen is still free (else it runs again with a fresh reading).
+    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, store, input.title)),
+    apply(q, scope, input, handle: string) {
+      const { variants, ...fields } = input;
+      const id = crypto.randomUUID();
+      return thenProduct(q, scope.store, id, [
+        unchanged(q, sql`not exists (select 1 from ${product} where ${product.storeId} = ${scope.store} and ${product.handle} = ${handle})`),
+        q.insert(product).values({ ...fields, id, handle, storeId: scope.store }),
+        q.insert(productVariant).values(variants.map((v, position) => ({ ...v, storeId: scope.store, productId: id, position }))),
+        emitStep(q, "product.created", { productId: id }),
+      ]);
+    },
   },
 });
 
@@ -246,34 +259,32 @@ export const updateProduct = storeProcedure({
       .max(100)
       .optional(),
   }),
-  async run({ tx }, input) {
-    const { id, variants = [], ...fields } = input;
-    const [updated] = await tx
-      .update(product)
-      .set({ ...fields, updatedAt: sql`now()` })
-      .where(and(eq(product.storeId, tx.storeId), eq(product.id, id)))
-      .returning({ id: product.id });
-    if (!updated) throw productNotFound();
-    const [{ next } = { next: 0 }] = await tx
-      .select({ next: sql<number>`coalesce(max(${productVariant.position}) + 1, 0)::int` })
-      .from(productVariant)
-      .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id)));
-    let position = next;
-    for (const v of variants) {
-      if ("id" in v) {
-        const { id: variantId, ...changes } = v;
-        const [row] = await tx
-          .update(productVariant)
-          .set({ ...changes, updatedAt: sql`now()` })
-          .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, id), eq(productVariant.id, variantId)))
-          .returning({ id: productVariant.id });
-        if (!row) throw new AppError("NOT_FOUND", `Variant ${variantId} is not a variant of this product.`);
-      } else {
-        await tx.insert(productVariant).values({ ...v, storeId: tx.storeId, productId: id, position: position++ });
-      }
-    }
-    await emit(tx, "product.updated", { productId: id, fields: Object.keys(fields), variants: variants.length });
-    return loadProduct(tx, id);
+  write: {
+    apply(q, { store }, input) {
+      const { id, variants = [], ...fields } = input;
+      const mine = (variantId: string) =>
+        ensure(
+          q,
+          sql`exists (select 1 from ${productVariant} where ${productVariant.storeId} = ${store} and ${productVariant.productId} = ${id} and ${productVariant.id} = ${variantId})`,
+          new AppError("NOT_FOUND", `Variant ${variantId} is not a variant of this product.`),
+        );
+      // New variants go after the others: each insert reads the positions the ones before it left.
+      const nextPosition = sql`(select coalesce(max(${productVariant.position}) + 1, 0) from ${productVariant} where ${productVariant.storeId} = ${store} and ${productVariant.productId} = ${id})`;
+      return thenProduct(q, store, id, [
+        productFound(q, store, id),
+        ...variants.flatMap((v) => ("id" in v ? [mine(v.id)] : [])),
+        q.update(product).set({ ...fields, updatedAt: sql`now()` }).where(and(eq(product.storeId, store), eq(product.id, id))),
+        ...variants.map((v) => {
+          if (!("id" in v)) return q.insert(productVariant).values({ ...v, storeId: store, productId: id, position: nextPosition });
+          const { id: variantId, ...changes } = v;
+          return q
+            .update(productVariant)
+            .set({ ...changes, updatedAt: sql`now()` })
+            .where(and(eq(productVariant.storeId, store), eq(productVariant.productId, id), eq(productVariant.id, variantId)));
+        }),
+        emitStep(q, "product.updated", { productId: id, fields: Object.keys(fields), variants: variants.length }),
+      ]);
+    },
   },
 });
 
@@ -284,15 +295,20 @@ export const archiveProduct = storeProcedure({
   access: "products.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .update(product)
-      .set({ status: "archived", updatedAt: sql`now()` })
-      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.id)))
-      .returning({ id: product.id, status: product.status });
-    if (!row) throw productNotFound();
-    await emit(tx, "product.archived", { productId: row.id });
-    return row;
+  write: {
+    apply: (q, { store }, input) =>
+      plan(
+        [
+          productFound(q, store, input.id),
+          q
+            .update(product)
+            .set({ status: "archived", updatedAt: sql`now()` })
+            .where(and(eq(product.storeId, store), eq(product.id, input.id)))
+            .returning({ id: product.id, status: product.status }),
+          emitStep(q, "product.archived", { productId: input.id }),
+        ] as const,
+        ([, [row]]) => row!,
+      ),
   },
 });
 
@@ -303,14 +319,19 @@ export const deleteProduct = storeProcedure({
   access: "records.delete",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .delete(product)
-      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.id)))
-      .returning({ id: product.id, title: product.title });
-    if (!row) throw productNotFound();
-    await emit(tx, "product.deleted", { productId: row.id, title: row.title });
-    return { id: row.id, deleted: true };
+  write: {
+    apply: (q, { store }, input) => {
+      const where = and(eq(product.storeId, store), eq(product.id, input.id));
+      return plan(
+        [
+          productFound(q, store, input.id),
+          // The event names the product as it was: written before the row goes.
+          emitStep(q, "product.deleted", sql`(select jsonb_build_object('productId', ${product.id}, 'title', ${product.title}) from ${product} where ${where})`),
+          q.delete(product).where(where),
+        ] as const,
+        () => ({ id: input.id, deleted: true }),
+      );
+    },
   },
 });
 
@@ -322,29 +343,32 @@ export const removeVariant = storeProcedure({
   access: "records.delete",
   mutates: true,
   input: z.strictObject({ productId: z.uuid(), variantId: z.uuid() }),
-  async run({ tx }, input) {
-    // The product row is locked first, so two removals of its last two variants cannot both pass the count.
-    const [owner] = await tx
-      .select({ id: product.id })
-      .from(product)
-      .where(and(eq(product.storeId, tx.storeId), eq(product.id, input.productId)))
-      .for("update");
-    if (!owner) throw productNotFound();
-    const variants = await tx
-      .select({ id: productVariant.id, title: productVariant.title, sku: productVariant.sku })
-      .from(productVariant)
-      .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.productId, input.productId)));
-    const gone = variants.find((v) => v.id === input.variantId);
-    if (!gone) throw new AppError("NOT_FOUND", `Variant ${input.variantId} is not a variant of this product.`);
-    if (variants.length === 1) {
-      throw new AppError("CONFLICT", "A product keeps at least one variant: delete the product instead, or add another variant first.", {
-        reason: "last_variant",
-        issues: [{ path: "variantId", message: "the product's only variant" }],
-      });
-    }
-    await tx.delete(productVariant).where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.id, gone.id)));
-    await emit(tx, "product.updated", { productId: input.productId, fields: [], variants: 0, removedVariant: gone });
-    return loadProduct(tx, input.productId);
+  write: {
+    apply(q, { store }, input) {
+      const ofProduct = and(eq(productVariant.storeId, store), eq(productVariant.productId, input.productId));
+      const gone = and(ofProduct, eq(productVariant.id, input.variantId));
+      // The product row is locked first, so two removals of its last two variants cannot both pass the count.
+      return thenProduct(q, store, input.productId, [
+        productFound(q, store, input.productId),
+        ensure(q, sql`exists (select 1 from ${productVariant} where ${gone})`, new AppError("NOT_FOUND", `Variant ${input.variantId} is not a variant of this product.`)),
+        ensure(
+          q,
+          sql`(select count(*) from ${productVariant} where ${ofProduct}) > 1`,
+          new AppError("CONFLICT", "A product keeps at least one variant: delete the product instead, or add another variant first.", {
+            reason: "last_variant",
+            issues: [{ path: "variantId", message: "the product's only variant" }],
+          }),
+        ),
+        emitStep(
+          q,
+          "product.updated",
+          sql`(select jsonb_build_object('productId', ${input.productId}::uuid, 'fields', '[]'::jsonb, 'variants', 0,
+                 'removedVariant', jsonb_build_object('id', ${productVariant.id}, 'title', ${productVariant.title}, 'sku', ${productVariant.sku}))
+               from ${productVariant} where ${gone})`,
+        ),
+        q.delete(productVariant).where(gone),
+      ]);
+    },
   },
 });
 

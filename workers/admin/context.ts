@@ -6,8 +6,10 @@ import { logReporter } from "#shared/http/report";
 import { errorFields } from "#shared/log";
 import { providerServices } from "#shared/pipeline/providers";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
-import { isSessionProcedure, type Procedure, type SessionInfo, type SessionProcedure, type StoreProcedure } from "#shared/procedures/define";
-import { csrfTokenFor, findSession, sessionIdFrom } from "./auth/session";
+import { isSessionProcedure, type Procedure, type SessionInfo, type StoreProcedure } from "#shared/procedures/define";
+import { csrfTokenFor, findSession, sessionIdFrom, sessionPrincipal, touchSession } from "./auth/session";
+import type { Principal } from "#shared/pipeline/principal";
+import { noSession } from "#shared/pipeline/refusal";
 import type { AdminBindings } from "./env";
 import { revokeProviderGrant } from "./oauth/server";
 import { writeHostEntry } from "#shared/storefront/hosts";
@@ -36,12 +38,23 @@ export { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 
 type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> } ? O : never;
 
-/** Runs a registered procedure for a signed-in member (the /api/rpc door and the pages). */
-export async function runForSession(c: AdminContext, session: SessionInfo, proc: Procedure, input: unknown): Promise<unknown> {
-  if (isSessionProcedure(proc)) return runSessionProcedure(c.var.db, session, proc, input, { log: c.var.log });
+/**
+ * Runs a registered procedure for a signed-in member (the /api/rpc door and the pages): a session
+ * procedure with the session looked up, a store procedure with the session's cookie hash as its principal
+ * (its unit finds the session itself: no round trip of its own).
+ */
+export async function runForSession(c: AdminContext, signedIn: SignedIn, proc: Procedure, input: unknown): Promise<unknown> {
+  if (isSessionProcedure(proc)) return runSessionProcedure(c.var.db, signedIn.info, proc, input, { log: c.var.log });
+  const principal = await sessionPrincipal(signedIn.id);
+  if (!principal) throw noSession();
+  return runForPrincipal(c, principal, proc, input);
+}
+
+/** A store procedure for a session principal, with the admin's services; the session is touched after the answer when due. */
+export async function runForPrincipal(c: AdminContext, principal: Principal, proc: StoreProcedure, input: unknown): Promise<unknown> {
   // Host entries are written once the change has committed: a rolled-back change leaves KV alone.
   const hosts: { hostname: string; storeId: string | null }[] = [];
-  const outcome = await runProcedure(c.var.db, { kind: "member", userId: session.userId, storeId: session.activeStoreId }, proc, input, {
+  const outcome = await runProcedure(c.var.db, principal, proc, input, {
     door: "session",
     log: c.var.log,
     services: {
@@ -56,6 +69,7 @@ export async function runForSession(c: AdminContext, session: SessionInfo, proc:
   await Promise.all(hosts.map((e) => writeHostEntry(c.env.HOSTS, e.hostname, e.storeId))).catch((e: unknown) =>
     c.var.log.warn("storefront.hosts_write_failed", { hostnames: hosts.map((h) => h.hostname), ...errorFields(e) }),
   );
+  if (outcome.kind === "done" && outcome.session?.touch && principal.kind === "session") c.var.defer(() => touchSession(c.var.db, principal.idHash));
   return outcome.kind === "done" ? outcome.output : outcome.proposal;
 }
 
@@ -87,6 +101,8 @@ export async function requirePageSession(c: AdminContext): Promise<SignedIn> {
  */
 export function pageFailure(c: AdminContext, e: unknown, proc?: { router: string; name: string }): unknown {
   if (isNoStoreError(e)) return redirect(`/select-store?next=${encodeURIComponent(returnPath(c))}`);
+  // A page's unit found no session (expired, signed out elsewhere): sign in again and come back.
+  if (isAppError(e) && e.code === "UNAUTHORIZED") return requireSignIn(c);
   logReporter(c.var.log).report(e, { path: c.req.path, ...(proc ? { procedure: `${proc.router}.${proc.name}` } : {}) });
   return e;
 }
@@ -96,20 +112,33 @@ export function pageFailure(c: AdminContext, e: unknown, proc?: { router: string
  * the member to the store picker; every other failure (a missing permission included) is reported to
  * error tracking and rethrown to the error page with its own status, so the picker can never loop.
  */
-export async function pageCall<P extends StoreProcedure | SessionProcedure>(
+export async function pageCall<P extends StoreProcedure>(
   c: AdminContext,
-  signedIn: SignedIn,
+  /** A store procedure needs only the cookie's session id: its unit finds the session itself. */
+  signedIn: Pick<SignedIn, "id">,
   proc: P,
   input: unknown = {},
   /** Error codes the page handles itself (a form's 400): rethrown without a report. */
   expected: readonly ErrorCode[] = [],
 ): Promise<OutputOf<P>> {
   try {
-    return (await runForSession(c, signedIn.info, proc, input)) as OutputOf<P>;
+    const principal = await sessionPrincipal(signedIn.id);
+    if (!principal) throw noSession();
+    return (await runForPrincipal(c, principal, proc, input)) as OutputOf<P>;
   } catch (e) {
     if (isAppError(e) && expected.includes(e.code) && !isNoStoreError(e)) throw e;
     throw pageFailure(c, e, proc);
   }
 }
 
-export const csrfOf = (signedIn: SignedIn) => csrfTokenFor(signedIn.id);
+export const csrfOf = (signedIn: Pick<SignedIn, "id">) => csrfTokenFor(signedIn.id);
+
+/**
+ * A form post's session as its cookie names it, without the database: its CSRF token is derived from the
+ * cookie, and the change's own unit finds the session (a signed-out one is sent to sign in from there).
+ */
+export async function postSession(c: AdminContext): Promise<Pick<SignedIn, "id">> {
+  const id = sessionIdFrom(c);
+  if (!id || !(await sessionPrincipal(id))) throw requireSignIn(c);
+  return { id };
+}

@@ -185,3 +185,33 @@ describe("round trips: admin pages", () => {
     expect(`${refused.res.status} ${refused.trips.turns}`).toBe("403 1");
   });
 });
+
+describe("round trips: changes", () => {
+  it("products' changes through /api/rpc: at most two round trips each (one when nothing needs reading first)", async () => {
+    const { browser } = await owner();
+    const trips = async (path: string, input: unknown) => {
+      const { res, trips: t, body } = await traced((h) => rpc(browser, path, input, h));
+      expect(res.status, `${path}: ${body}`).toBe(200);
+      return { turns: t.turns, body: JSON.parse(body) as { json: { id: string; variants: { id: string }[] } } };
+    };
+    const created = await trips("products/create", { title: "Round Trip Kurta", variants: [{ priceMinor: 1000 }, { title: "M", priceMinor: 1200 }] });
+    expect(created.turns).toBe(2); // the free handle is read first
+    const id = created.body.json.id;
+    const [first, second] = created.body.json.variants;
+    // A handle given needs nothing read first: one trip.
+    expect((await trips("products/create", { title: "Given Handle", handle: `given-${crypto.randomUUID().slice(0, 8)}`, variants: [{ priceMinor: 1 }] })).turns).toBe(1);
+    expect((await trips("products/update", { id, title: "Renamed", variants: [{ id: first!.id, priceMinor: 1100 }, { priceMinor: 1300 }] })).turns).toBe(1);
+    expect((await trips("products/removeVariant", { productId: id, variantId: second!.id })).turns).toBe(1);
+    expect((await trips("products/archive", { id })).turns).toBe(1);
+    expect((await trips("products/delete", { id })).turns).toBe(1);
+  });
+
+  it("a change through /api/v1 is logged in its own unit: nothing after the answer", async () => {
+    const { browser } = await owner();
+    const { token } = await createToken(browser, ["products:write"]);
+    const { res, trips, body } = await traced((h) => api(token, "products/create", { title: "Scripted", handle: `s-${crypto.randomUUID().slice(0, 8)}`, variants: [{ priceMinor: 5 }] }, h));
+    expect(res.status, body).toBe(200);
+    expect(trips.turns).toBeLessThanOrEqual(2);
+    expect(trips.after.turns).toBe(0);
+  });
+});

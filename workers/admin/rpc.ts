@@ -1,13 +1,11 @@
 import { Hono, type Context } from "hono";
 import { AppError, badRequest } from "#shared/http/errors";
-import { providerServices } from "#shared/pipeline/providers";
-import { runRead } from "#shared/pipeline/read";
 import { noSession } from "#shared/pipeline/refusal";
 import { resolveCaller } from "#shared/pipeline/run";
-import { isSessionProcedure, type StoreProcedure } from "#shared/procedures/define";
+import { isSessionProcedure, type Procedure, type StoreProcedure } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry";
-import { sessionIdFrom, sessionPrincipal, touchSession } from "./auth/session";
-import { crossSiteRefused, currentSession, isCrossSite, runForSession, type AdminEnv } from "./context";
+import { sessionIdFrom, sessionPrincipal } from "./auth/session";
+import { crossSiteRefused, currentSession, isCrossSite, runForPrincipal, runForSession, type AdminEnv } from "./context";
 
 export const rpc = new Hono<AdminEnv>();
 
@@ -74,17 +72,20 @@ rpc.post("/api/rpc/:router/:procedure", async (c) => {
   requireJsonContentType(c.req.raw);
   const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
   if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);
-  // A read goes in one round trip: the session, the member and the checks open the unit its plan runs in.
-  if (!isSessionProcedure(proc) && proc.read) return readForSession(c, { ...proc, read: proc.read });
-  const signedIn = await currentSession(c);
-  if (!signedIn) throw new AppError("UNAUTHORIZED", "Sign in first: your session is missing or has expired.");
-  const input = await readRpcBody(c.req.raw);
-  const output = await runForSession(c, signedIn.info, proc, input);
+  const output = isSessionProcedure(proc) ? await forSignedIn(c, proc) : await forSessionPrincipal(c, proc);
   c.header("cache-control", "no-store");
   return c.json({ json: output ?? null });
 });
 
-async function readForSession(c: Context<AdminEnv>, proc: StoreProcedure & Required<Pick<StoreProcedure, "read">>): Promise<Response> {
+/** A session procedure (account, store picking): the session looked up first. */
+async function forSignedIn(c: Context<AdminEnv>, proc: Procedure): Promise<unknown> {
+  const signedIn = await currentSession(c);
+  if (!signedIn) throw noSession();
+  return runForSession(c, signedIn, proc, await readRpcBody(c.req.raw));
+}
+
+/** A store procedure: the session, the member and the checks open the unit the procedure's plan runs in. */
+async function forSessionPrincipal(c: Context<AdminEnv>, proc: StoreProcedure): Promise<unknown> {
   const principal = await sessionPrincipal(sessionIdFrom(c));
   if (!principal) throw noSession();
   // A body that cannot be read is answered after the session and membership checks, as before.
@@ -96,10 +97,7 @@ async function readForSession(c: Context<AdminEnv>, proc: StoreProcedure & Requi
     await resolveCaller(c.var.db, principal, "session");
     throw body.error;
   }
-  const outcome = await runRead(c.var.db, principal, proc, body.input, { door: "session", log: c.var.log, services: providerServices(c.env) });
-  if (outcome.session?.touch) c.var.defer(() => touchSession(c.var.db, principal.idHash));
-  c.header("cache-control", "no-store");
-  return c.json({ json: outcome.output ?? null });
+  return runForPrincipal(c, principal, proc, body.input);
 }
 
 rpc.all("/api/rpc/:router/:procedure", () => {

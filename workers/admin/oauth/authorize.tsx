@@ -143,7 +143,7 @@ authorize.get(OAUTH_PATHS.authorize, async (c) => {
   const { request, slug } = checked;
   if (!slug) {
     // No resource (RFC 8707): ask which of the member's stores to connect, then come back with one.
-    const stores = (await runForSession(c, signedIn.info, listMyStores, {})) as { name: string; slug: string; roleLabel: string }[];
+    const stores = (await runForSession(c, signedIn, listMyStores, {})) as { name: string; slug: string; roleLabel: string }[];
     return c.html(
       <PlainPage title="Choose a store to connect">
         <div class="card">

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { approveApproval, listApprovals, rejectApproval } from "#shared/assistant/approvals";
 import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
+import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { Changes } from "./ai-approvals-diff";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
@@ -178,17 +178,17 @@ aiApprovalsPage.get("/ai/approvals", async (c) => {
 /** The form's POST: cross-site and CSRF checks, the decision, then back to the page (303) or the page with an alert. */
 async function decide(c: AdminContext, decision: "approve" | "reject") {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const base = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(base.signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
   const id = textOf(form.id) ?? "";
   try {
     if (decision === "approve") {
-      const answer = await pageCall(c, base.signedIn, approveApproval, { id }, EXPECTED);
+      const answer = await pageCall(c, signedIn, approveApproval, { id }, EXPECTED);
       return answer.state === "failed" ? c.redirect(`/ai/approvals?done=failed&id=${encodeURIComponent(answer.id)}`, 303) : c.redirect("/ai/approvals?done=approved", 303);
     }
     const reason = textOf(form.reason)?.trim();
-    await pageCall(c, base.signedIn, rejectApproval, { id, ...(reason ? { reason } : {}) }, EXPECTED);
+    await pageCall(c, signedIn, rejectApproval, { id, ...(reason ? { reason } : {}) }, EXPECTED);
     return c.redirect("/ai/approvals?done=rejected", 303);
   } catch (e) {
     if (isAppError(e) && (EXPECTED as readonly string[]).includes(e.code)) {

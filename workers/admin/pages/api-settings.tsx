@@ -4,9 +4,8 @@ import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors"
 import { createToken, revokeGrant } from "#shared/procedures/api-grants";
 import { updateMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
 import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminEnv } from "../context";
+import { crossSiteRefused, isCrossSite, pageCall, type AdminEnv, postSession } from "../context";
 import { DEFAULT_LIFETIME, render, type Created, type Draft } from "./api-settings-view";
-import { storePage } from "./chrome";
 
 /**
  * Settings → MCP & API: the store's MCP URL to paste into an AI client, the store's AI-client settings
@@ -61,9 +60,9 @@ apiSettingsPage.get("/settings/api", async (c) => {
 // POST /settings/api/tokens: apiGrants.createToken. The token is answered in this page (201), once.
 apiSettingsPage.post("/settings/api/tokens", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const base = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody({ all: true });
-  if (!(await csrfTokenMatches(base.signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
   const areas = listOf(form.areas);
   const lifetime = textOf(form.lifetimeDays);
   const draft: Draft = {
@@ -75,7 +74,7 @@ apiSettingsPage.post("/settings/api/tokens", async (c) => {
   try {
     created = await pageCall(
       c,
-      base.signedIn,
+      signedIn,
       createToken,
       { name: textOf(form.name) ?? "", areas, lifetimeDays: lifetimeOf(lifetime) },
       ["BAD_REQUEST", "FORBIDDEN"],
@@ -92,11 +91,11 @@ apiSettingsPage.post("/settings/api/tokens", async (c) => {
 // POST /settings/api/revoke: apiGrants.revoke, then back to the page (303) with a notice.
 apiSettingsPage.post("/settings/api/revoke", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const base = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(base.signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
   try {
-    await pageCall(c, base.signedIn, revokeGrant, { id: textOf(form.id) ?? "" }, ["NOT_FOUND", "FORBIDDEN", "BAD_REQUEST"]);
+    await pageCall(c, signedIn, revokeGrant, { id: textOf(form.id) ?? "" }, ["NOT_FOUND", "FORBIDDEN", "BAD_REQUEST"]);
   } catch (e) {
     if (isAppError(e) && (e.code === "NOT_FOUND" || e.code === "FORBIDDEN" || e.code === "BAD_REQUEST")) {
       const status = e.code === "NOT_FOUND" ? 404 : e.code === "FORBIDDEN" ? 403 : 400;
@@ -111,16 +110,16 @@ apiSettingsPage.post("/settings/api/revoke", async (c) => {
 // POST /settings/api/mcp: mcpSettings.update with all three switches (an unticked box is false), then back (303).
 apiSettingsPage.post("/settings/api/mcp", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const base = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(base.signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
   const input: McpSettings = {
     readCustomerDetails: textOf(form.readCustomerDetails) !== undefined,
     allowChanges: textOf(form.allowChanges) !== undefined,
     changesNeedApproval: textOf(form.changesNeedApproval) !== undefined,
   };
   try {
-    await pageCall(c, base.signedIn, updateMcpSettings, input, ["FORBIDDEN", "BAD_REQUEST"]);
+    await pageCall(c, signedIn, updateMcpSettings, input, ["FORBIDDEN", "BAD_REQUEST"]);
   } catch (e) {
     if (isAppError(e) && (e.code === "FORBIDDEN" || e.code === "BAD_REQUEST")) {
       return render(c, { alert: e.message, mcpDraft: e.code === "BAD_REQUEST" ? input : undefined }, e.code === "FORBIDDEN" ? 403 : 400);

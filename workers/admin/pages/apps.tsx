@@ -4,7 +4,7 @@ import { permissionDenied } from "#shared/pipeline/principal";
 import { appNotFound, createApp, deleteApp, listApps, rotateAppSecret, updateApp } from "#shared/procedures/apps";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
 import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
+import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { AppForm, appInput, draftOf, EMPTY_APP, stateOfApp, stateOfFailure, type AppFormState } from "./apps-form";
 import { call, storePage } from "./chrome";
 import { Notice, type FormNotice } from "./form-post";
@@ -142,7 +142,7 @@ appsPage.get("/settings/apps", (c) => {
 // POST /settings/apps: create, update, enable, disable, rotate or delete (session CSRF token required).
 appsPage.post("/settings/apps", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const { signedIn } = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody({ all: true });
   const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();

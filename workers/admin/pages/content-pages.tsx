@@ -158,7 +158,7 @@ contentPagesPage.post("/pages/:id", (c) => {
     {
       save: (signedIn, field) => pageCall(c, signedIn, updatePage, { id, ...inputOf(draftOf(field)) }, ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]),
       preview: async (_signedIn, field, base) => {
-        if (!base.me.permissions.includes("content.write")) throw permissionDenied("content.write");
+        if (!(await base()).me.permissions.includes("content.write")) throw permissionDenied("content.write");
         return { render: await renderPage(c, id, undefined, 200, undefined, draftOf(field)) };
       },
       publish: (signedIn) => pageCall(c, signedIn, publishPage, { id, published: true }, ["NOT_FOUND"]),

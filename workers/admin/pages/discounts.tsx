@@ -8,7 +8,7 @@ import { createDiscount, disableDiscount, listDiscounts, updateDiscount } from "
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { issueErrors, SelectField, TextField } from "./fields";
-import { doneNotice, handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { doneNotice, formCurrency, handleFormPost, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { amountText, minorUnitsOf } from "./money";
 import { IST_OFFSET, IstTime, StatusBadge } from "./order-words";
@@ -78,11 +78,20 @@ function inputOf(draft: Draft, currency: string, id?: string): Record<string, un
   return input;
 }
 
-const DiscountForm: FC<{ csrf: string; action: "create" | "update"; id?: string; draft: Draft; errors: Record<string, string>; heading: string }> = ({ csrf, action, id, draft, errors, heading }) => {
+const DiscountForm: FC<{ csrf: string; currency: string; action: "create" | "update"; id?: string; draft: Draft; errors: Record<string, string>; heading: string }> = ({
+  csrf,
+  currency,
+  action,
+  id,
+  draft,
+  errors,
+  heading,
+}) => {
   const idOf = (name: string) => (action === "create" ? `new-${name}` : `edit-${name}`);
   return (
     <form method="post" action="/discounts" class="card" id={action === "update" ? "edit" : "new-discount"}>
       <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name="currency" value={currency} />
       <input type="hidden" name="action" value={action} />
       {id ? <input type="hidden" name="id" value={id} /> : null}
       <h2>{heading}</h2>
@@ -125,6 +134,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       <Notice notice={notice} />
       {editing || failed?.action === "update" ? (
         <DiscountForm
+          currency={currency}
           csrf={chrome.csrf}
           action="update"
           id={editId}
@@ -168,7 +178,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       )}
       <Pager page={q.page} pageSize={PAGE_SIZE} total={result.total} noun="codes" link={link} />
       {canWrite ? (
-        <DiscountForm csrf={chrome.csrf} action="create" draft={failed?.action === "create" ? draftOf(failed.field) : EMPTY} errors={failed?.action === "create" ? errors : {}} heading="New discount" />
+        <DiscountForm csrf={chrome.csrf} currency={currency} action="create" draft={failed?.action === "create" ? draftOf(failed.field) : EMPTY} errors={failed?.action === "create" ? errors : {}} heading="New discount" />
       ) : null}
     </AdminPage>,
     status,
@@ -185,8 +195,8 @@ discountsPage.post("/discounts", (c) =>
     render,
     (action) => `/discounts?done=${action}`,
     {
-      create: async (signedIn, field, base) => pageCall(c, signedIn, createDiscount, inputOf(draftOf(field), base.me.store.currency), ["BAD_REQUEST", "CONFLICT"]),
-      update: async (signedIn, field, base) => pageCall(c, signedIn, updateDiscount, inputOf(draftOf(field), base.me.store.currency, field("id") ?? ""), ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]),
+      create: async (signedIn, field, base) => pageCall(c, signedIn, createDiscount, inputOf(draftOf(field), await formCurrency(field, base)), ["BAD_REQUEST", "CONFLICT"]),
+      update: async (signedIn, field, base) => pageCall(c, signedIn, updateDiscount, inputOf(draftOf(field), await formCurrency(field, base), field("id") ?? ""), ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]),
       disable: (signedIn, field) => pageCall(c, signedIn, disableDiscount, { id: field("id") ?? "" }, ["BAD_REQUEST", "NOT_FOUND"]),
     },
     "Choose Create, Save or Disable.",

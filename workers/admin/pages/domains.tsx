@@ -152,7 +152,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 }
 
 /** Development only: sets what the local DNS answers for one of the store's domains. */
-async function setLocalDns(c: AdminContext, signedIn: SignedIn, id: string | undefined, record: string | undefined): Promise<void> {
+async function setLocalDns(c: AdminContext, signedIn: Pick<SignedIn, "id">, id: string | undefined, record: string | undefined): Promise<void> {
   if (!localDnsOn(c)) throw badRequest([{ path: "action", message: "the local DNS is off" }], "The local DNS is off: DOMAIN_DNS is not local here.");
   const choice = LOCAL_DNS_CHOICES.find((k) => k === record);
   if (!choice) throw badRequest([{ path: "record", message: `one of ${LOCAL_DNS_CHOICES.join(", ")}` }], "Choose what the local DNS answers.");

@@ -2,7 +2,7 @@ import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
 import { AppError, isAppError } from "#shared/http/errors";
 import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, type AdminContext, type SignedIn } from "../context";
+import { crossSiteRefused, isCrossSite, postSession, type AdminContext, type SignedIn } from "../context";
 import { storePage, type StorePage } from "./chrome";
 
 export interface FormNotice {
@@ -32,7 +32,7 @@ export interface FailedPost {
  * page). It may answer `{ redirectTo }` (where the new record lives) or `{ render }` (a page to show instead
  * of redirecting, e.g. the form again with one more row).
  */
-export type FormAction = (signedIn: SignedIn, field: Field, base: StorePage) => Promise<unknown>;
+export type FormAction = (signedIn: Pick<SignedIn, "id">, field: Field, base: () => Promise<StorePage>) => Promise<unknown>;
 
 const redirectOf = (result: unknown): string | undefined =>
   typeof result === "object" && result !== null && typeof (result as { redirectTo?: unknown }).redirectTo === "string" ? (result as { redirectTo: string }).redirectTo : undefined;
@@ -55,8 +55,11 @@ export async function handleFormPost(
   unknownAction: string,
 ): Promise<Response> {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const base = await storePage(c);
-  const { signedIn } = base;
+  // The session's cookie is all a post needs before its change: the change's own unit finds the session
+  // (one or two round trips in all); the page's chrome is read only when an action or a failure needs it.
+  const signedIn = await postSession(c);
+  let page: Promise<StorePage> | undefined;
+  const base = () => (page ??= storePage(c));
   const form = await c.req.parseBody();
   const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
@@ -75,6 +78,17 @@ export async function handleFormPost(
   const rendered = renderedOf(result);
   if (rendered) return rendered;
   return c.redirect(redirectOf(result) ?? (typeof done === "string" ? done : done(name)), 303);
+}
+
+/**
+ * The store's currency as a form carried it (a hidden field: a store's currency never changes once it
+ * exists), so a post converts amounts without reading the store first; read when the field is missing or
+ * is not a currency. Someone who edits it only mis-states their own amounts, which the procedure checks.
+ */
+export async function formCurrency(field: Field, base: () => Promise<StorePage>): Promise<string> {
+  const sent = field("currency");
+  if (sent && /^[A-Z]{3}$/.test(sent) && Intl.supportedValuesOf("currency").includes(sent)) return sent;
+  return (await base()).me.store.currency;
 }
 
 /** One button that posts one action about one row (Delete, Cancel, Redeliver, Revoke), with the session's CSRF token. */

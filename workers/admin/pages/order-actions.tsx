@@ -5,7 +5,7 @@ import { badRequest, type FieldIssue } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
 import type { OrderDetail } from "#shared/orders/order-detail";
 import { cancelOrderProcedure, setOrderStatus } from "#shared/procedures/orders";
-import type { SessionProcedure, StoreProcedure } from "#shared/procedures/define";
+import type { StoreProcedure } from "#shared/procedures/define";
 import type { FailedPost, Field } from "./form-post";
 import { FieldError, Section } from "./parts";
 
@@ -17,7 +17,7 @@ import { FieldError, Section } from "./parts";
  */
 
 /** Calls a procedure for the signed-in member, as pages do (pageCall): a 400, 404 or 409 comes back as thrown. */
-export type CallProcedure = (proc: StoreProcedure | SessionProcedure, input: unknown) => Promise<unknown>;
+export type CallProcedure = (proc: StoreProcedure, input: unknown) => Promise<unknown>;
 
 export interface ActionField {
   name: string;

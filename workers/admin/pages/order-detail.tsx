@@ -70,9 +70,9 @@ orderDetailPage.post("/orders/:id", (c) => {
   const actions = Object.fromEntries(
     ORDER_ACTIONS.map((a): [string, FormAction] => [
       a.name,
-      (signedIn, field, { me }) => {
+      async (signedIn, field, base) => {
         // The procedure checks the permission too; checked first here so a refused role never meets the form's own checks.
-        if (!me.permissions.includes(a.permission)) throw permissionDenied(a.permission);
+        if (!(await base()).me.permissions.includes(a.permission)) throw permissionDenied(a.permission);
         const call: CallProcedure = (proc, input) => pageCall(c, signedIn, proc, input, ["BAD_REQUEST", "CONFLICT", "NOT_FOUND"]);
         return a.submit(call, id, field);
       },

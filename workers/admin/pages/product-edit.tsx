@@ -8,7 +8,7 @@ import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../co
 import { call, optional, storePage } from "./chrome";
 import { SelectField } from "./fields";
 import { AdjustFields } from "./inventory";
-import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
+import { ConfirmCard, doneNotice, formCurrency, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
 import { AdminPage, formatMoney } from "./layout";
 import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
 import { Section, Table } from "./parts";
@@ -129,7 +129,7 @@ async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, stat
       <Notice notice={notice} />
       {confirming ? <DeleteConfirm product={product} csrf={chrome.csrf} /> : null}
       {removing ? <RemoveVariantConfirm product={product} variant={removing} csrf={chrome.csrf} /> : null}
-      <ProductForm csrf={chrome.csrf} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} {...(removeHref ? { removeHref } : {})} />
+      <ProductForm csrf={chrome.csrf} currency={me.store.currency} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} {...(removeHref ? { removeHref } : {})} />
       <Stock product={product} />
       {locations && locations.items.length > 0 && product.variants.length > 0 ? <AddStock product={product} locations={locations} csrf={chrome.csrf} /> : null}
       {can.write || can.delete ? (
@@ -157,7 +157,7 @@ async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400
       </p>
       <h1>New product</h1>
       <Notice notice={notice} />
-      <ProductForm csrf={chrome.csrf} action="/products/new" state={refused ?? { draft: emptyDraft(), errors: {} }} submit="Create product" canWrite />
+      <ProductForm csrf={chrome.csrf} currency={me.store.currency} action="/products/new" state={refused ?? { draft: emptyDraft(), errors: {} }} submit="Create product" canWrite />
     </AdminPage>,
     status,
   );
@@ -184,7 +184,7 @@ productEditPage.get("/products/:id", (c) => {
  */
 async function save(
   c: AdminContext,
-  signedIn: SignedIn,
+  signedIn: Pick<SignedIn, "id">,
   field: Field,
   currency: string,
   id: string | undefined,
@@ -211,7 +211,7 @@ productEditPage.post("/products/new", (c) =>
     (ctx, n, s) => renderNew(ctx, n, s),
     "/products",
     {
-      save: (signedIn, field, base) => save(c, signedIn, field, base.me.store.currency, undefined, (n, s, r) => renderNew(c, n, s, r)),
+      save: async (signedIn, field, base) => save(c, signedIn, field, await formCurrency(field, base), undefined, (n, s, r) => renderNew(c, n, s, r)),
       more: async (_signedIn, field) => ({ render: await renderNew(c, undefined, 200, { draft: draftOfForm(field, 1), errors: {} }) }),
     },
     "Choose Create product or Add another variant.",
@@ -227,7 +227,7 @@ productEditPage.post("/products/:id", (c) => {
     (ctx, n, s) => renderEdit(ctx, id, n, s),
     (action) => (action === "delete" ? "/products?done=deleted" : `/products/${id}?done=${DONE_OF_ACTION[action] ?? "saved"}`),
     {
-      save: (signedIn, field, base) => save(c, signedIn, field, base.me.store.currency, id, again),
+      save: async (signedIn, field, base) => save(c, signedIn, field, await formCurrency(field, base), id, again),
       more: async (_signedIn, field) => ({ render: await again(undefined, 200, { draft: draftOfForm(field, 1), errors: {} }) }),
       archive: (signedIn) => pageCall(c, signedIn, archiveProduct, { id }, ["NOT_FOUND"]),
       delete: (signedIn) => pageCall(c, signedIn, deleteProduct, { id }, ["NOT_FOUND"]),

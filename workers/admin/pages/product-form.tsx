@@ -153,8 +153,9 @@ export function errorsOfFailure(failed: FailedPost, rowOf: readonly number[]): E
   return errors;
 }
 
-export const ProductForm: FC<{ csrf: string; action: string; state: ProductFormState; submit: string; canWrite: boolean; removeHref?: (variantId: string) => string }> = ({
+export const ProductForm: FC<{ csrf: string; currency: string; action: string; state: ProductFormState; submit: string; canWrite: boolean; removeHref?: (variantId: string) => string }> = ({
   csrf,
+  currency,
   action,
   state,
   submit,
@@ -165,6 +166,7 @@ export const ProductForm: FC<{ csrf: string; action: string; state: ProductFormS
   return (
     <form method="post" action={action} class="card" id="product-form">
       <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name="currency" value={currency} />
       <input type="hidden" name="rows" value={String(draft.variants.length)} />
       <TextField id="title" label="Title" value={draft.title} error={errors["title"]} required maxlength={255} />
       <TextArea id="description" label="Description" value={draft.description} error={errors["description"]} />

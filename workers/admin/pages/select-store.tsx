@@ -4,13 +4,13 @@ import { validate } from "#shared/http/validate";
 import { listMyStores, switchStore } from "#shared/procedures/store";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, csrfOf, isCrossSite, pageCall, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { crossSiteRefused, csrfOf, isCrossSite, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { PlainPage } from "./layout";
 
 export const selectStorePage = new Hono<AdminEnv>();
 
 async function render(c: AdminContext, signedIn: SignedIn, next: string, alert?: string, status: 200 | 403 | 404 = 200) {
-  const stores = await pageCall(c, signedIn, listMyStores);
+  const stores = (await runForSession(c, signedIn, listMyStores, {})) as Awaited<ReturnType<typeof listMyStores.run>>;
   const csrf = await csrfOf(signedIn);
   c.header("cache-control", "no-store");
   return c.html(
@@ -65,7 +65,7 @@ selectStorePage.post("/select-store", async (c) => {
   if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
   const next = safeRedirectPath(text("next"), new URL(c.req.url).origin);
   try {
-    await runForSession(c, signedIn.info, switchStore, { storeId: text("storeId") });
+    await runForSession(c, signedIn, switchStore, { storeId: text("storeId") });
   } catch (e) {
     // Shown on the picker itself: sending these back through a redirect would hide why.
     if (isNoStoreError(e) || (isAppError(e) && e.code === "BAD_REQUEST")) {

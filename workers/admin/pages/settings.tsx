@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { isAppError } from "#shared/http/errors";
 import { currentStore, updateStore } from "#shared/procedures/store";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv } from "../context";
+import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { csrfTokenMatches } from "../auth/session";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
@@ -67,7 +67,7 @@ settingsPage.get("/settings", async (c) => {
 // POST /settings: save the form through store.update (session CSRF token required).
 settingsPage.post("/settings", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
-  const { signedIn } = await storePage(c);
+  const signedIn = await postSession(c);
   const form = await c.req.parseBody();
   const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();

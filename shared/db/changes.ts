@@ -1,0 +1,49 @@
+import type { SQL } from "drizzle-orm";
+import type { AppError } from "../http/errors";
+import { CURRENT_STORE } from "./openings";
+import type { Plan } from "./plan";
+import { outboxEvent } from "./schema";
+import { raw, sql, type Q, type Step } from "./steps";
+
+/**
+ * The statements of a change sent as one unit (migration 0025). Nothing can be decided in TypeScript
+ * between them, so a condition the change needs is a statement that stops the whole unit when it does not
+ * hold, and it usually locks what the change touches in the same breath:
+ *
+ *   ensure(q, sql`exists (select 1 from product where store_id = ${store} and id = ${id} for update)`, productNotFound())
+ *
+ * Later statements of the unit then find the row as the guard left it.
+ */
+export function ensure(q: Q, condition: SQL, error: AppError): Step<{ ok: boolean }[]> {
+  return raw<{ ok: boolean }>(
+    q,
+    sql`select unit.ensure(${condition}, ${String(error.status)}, ${error.message}, ${error.data ? JSON.stringify(error.data) : null}::jsonb) as ok`,
+  );
+}
+
+/**
+ * Stops the unit as a lost race unless `condition` holds: what the change's first trip read is not so any
+ * more. The pipeline reads again and retries (shared/pipeline/write.ts).
+ */
+export function unchanged(q: Q, condition: SQL): Step<{ ok: boolean }[]> {
+  return raw<{ ok: boolean }>(q, sql`select unit.unchanged(${condition}) as ok`);
+}
+
+const EMITS = Symbol("emits");
+
+/**
+ * An outbox event written by the change's own unit (SPEC rule 5; shared/db/outbox.ts is the same on an
+ * open transaction). Its id is made here, so the change's answer can name it without a round trip.
+ */
+export function emitStep(q: Q, kind: string, payload: Record<string, unknown> | SQL, options: { availableAt?: Date | SQL } = {}): Step<{ id: string }[]> {
+  const step = q
+    .insert(outboxEvent)
+    .values({ storeId: CURRENT_STORE, kind, payload, ...(options.availableAt ? { availableAt: options.availableAt } : {}) })
+    .returning({ id: outboxEvent.id });
+  return Object.assign(step, { [EMITS]: true });
+}
+
+/** Whether a plan writes outbox rows (after its commit, the relay is nudged). */
+export function emits(p: Plan<unknown>): boolean {
+  return p.steps.some((s) => EMITS in s);
+}

@@ -1,0 +1,106 @@
+import type { Database } from "../db/database";
+import { constant, plan, together } from "../db/plan";
+import { pgErrorOf } from "../db/pg-errors";
+import { collector, raw, sql } from "../db/steps";
+import { unitScope } from "../procedures/scope";
+import { AppError, badRequest } from "../http/errors";
+import { issuesOf } from "../http/validate";
+import { errorFields } from "../log";
+import { procedureKey, type StoreProcedure, type WritePlan } from "../procedures/define";
+import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
+import type { Principal } from "./principal";
+import { sendCallerUnit, type UnitCall } from "./read";
+import { withCaller } from "./refusal";
+
+/**
+ * A change in at most two round trips (ARCHITECTURE §3, docs/decisions/0015-one-round-trip.md): the
+ * same steps as ./run.ts, with the database taking the ones that need it.
+ *
+ *   1. the limiter, before any database work;
+ *   2. `prepare` (when the change needs a decision): the caller's opening and the reads, one read-only unit;
+ *   3. `apply`: the caller's opening again (a role changed in between is seen), the guarded statements of
+ *      the change, its outbox events and, for an API door, its activity row; one read-write unit.
+ *
+ * Nothing is locked across the network: a guard of the second unit that finds the first unit's reading
+ * out of date (`unchanged`, SQLSTATE CR409) rolls it back, and the pair runs again, up to RETRIES times.
+ */
+export const RETRIES = 3;
+
+/** Doors whose change may become a proposal (AI approvals) go the step-by-step way (./run.ts). */
+export function writesDirectly(principal: Principal, options: Pick<RunOptions, "door">): boolean {
+  return options.door === "session" || (options.door === "token" && principal.kind === "token");
+}
+
+type WriteProcedure = StoreProcedure & { write: WritePlan<unknown, unknown> };
+
+export async function runWrite(db: Database, principal: Principal, proc: WriteProcedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
+  const decision = options.limit ? await options.limit() : undefined;
+  if (decision && !decision.allowed) throw tooManyRequests(decision);
+  const base = { principal, procs: [proc], door: options.door } as const;
+  const parsed = proc.input.safeParse(rawInput === undefined ? {} : rawInput);
+  try {
+    if (!parsed.success) {
+      // The caller's checks first, so a refused caller learns nothing from the validation (one trip).
+      const { caller } = await sendCallerUnit(db, { ...base, plan: () => constant(undefined) });
+      throw withCaller(badRequest(issuesOf(parsed.error)), caller);
+    }
+    const input = parsed.data;
+    const { prepare, apply } = proc.write;
+    for (let attempt = 1; ; attempt++) {
+      const prepared = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input)) : undefined;
+      try {
+        const { caller, output, session } = await sendCallerUnit(db, {
+          ...base,
+          writes: true,
+          plan: (q, scope) => {
+            const change = apply(q, scope, input, prepared);
+            const logged = activityStep(principal, proc, options.door);
+            return together({ change, logged: logged ? plan([logged(q)] as const, () => undefined) : constant(undefined) });
+          },
+        });
+        if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, input), options);
+        return { kind: "done", output: output.change, caller, decision, ...(session ? { session } : {}) };
+      } catch (e) {
+        if (pgErrorOf(e)?.code !== "CR409") throw e;
+        if (attempt >= RETRIES) throw new AppError("CONFLICT", "This changed while it was being saved; reload and try again.", { reason: "concurrent_change" });
+      }
+    }
+  } catch (e) {
+    throw withHeaders(e, decision);
+  }
+}
+
+/** What `prepare` answers: from its own unit, or at once when it needs nothing read (e.g. a handle given). */
+async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<P> {
+  const probe = build(collector().q, unitScope(false, () => {
+    throw new Error("prepare's plan asked for its caller");
+  }));
+  if (probe.steps.length === 0) return probe.finish([]);
+  return (await sendCallerUnit(db, { ...base, plan: build })).output;
+}
+
+/** A committed change's outside work: a failure is logged, never turned into a failed change. */
+async function afterCommit(work: () => Promise<void>, options: RunOptions): Promise<void> {
+  try {
+    await work();
+  } catch (e) {
+    options.log.warn("Work after a committed change failed", errorFields(e));
+  }
+}
+
+/**
+ * An API door's change is logged in the change's own unit (./activity.ts recordWrite): the grant comes
+ * from the unit's opening (app.grant_id), so it costs no trip of its own.
+ */
+function activityStep(principal: Principal, proc: StoreProcedure, door: RunOptions["door"]) {
+  if (principal.kind !== "token" && principal.kind !== "oauth") return undefined;
+  if (door !== "token" && door !== "mcp") return undefined;
+  return (q: Parameters<typeof raw>[0]) =>
+    raw(
+      q,
+      sql`with grant_id as (select nullif(current_setting('app.grant_id', true), '')::uuid as id),
+          touched as (update api_grant set last_used_at = now() where store_id = nullif(current_setting('app.store_id', true), '')::uuid and id = (select id from grant_id))
+        insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start)
+        select nullif(current_setting('app.store_id', true), '')::uuid, id, ${procedureKey(proc)}, 'write', ${door}, now() from grant_id`,
+    );
+}
