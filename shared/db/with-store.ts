@@ -2,7 +2,11 @@ import type { PoolClient } from "@neondatabase/serverless";
 import type { Database, Orm } from "./database";
 import { ormFor } from "./database";
 import { isUuid } from "./ids";
+import { emits } from "./changes";
+import type { Plan } from "./plan";
 import { inline, storeExpression, storefrontFactsIfChanged, type Statement, type StoreKey } from "./statements";
+import type { Q, StatementClient } from "./steps";
+import { runPlanOn } from "./unit";
 
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
 export type StoreTx = Orm & { readonly storeId: string; readonly $client: PoolClient };
@@ -102,4 +106,21 @@ async function commitWithProbe(client: PoolClient, probe: string): Promise<Recor
     await client.query("rollback");
     return undefined;
   }
+}
+
+/** A plan's reads inside an open transaction (the same statements a one-round-trip unit sends). */
+export function readOn<O>(tx: StoreTx, build: (q: Q) => Plan<O>): Promise<O> {
+  return runPlanOn(tx.$client as unknown as StatementClient, build);
+}
+
+/** A plan's change inside an open transaction; its outbox events nudge the relay after the commit, as `emit`'s do. */
+export async function changeOn<O>(tx: StoreTx, build: (q: Q) => Plan<O>): Promise<O> {
+  let wrote = false;
+  const output = await runPlanOn(tx.$client as unknown as StatementClient, (q) => {
+    const p = build(q);
+    wrote = emits(p);
+    return p;
+  });
+  if (wrote) wroteOutbox.add(tx);
+  return output;
 }

@@ -1,19 +1,26 @@
-import { emit } from "../db/outbox";
-import type { StoreTx } from "../db/with-store";
+import type { SQL } from "drizzle-orm";
+import { emitStep, unchanged } from "../db/changes";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
-import { addTask } from "./tasks";
+import { addTaskStep } from "./tasks";
 import { decideAttemptStatus, recomputeOrder as decideOrder, type AttemptStatus, type OrderFacts, type OrderStatuses } from "./status";
 
 /**
  * The two routines of ARCHITECTURE §15 around their pure decisions (shared/orders/status.ts):
  *
- * - `applyPaymentStatus` is the only writer of a payment attempt's status, whatever the trigger (the
- *   gateway call, a webhook, the client's confirmation, 'Mark as paid', expiry reconciliation). It locks
- *   the attempt row, so racing triggers queue and the second finds nothing to do; it only moves forward.
- * - `recomputeOrderStatuses` is the only writer of an order's `payment_status`, `fulfillment_status` and
+ * - the payment routine is the only writer of a payment attempt's status, whatever the trigger (the
+ *   gateway call, a webhook, the client's confirmation, 'Mark as paid', expiry reconciliation); it only
+ *   moves forward;
+ * - the recompute routine is the only writer of an order's `payment_status`, `fulfillment_status` and
  *   the open ↔ completed move, from the attempt, processed refund and shipment rows.
  *
- * Both run inside the caller's store transaction and write their events with the change.
+ * Each is a reading (one read statement or two) and a change decided in TypeScript from it. The change's
+ * first statements lock the attempt, then the order (always in that order, so racing triggers queue
+ * instead of deadlocking) and stop the unit as a lost race (CR409) when either is no longer as read: a
+ * change sent in its own unit after its reading (two round trips) is then read and decided again, and a
+ * change on an open transaction reads with the locks taken, so it never loses.
  */
 export type PaymentTrigger = "gateway" | "webhook" | "client_confirmation" | "mark_paid" | "expiry_reconciliation" | "refund";
 
@@ -31,76 +38,179 @@ export interface Applied {
   order: OrderStatuses;
 }
 
-export async function applyPaymentStatus(
-  tx: StoreTx,
-  attemptId: string,
-  requested: AttemptStatus,
-  trigger: PaymentTrigger,
-  change: AttemptChange = {},
-): Promise<Applied> {
-  const { rows } = await tx.$client.query<{ order_id: string; attempt: number; status: AttemptStatus }>(
-    "select order_id, attempt, status from payment_attempt where store_id = $1 and id = $2 for update",
-    [tx.storeId, attemptId],
-  );
-  const row = rows[0];
-  if (!row) throw new AppError("NOT_FOUND", "No such payment attempt in this store.");
-  const decision = decideAttemptStatus(row.status, requested);
-  if (!decision.apply) {
-    // Nothing moves; refs learnt late (e.g. a provider payment id) are still kept.
-    if (change.providerRef || change.providerPaymentId) {
-      await tx.$client.query(
-        `update payment_attempt set provider_ref = coalesce(provider_ref, $3), provider_payment_id = coalesce(provider_payment_id, $4)
-         where store_id = $1 and id = $2`,
-        [tx.storeId, attemptId, change.providerRef ?? null, change.providerPaymentId ?? null],
-      );
-    }
-    return { orderId: row.order_id, attempt: row.attempt, applied: false, status: row.status, order: await recomputeOrderStatuses(tx, row.order_id) };
-  }
-  await tx.$client.query(
-    `update payment_attempt set status = $3, provider_ref = coalesce($4, provider_ref), provider_payment_id = coalesce($5, provider_payment_id),
-       last_error = case when $3 = 'failed' then $6 else last_error end, updated_at = now()
-     where store_id = $1 and id = $2`,
-    [tx.storeId, attemptId, decision.to, change.providerRef ?? null, change.providerPaymentId ?? null, change.error?.slice(0, 1000) ?? null],
-  );
-  if (decision.to === "failed") await emit(tx, "payment.failed", { orderId: row.order_id, attempt: row.attempt, trigger });
-  return { orderId: row.order_id, attempt: row.attempt, applied: true, status: decision.to, order: await recomputeOrderStatuses(tx, row.order_id) };
+type Facts = Omit<OrderFacts, "attempts"> & {
+  attempts: readonly { attempt: number; status: AttemptStatus; amount: number }[];
+  paymentStatus: string;
+  fulfillmentStatus: string;
+};
+
+/** An order's facts as one reading saw them: what recompute decides from, and what its change checks again. */
+export interface OrderReading {
+  orderId: string;
+  facts: Facts;
 }
 
-/** Reads the order's facts in one statement, decides, and writes the derived statuses when they change. */
-export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Promise<OrderStatuses> {
-  const { rows } = await tx.$client.query<{ facts: OrderFacts & { paymentStatus: string; fulfillmentStatus: string } }>(
-    `select json_build_object(
+/** A payment attempt and its order's facts, as read. */
+export interface PaymentReading {
+  attempt: { id: string; orderId: string; attempt: number; status: AttemptStatus };
+  order: OrderReading;
+}
+
+/**
+ * The facts of one order in one jsonb value. Every aggregate has a fixed order, so the same rows always
+ * give an equal value: the change compares a fresh reading with the one it decided from.
+ */
+function factsOf(store: SQL, orderId: SQL, lock: boolean): SQL {
+  return sql`select jsonb_build_object(
        'status', o.status, 'total', o.total, 'paymentStatus', o.payment_status, 'fulfillmentStatus', o.fulfillment_status,
-       'attempts', coalesce((select json_agg(json_build_object('status', a.status, 'amount', a.amount))
-                              from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json),
-       'refunds', coalesce((select json_agg(json_build_object('amount', r.amount)) from refund r
-                            where r.store_id = o.store_id and r.order_id = o.id and r.status = 'processed'), '[]'::json),
-       'parcels', coalesce((select json_agg(json_build_object('id', f.id)) from fulfillment_order f
-                             where f.store_id = o.store_id and f.order_id = o.id), '[]'::json),
-       'shipments', coalesce((select json_agg(json_build_object('parcelId', s.fulfillment_order_id, 'status', s.status))
-                               from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::json)) as facts
-     from shop_order o where o.store_id = $1 and o.id = $2 for update of o`,
-    [tx.storeId, orderId],
+       'attempts', coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status', a.status, 'amount', a.amount) order by a.attempt)
+                              from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::jsonb),
+       'refunds', coalesce((select jsonb_agg(jsonb_build_object('amount', r.amount) order by r.id) from refund r
+                            where r.store_id = o.store_id and r.order_id = o.id and r.status = 'processed'), '[]'::jsonb),
+       'parcels', coalesce((select jsonb_agg(jsonb_build_object('id', f.id) order by f.id) from fulfillment_order f
+                             where f.store_id = o.store_id and f.order_id = o.id), '[]'::jsonb),
+       'shipments', coalesce((select jsonb_agg(jsonb_build_object('parcelId', s.fulfillment_order_id, 'status', s.status) order by s.id)
+                               from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::jsonb))
+     from shop_order o where o.store_id = ${store} and o.id = ${orderId}${lock ? sql` for update of o` : sql``}`;
+}
+
+/** Reads an order's facts (with `lock`, the order row is locked for the rest of the transaction). */
+export function orderReadingPlan(q: Q, store: SQL, orderId: string, lock = false): Plan<OrderReading | null> {
+  return plan([raw<{ facts: Facts }>(q, sql`select (${factsOf(store, sql`${orderId}::uuid`, lock)}) as facts`)] as const, ([[row]]) =>
+    row?.facts ? { orderId, facts: row.facts } : null,
   );
-  const facts = rows[0]?.facts;
-  if (!facts) throw new AppError("NOT_FOUND", "No such order in this store.");
+}
+
+/** Reads an attempt and its order's facts (with `lock`: the attempt, then the order, locked). */
+export function paymentReadingPlan(q: Q, store: SQL, attemptId: string, lock = false): Plan<PaymentReading | null> {
+  const forUpdate = lock ? sql` for update` : sql``;
+  return plan(
+    [
+      raw<{ id: string; order_id: string; attempt: number; status: AttemptStatus }>(
+        q,
+        sql`select id, order_id, attempt, status from payment_attempt where store_id = ${store} and id = ${attemptId}${forUpdate}`,
+      ),
+      raw<{ facts: Facts | null }>(
+        q,
+        sql`select (${factsOf(store, sql`(select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})`, lock)}) as facts`,
+      ),
+    ] as const,
+    ([[a], [o]]) =>
+      a && o?.facts ? { attempt: { id: a.id, orderId: a.order_id, attempt: a.attempt, status: a.status }, order: { orderId: a.order_id, facts: o.facts } } : null,
+  );
+}
+
+/** Stops the unit as a lost race unless the order's facts are still as read; locks the order. */
+function orderAsRead(q: Q, store: SQL, reading: OrderReading): Step {
+  return unchanged(q, sql`(${factsOf(store, sql`${reading.orderId}::uuid`, true)}) = ${JSON.stringify(reading.facts)}::jsonb`);
+}
+
+/**
+ * The recompute routine's change for an order read as `reading`, after `adjust` (what the same unit
+ * changes first, e.g. an attempt's new status). Its statements assume the order is locked and as read
+ * (`orderAsRead` runs first in the unit).
+ */
+function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts: Facts) => Facts = (f) => f): { steps: Step[]; next: OrderStatuses } {
+  const facts = adjust(reading.facts);
   const next = decideOrder(facts);
-  if (next.paymentStatus === facts.paymentStatus && next.fulfillmentStatus === facts.fulfillmentStatus && next.status === facts.status) return next;
-  await tx.$client.query(
-    "update shop_order set payment_status = $3, fulfillment_status = $4, status = $5, updated_at = now() where store_id = $1 and id = $2",
-    [tx.storeId, orderId, next.paymentStatus, next.fulfillmentStatus, next.status],
-  );
-  if (next.paymentStatus === "paid" && facts.paymentStatus !== "paid") {
+  const { orderId } = reading;
+  const was = reading.facts;
+  if (next.paymentStatus === was.paymentStatus && next.fulfillmentStatus === was.fulfillmentStatus && next.status === was.status) return { steps: [], next };
+  const steps: Step[] = [
+    raw(
+      q,
+      sql`update shop_order set payment_status = ${next.paymentStatus}, fulfillment_status = ${next.fulfillmentStatus}, status = ${next.status}, updated_at = now()
+          where store_id = ${store} and id = ${orderId}`,
+    ),
+  ];
+  if (next.paymentStatus === "paid" && was.paymentStatus !== "paid") {
     // Money that lands on an order already expired or cancelled (its stock released) is not lost and the
     // order is not reopened behind the merchant's back: it stays as it is, paid, and the merchant gets a
     // task to refund it or fulfil it by hand (docs/order-status.md, "Late payments").
     if (next.status === "expired" || next.status === "cancelled") {
-      await emit(tx, "order.paid_late", { orderId, status: next.status });
-      await addTask(tx, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` });
-    } else await emit(tx, "order.paid", { orderId });
+      steps.push(
+        emitStep(q, "order.paid_late", { orderId, status: next.status }),
+        addTaskStep(q, store, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` }),
+      );
+    } else steps.push(emitStep(q, "order.paid", { orderId }));
   }
-  if (next.fulfillmentStatus === "fulfilled" && facts.fulfillmentStatus !== "fulfilled") await emit(tx, "order.fulfilled", { orderId });
-  if (next.fulfillmentStatus === "delivered" && facts.fulfillmentStatus !== "delivered") await emit(tx, "order.delivered", { orderId });
-  if (next.status !== facts.status) await emit(tx, next.status === "completed" ? "order.completed" : "order.reopened", { orderId });
-  return next;
+  if (next.fulfillmentStatus === "fulfilled" && was.fulfillmentStatus !== "fulfilled") steps.push(emitStep(q, "order.fulfilled", { orderId }));
+  if (next.fulfillmentStatus === "delivered" && was.fulfillmentStatus !== "delivered") steps.push(emitStep(q, "order.delivered", { orderId }));
+  if (next.status !== was.status) steps.push(emitStep(q, next.status === "completed" ? "order.completed" : "order.reopened", { orderId }));
+  return { steps, next };
+}
+
+/**
+ * The recompute routine as a change: its guard (the order as read, locked) and its writes. For a unit
+ * whose earlier statements changed the order's rows on purpose, use `adjust` to say how (the guard then
+ * must run before those statements: put `guard` first).
+ */
+export function recomputeSteps(q: Q, store: SQL, reading: OrderReading, adjust?: (facts: Facts) => Facts): { guard: Step; steps: Step[]; next: OrderStatuses } {
+  return { guard: orderAsRead(q, store, reading), ...recomputeChange(q, store, reading, adjust) };
+}
+
+/**
+ * The payment routine as a change, decided from `reading`: the attempt and the order checked as read
+ * (and locked, attempt first), the attempt moved forward (or only refs learnt late kept), its events, and
+ * the order's recompute with the attempt's new status.
+ */
+export function paymentChange(q: Q, store: SQL, reading: PaymentReading, requested: AttemptStatus, trigger: PaymentTrigger, change: AttemptChange = {}): { steps: Step[]; applied: Applied } {
+  const { attempt } = reading;
+  const decision = decideAttemptStatus(attempt.status, requested);
+  const guards = [
+    unchanged(q, sql`(select status from payment_attempt where store_id = ${store} and id = ${attempt.id} for update) = ${attempt.status}`),
+    orderAsRead(q, store, reading.order),
+  ];
+  const refs = { ref: change.providerRef ?? null, paymentId: change.providerPaymentId ?? null };
+  if (!decision.apply) {
+    // Nothing moves; refs learnt late (e.g. a provider payment id) are still kept.
+    const keep =
+      change.providerRef || change.providerPaymentId
+        ? [
+            raw(
+              q,
+              sql`update payment_attempt set provider_ref = coalesce(provider_ref, ${refs.ref}), provider_payment_id = coalesce(provider_payment_id, ${refs.paymentId})
+                  where store_id = ${store} and id = ${attempt.id}`,
+            ),
+          ]
+        : [];
+    const { steps, next } = recomputeChange(q, store, reading.order);
+    return { steps: [...guards, ...keep, ...steps], applied: { orderId: attempt.orderId, attempt: attempt.attempt, applied: false, status: attempt.status, order: next } };
+  }
+  const to = decision.to;
+  const moved: Step[] = [
+    raw(
+      q,
+      sql`update payment_attempt set status = ${to}, provider_ref = coalesce(${refs.ref}, provider_ref), provider_payment_id = coalesce(${refs.paymentId}, provider_payment_id),
+            last_error = case when ${to} = 'failed' then ${change.error?.slice(0, 1000) ?? null} else last_error end, updated_at = now()
+          where store_id = ${store} and id = ${attempt.id}`,
+    ),
+    ...(to === "failed" ? [emitStep(q, "payment.failed", { orderId: attempt.orderId, attempt: attempt.attempt, trigger })] : []),
+  ];
+  // The order's facts with this attempt at its new status (attempts are listed by attempt number).
+  const adjust = (facts: Facts): Facts => ({ ...facts, attempts: facts.attempts.map((a) => (a.attempt === attempt.attempt ? { ...a, status: to } : a)) });
+  const { steps, next } = recomputeChange(q, store, reading.order, adjust);
+  return { steps: [...guards, ...moved, ...steps], applied: { orderId: attempt.orderId, attempt: attempt.attempt, applied: true, status: to, order: next } };
+}
+
+const storeOf = (tx: StoreTx) => sql`${tx.storeId}::uuid`;
+
+/** The payment routine on an open transaction: read with locks, decide, change. */
+export async function applyPaymentStatus(tx: StoreTx, attemptId: string, requested: AttemptStatus, trigger: PaymentTrigger, change: AttemptChange = {}): Promise<Applied> {
+  const reading = await readOn(tx, (q) => paymentReadingPlan(q, storeOf(tx), attemptId, true));
+  if (!reading) throw new AppError("NOT_FOUND", "No such payment attempt in this store.");
+  return changeOn(tx, (q) => {
+    const made = paymentChange(q, storeOf(tx), reading, requested, trigger, change);
+    return plan(made.steps, () => made.applied);
+  });
+}
+
+/** The recompute routine on an open transaction: read with the order locked, decide, write when it changes. */
+export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Promise<OrderStatuses> {
+  const reading = await readOn(tx, (q) => orderReadingPlan(q, storeOf(tx), orderId, true));
+  if (!reading) throw new AppError("NOT_FOUND", "No such order in this store.");
+  return changeOn(tx, (q) => {
+    const made = recomputeChange(q, storeOf(tx), reading);
+    return plan(made.steps, () => made.next);
+  });
 }

@@ -1,3 +1,5 @@
+import type { SQL } from "drizzle-orm";
+import { raw, sql, type Q, type Step } from "../db/steps";
 import type { StoreTx } from "../db/with-store";
 
 /**
@@ -14,4 +16,13 @@ export async function addTask(tx: StoreTx, task: { kind: TaskKind; orderId: stri
     [tx.storeId, task.kind, task.orderId, task.subjectId, task.title.slice(0, 300)],
   );
   return rowCount === 1;
+}
+
+/** The same, as a statement of a change's unit. */
+export function addTaskStep(q: Q, store: SQL, task: { kind: TaskKind; orderId: string | null; subjectId: string; title: string }): Step {
+  return raw(
+    q,
+    sql`insert into merchant_task (store_id, kind, order_id, subject_id, title) values (${store}, ${task.kind}, ${task.orderId}, ${task.subjectId}, ${task.title.slice(0, 300)})
+        on conflict (store_id, kind, subject_id) do nothing`,
+  );
 }

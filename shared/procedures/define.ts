@@ -9,9 +9,8 @@ import type { StoreTx } from "../db/with-store";
 import type { Logger } from "../log";
 import type { Plan } from "../db/plan";
 import type { Q, StatementClient } from "../db/steps";
-import { emits } from "../db/changes";
 import { runPlanOn } from "../db/unit";
-import { wroteOutbox } from "../db/with-store";
+import { changeOn, readOn } from "../db/with-store";
 import { txScope, type Scope } from "./scope";
 
 /**
@@ -170,16 +169,9 @@ export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I,
 
 /** A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the other. */
 async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input: I): Promise<O> {
-  const client = ctx.tx.$client as unknown as StatementClient;
   const scope = txScope(ctx);
-  const prepared = write.prepare ? await runPlanOn(client, (q) => write.prepare!(q, scope, input)) : undefined;
-  let wrote = false;
-  const output = await runPlanOn(client, (q) => {
-    const p = write.apply(q, scope, input, prepared);
-    wrote = emits(p);
-    return p;
-  });
-  if (wrote) wroteOutbox.add(ctx.tx);
+  const prepared = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input)) : undefined;
+  const output = await changeOn(ctx.tx, (q) => write.apply(q, scope, input, prepared));
   if (write.after && ctx.services) await write.after(output, ctx.services, input);
   return output;
 }
