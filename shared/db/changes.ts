@@ -22,6 +22,18 @@ export function ensure(q: Q, condition: SQL, error: AppError): Step<{ ok: boolea
 }
 
 /**
+ * Stops the unit with `error` unless `change` (an UPDATE or INSERT with `returning`) touched a row: a
+ * conditional change and its check in one statement, e.g. a discount's use counted only while it is live.
+ */
+export function ensureChanged(q: Q, change: SQL, error: AppError): Step<{ ok: boolean }[]> {
+  return raw<{ ok: boolean }>(
+    q,
+    sql`with changed as (${change})
+        select unit.ensure(exists (select 1 from changed), ${String(error.status)}, ${error.message}, ${error.data ? JSON.stringify(error.data) : null}::jsonb) as ok`,
+  );
+}
+
+/**
  * Stops the unit as a lost race unless `condition` holds: what the change's first trip read is not so any
  * more. The pipeline reads again and retries (shared/pipeline/write.ts).
  */
@@ -40,6 +52,11 @@ export function emitStep(q: Q, kind: string, payload: Record<string, unknown> | 
     .insert(outboxEvent)
     .values({ storeId: CURRENT_STORE, kind, payload, ...(options.availableAt ? { availableAt: options.availableAt } : {}) })
     .returning({ id: outboxEvent.id });
+  return Object.assign(step, { [EMITS]: true });
+}
+
+/** Marks a statement that writes outbox rows itself (an `insert into outbox_event ... select` of a CTE). */
+export function markEmits<S extends Step>(step: S): S {
   return Object.assign(step, { [EMITS]: true });
 }
 

@@ -1,24 +1,31 @@
 import { z } from "zod";
 import { sha256Hex } from "../auth/tokens";
-import { emit } from "../db/outbox";
+import type { Database } from "../db/database";
+import { pgErrorOf } from "../db/pg-errors";
 import type { TaxClass } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
+import { sendStoreUnit } from "../db/unit";
+import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { orderAccessKey } from "./access";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
+import { checkoutChange, discountUnavailable, type Placement } from "./checkout-change";
+import { checkoutReadingPlan, type CheckoutReading } from "./checkout-reading";
 import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
-import { ratesOn } from "./gst-rates";
-import { loadOrderView, type OrderView } from "./order-view";
+import type { OrderView } from "./order-view";
 import { preorderBalance } from "./preorders";
 import { planReservation, type StockRow } from "./reservation";
+import { sql } from "../db/steps";
 
 /**
- * Checkout (SPEC "Checkout and payment behaviour" 1-4; ARCHITECTURE §15), the part inside one store
- * transaction: lock the cart, answer its order again if it was converted (a replay), else read the lines,
- * lock the variants' stock rows in id order, plan the parcels, take the discount, reserve, and write the
- * order, its lines, its parcels with their money and GST, and its first payment attempt, plus the
- * `order.placed` and `inventory.reserved` events. The caller commits, then calls the gateway.
+ * Checkout (SPEC "Checkout and payment behaviour" 1-4; ARCHITECTURE §15) in two round trips: the cart,
+ * its stock, discount, settings and rates read in one unit (./checkout-reading.ts); the reservation and
+ * the money decided here; the order, its lines, its parcels with their money and GST, its first payment
+ * attempt, the reservation, the discount's use, the buyer and the `order.placed` and
+ * `inventory.reserved` events written in one guarded unit (./checkout-change.ts), which stops as a lost
+ * race when the cart, the stock it reserves or the discount changed since the reading, and checkout then
+ * reads and decides again (a replay of a cart that became an order meanwhile answers that order). The
+ * caller calls the gateway after the commit.
  */
 const E164 = /^\+[1-9][0-9]{7,14}$/;
 const text = (max: number) => z.string().trim().min(1, "is required").max(max);
@@ -62,41 +69,22 @@ export interface Placed {
 
 const emptyCart = () => new AppError("CONFLICT", "Your cart is empty: add a product before checking out.", { reason: "empty_cart" });
 
-type CartLineRow = {
-  line_id: string;
-  variant_id: string;
-  quantity: number;
-  product_title: string;
-  variant_title: string;
-  sku: string | null;
-  tax_class: string;
-  preorder: boolean;
-  unit_price: string;
-  product_status: string;
-};
+/** How many times a checkout reads again after losing a race for its cart, stock or discount. */
+export const CHECKOUT_RETRIES = 3;
 
-export async function placeOrder(tx: StoreTx, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
-  if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
-  const q = <R extends Record<string, unknown>>(sql: string, params: unknown[] = []) => tx.$client.query<R>(sql, params).then((r) => r.rows);
+type Decision = { kind: "replay"; placed: Placed; keyHash: string | null } | { kind: "place"; placement: Placement };
 
-  // The cart row, locked: concurrent submits of one cart queue here, and all but the first find it converted.
-  const [cart] = await q<{ id: string; currency: string; discount_id: string | null; converted_order_id: string | null }>(
-    "select id, currency, discount_id, converted_order_id from cart where store_id = $1 and token_hash = $2 for update",
-    [tx.storeId, await sha256Hex(cartToken)],
-  );
+/** What the reading says: a replay, an order to place, or the refusal the shopper sees. */
+async function decide(reading: CheckoutReading, cartToken: string, input: CheckoutInput, provider: string, now: Date): Promise<Decision> {
+  const { cart, lines, stock } = reading;
   if (!cart) throw emptyCart();
-  if (cart.converted_order_id) return replay(tx, cart.converted_order_id, await orderAccessKey(cartToken, cart.converted_order_id));
-
-  const lines = await q<CartLineRow>(
-    `select cl.id as line_id, cl.variant_id, cl.quantity, p.title as product_title, v.title as variant_title, v.sku, v.tax_class,
-            v.preorder, v.price_minor::text as unit_price, p.status as product_status
-     from cart_line cl
-     join product_variant v on v.store_id = cl.store_id and v.id = cl.variant_id
-     join product p on p.store_id = v.store_id and p.id = v.product_id
-     where cl.store_id = $1 and cl.cart_id = $2
-     order by cl.created_at, cl.id`,
-    [tx.storeId, cart.id],
-  );
+  if (cart.convertedOrderId) {
+    const accessKey = await orderAccessKey(cartToken, cart.convertedOrderId);
+    const { order, attempt, keyed } = reading.replay ?? { order: null, attempt: null, keyed: true };
+    if (!order || !attempt) throw new AppError("NOT_FOUND", "That order no longer exists.");
+    // An order placed before keys existed gets its hash now: the shopper proved the cart token it derives from.
+    return { kind: "replay", placed: { order, attempt, replayed: true, accessKey }, keyHash: keyed ? null : await sha256Hex(accessKey) };
+  }
   if (lines.length === 0) throw emptyCart();
   const gone = lines.filter((l) => l.product_status !== "active");
   if (gone.length > 0) {
@@ -105,21 +93,10 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
       issues: gone.map((l) => ({ path: `lines.${l.line_id}`, message: `${l.product_title} is no longer for sale` })),
     });
   }
-
-  // The stock rows of every variant in the cart at locations that sell online, locked in id order (a fixed
-  // order, so two checkouts never wait on each other in a cycle).
-  const variantIds = [...new Set(lines.map((l) => l.variant_id))];
-  const stock = await q<{ id: string; variant_id: string; location_id: string; name: string; priority: number; available: number; state: string | null }>(
-    `select il.id, il.variant_id, il.location_id, l.name, l.priority, greatest(il.on_hand - il.reserved, 0)::int as available, l.state
-     from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
-     where il.store_id = $1 and il.variant_id = any($2::uuid[]) and l.sells_online
-     order by il.id for update of il`,
-    [tx.storeId, variantIds],
-  );
   const rows: StockRow[] = stock.map((s) => ({ locationId: s.location_id, locationName: s.name, priority: s.priority, variantId: s.variant_id, available: s.available }));
-  const plan = planReservation(lines.map((l) => ({ variantId: l.variant_id, quantity: l.quantity, preorder: l.preorder })), rows);
-  if (!plan.ok) {
-    const byVariant = new Map(plan.short.map((s) => [s.variantId, s]));
+  const reservation = planReservation(lines.map((l) => ({ variantId: l.variant_id, quantity: l.quantity, preorder: l.preorder })), rows);
+  if (!reservation.ok) {
+    const byVariant = new Map(reservation.short.map((s) => [s.variantId, s]));
     throw new AppError("CONFLICT", "Some products in your cart are no longer available in that quantity.", {
       reason: "insufficient_stock",
       issues: lines
@@ -132,13 +109,13 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   }
 
   const subtotal = lines.reduce((sum, l) => sum + Number(l.unit_price) * l.quantity, 0);
-  const taken = await takeDiscount(tx, cart.discount_id, subtotal);
-  const [settings] = await q<{ fee: string; free_over: string | null; deposit_percent: number }>(
-    "select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over, preorder_deposit_percent as deposit_percent from store where id = $1",
-    [tx.storeId],
-  );
+  const discount = cart.discountId ? reading.discount : null;
+  // A code that stopped being live since it was applied is refused: the shopper sees the price they will pay.
+  if (cart.discountId && !discount?.live) throw discountUnavailable();
+  const taken = discount ? { amount: discountAmount(subtotal, { kind: discount.kind, value: discount.value }), code: discount.code } : { amount: 0, code: null };
+  const { settings } = reading;
   const afterDiscount = subtotal - taken.amount;
-  const shipping = settings!.free_over !== null && afterDiscount >= Number(settings!.free_over) ? 0 : Number(settings!.fee);
+  const shipping = settings.freeOver !== null && afterDiscount >= settings.freeOver ? 0 : settings.fee;
 
   // Money: each parcel's lines (a cart line may be split over parcels), then the order's discount and
   // shipping split by parcel subtotal and the GST inside each parcel (shared/orders/gst.ts).
@@ -146,7 +123,7 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
   const stateOf = new Map(stock.map((s) => [s.location_id, s.state]));
   const destination = input.shippingAddress.state as IndianStateCode;
   const money = orderMoney({
-    parcels: plan.parcels.map((p) => ({
+    parcels: reservation.parcels.map((p) => ({
       originState: originOf(stateOf.get(p.locationId)),
       lines: p.lines.map((pl) => {
         const l = lineOf.get(pl.variantId)!;
@@ -156,174 +133,91 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
     discount: taken.amount,
     shipping,
     destinationState: destination,
-    rates: await ratesOn(tx, now),
+    rates: reading.rates,
   });
   // With a deposit under 100 %, backordered pre-order units are paid in part now, the balance when they arrive.
-  const balanceParts = plan.parcels.flatMap((p, i) =>
+  const balanceParts = reservation.parcels.flatMap((p, i) =>
     p.lines.map((pl, j) => ({ value: Number(lineOf.get(pl.variantId)!.unit_price) * pl.quantity - money.parcels[i]!.lineDiscounts[j]!, quantity: pl.quantity, backordered: pl.quantity - pl.reserved })),
   );
-  const balance = preorderBalance(balanceParts, settings!.deposit_percent);
-  const firstAmount = money.total - balance;
+  const balance = preorderBalance(balanceParts, settings.depositPercent);
 
-  const [counter] = await q<{ number: number }>(
-    `insert into order_counter as c (store_id, next_number) values ($1, 1002)
-     on conflict (store_id) do update set next_number = c.next_number + 1 returning next_number - 1 as number`,
-    [tx.storeId],
-  );
-  const expiresAt = new Date(now.getTime() + PAYMENT_WINDOW_MS[input.paymentMethod]);
-  // The id is made here so the access key, derived from it, is stored with the order in one statement.
+  // Every id is made here, so the change's statements can name each other's rows without reading them.
   const orderId = crypto.randomUUID();
   const accessKey = await orderAccessKey(cartToken, orderId);
-  await q(
-    `insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
-       subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-    [
-      orderId, tx.storeId, counter!.number, cart.id, input.email.toLowerCase(), input.phone ?? null, JSON.stringify(input.shippingAddress), destination,
-      input.paymentMethod, cart.currency, money.subtotal, money.discount, money.shipping, money.tax, money.total, taken.code, expiresAt, now,
-      await sha256Hex(accessKey), balance,
-    ],
-  );
-
-  // Each cart line's discount is the sum of its shares in the parcels that carry it.
   const lineDiscount = new Map<string, number>();
-  plan.parcels.forEach((p, i) =>
+  reservation.parcels.forEach((p, i) =>
     p.lines.forEach((pl, j) => lineDiscount.set(pl.variantId, (lineDiscount.get(pl.variantId) ?? 0) + money.parcels[i]!.lineDiscounts[j]!)),
   );
-  const insertedLines = await q<{ id: string; variant_id: string }>(
-    `insert into order_line (store_id, order_id, variant_id, product_title, variant_title, sku, tax_class, preorder, quantity, unit_price, line_total, discount, position)
-     select $1, $2, x.variant_id, x.product_title, x.variant_title, x.sku, x.tax_class, x.preorder, x.quantity, x.unit_price, x.unit_price * x.quantity, x.discount, x.position
-     from jsonb_to_recordset($3::jsonb) as x(variant_id uuid, product_title text, variant_title text, sku text, tax_class text, preorder boolean,
-       quantity int, unit_price bigint, discount bigint, position int)
-     returning id, variant_id`,
-    [
-      tx.storeId,
-      orderId,
-      JSON.stringify(
-        lines.map((l, position) => ({
-          variant_id: l.variant_id, product_title: l.product_title, variant_title: l.variant_title, sku: l.sku, tax_class: l.tax_class,
-          preorder: l.preorder, quantity: l.quantity, unit_price: Number(l.unit_price), discount: lineDiscount.get(l.variant_id) ?? 0, position,
-        })),
-      ),
-    ],
-  );
-  const orderLineOf = new Map(insertedLines.map((l) => [l.variant_id, l.id]));
-  const parcels = await q<{ id: string; position: number }>(
-    `insert into fulfillment_order (store_id, order_id, location_id, origin_state, subtotal, discount, shipping, tax, cgst, sgst, igst, position)
-     select $1, $2, x.location_id, x.origin_state, x.subtotal, x.discount, x.shipping, x.tax, x.cgst, x.sgst, x.igst, x.position
-     from jsonb_to_recordset($3::jsonb) as x(location_id uuid, origin_state text, subtotal bigint, discount bigint, shipping bigint,
-       tax bigint, cgst bigint, sgst bigint, igst bigint, position int)
-     returning id, position`,
-    [
-      tx.storeId,
-      orderId,
-      JSON.stringify(
-        plan.parcels.map((p, position) => {
-          const m = money.parcels[position]!;
-          return { location_id: p.locationId, origin_state: stateOf.get(p.locationId) ?? null, subtotal: m.subtotal, discount: m.discount, shipping: m.shipping, tax: m.tax, cgst: m.cgst, sgst: m.sgst, igst: m.igst, position };
-        }),
-      ),
-    ],
-  );
-  const parcelAt = new Map(parcels.map((p) => [p.position, p.id]));
-  const parcelLines = plan.parcels.flatMap((p, position) =>
-    p.lines.map((pl) => ({ fulfillment_order_id: parcelAt.get(position)!, order_line_id: orderLineOf.get(pl.variantId)!, quantity: pl.quantity, reserved: pl.reserved, variant_id: pl.variantId, location_id: p.locationId })),
-  );
-  await q(
-    `with x as (select * from jsonb_to_recordset($2::jsonb) as x(fulfillment_order_id uuid, order_line_id uuid, quantity int, reserved int, variant_id uuid, location_id uuid)),
-     lines as (insert into fulfillment_order_line (store_id, fulfillment_order_id, order_line_id, quantity, reserved, backordered)
-               select $1, fulfillment_order_id, order_line_id, quantity, reserved, quantity - reserved from x)
-     update inventory_level il set reserved = il.reserved + x.reserved, updated_at = now()
-     from x where il.store_id = $1 and il.variant_id = x.variant_id and il.location_id = x.location_id and x.reserved > 0`,
-    [tx.storeId, JSON.stringify(parcelLines)],
-  );
-  const [attempt] = await q<{ id: string }>(
-    "insert into payment_attempt (store_id, order_id, attempt, idempotency_key, provider, amount) values ($1, $2, 1, $3, $4, $5) returning id",
-    [tx.storeId, orderId, `${orderId}:1`, input.paymentMethod === "gateway" ? provider : "manual_transfer", firstAmount],
-  );
-  await convertCartAndRecordBuyer(tx, input, cart.id, orderId);
-  const deposit = balance > 0 ? { deposit: firstAmount, balance } : {};
-  await emit(tx, "order.placed", { orderId, number: counter!.number, total: money.total, paymentMethod: input.paymentMethod, ...deposit });
-  await emit(tx, "inventory.reserved", {
-    orderId,
-    items: parcelLines.filter((l) => l.reserved > 0).map((l) => ({ variantId: l.variant_id, locationId: l.location_id, quantity: l.reserved })),
+  const orderLines = lines.map((l, position) => ({
+    id: crypto.randomUUID(), variant_id: l.variant_id, product_title: l.product_title, variant_title: l.variant_title, sku: l.sku, tax_class: l.tax_class,
+    preorder: l.preorder, quantity: l.quantity, unit_price: Number(l.unit_price), discount: lineDiscount.get(l.variant_id) ?? 0, position,
+  }));
+  const orderLineOf = new Map(orderLines.map((l) => [l.variant_id, l.id]));
+  const parcels = reservation.parcels.map((p, position) => {
+    const m = money.parcels[position]!;
+    return { id: crypto.randomUUID(), location_id: p.locationId, origin_state: stateOf.get(p.locationId) ?? null, subtotal: m.subtotal, discount: m.discount, shipping: m.shipping, tax: m.tax, cgst: m.cgst, sgst: m.sgst, igst: m.igst, position };
   });
+  const stockIdOf = new Map(stock.map((s) => [`${s.variant_id}:${s.location_id}`, s.id]));
+  const parcelLines = reservation.parcels.flatMap((p, position) =>
+    p.lines.map((pl) => ({
+      fulfillment_order_id: parcels[position]!.id, order_line_id: orderLineOf.get(pl.variantId)!, quantity: pl.quantity, reserved: pl.reserved,
+      variant_id: pl.variantId, location_id: p.locationId, stock_id: stockIdOf.get(`${pl.variantId}:${p.locationId}`) ?? null,
+    })),
+  );
+  const method = input.paymentMethod;
   return {
-    order: (await loadOrderView(tx, orderId))!,
-    attempt: {
-      id: attempt!.id, attempt: 1, idempotencyKey: `${orderId}:1`, status: "created", provider: input.paymentMethod === "gateway" ? provider : "manual_transfer", amount: firstAmount,
+    kind: "place",
+    placement: {
+      orderId, accessKeyHash: await sha256Hex(accessKey), accessKey, cart: { id: cart.id, currency: cart.currency, state: cart.state },
+      input, destination, money, taken, discount: discount ? { id: discount.id, kind: discount.kind, value: discount.value } : null, balance,
+      firstAmount: money.total - balance, expiresAt: new Date(now.getTime() + PAYMENT_WINDOW_MS[method]), now,
+      orderLines, parcels, parcelLines, attemptId: crypto.randomUUID(), provider: method === "gateway" ? provider : "manual_transfer",
     },
-    replayed: false,
-    accessKey,
   };
 }
 
 const originOf = (state: string | null | undefined): IndianStateCode | null => (state && isIndianStateCode(state) ? state : null);
 
 /**
- * The order of a converted cart with its newest payment attempt and its key. An order placed before keys
- * existed gets its hash now: the shopper proved the cart token the key is derived from.
+ * Places the shopper's order in at most two round trips (a replay in one), reading and deciding again
+ * when the change lost a race for its cart, stock or discount.
  */
-async function replay(tx: StoreTx, orderId: string, accessKey: string): Promise<Placed> {
-  const order = await loadOrderView(tx, orderId);
-  const { rows } = await tx.$client.query<{ id: string; attempt: number; idempotency_key: string; status: string; provider: string; amount: string }>(
-    `with keyed as (update shop_order set access_key_hash = $3 where store_id = $1 and id = $2 and access_key_hash is null)
-     select id, attempt, idempotency_key, status, provider, amount::text from payment_attempt where store_id = $1 and order_id = $2 order by attempt desc limit 1`,
-    [tx.storeId, orderId, await sha256Hex(accessKey)],
-  );
-  const a = rows[0];
-  if (!order || !a) throw new AppError("NOT_FOUND", "That order no longer exists.");
-  return { order, attempt: { id: a.id, attempt: a.attempt, idempotencyKey: a.idempotency_key, status: a.status, provider: a.provider, amount: Number(a.amount) }, replayed: true, accessKey };
-}
-
-/**
- * The cart's discount, taken for this order: its row locked, still live, and its use counted. A code that
- * stopped being live since it was applied is refused (the shopper sees the price they will pay).
- */
-async function takeDiscount(tx: StoreTx, discountId: string | null, subtotal: number): Promise<{ amount: number; code: string | null }> {
-  if (!discountId) return { amount: 0, code: null };
-  const { rows } = await tx.$client.query<{ code: string; kind: "percentage" | "fixed_amount"; value: string }>(
-    `update discount set usage_count = usage_count + 1, updated_at = now()
-     where store_id = $1 and id = $2 and status = 'active' and starts_at <= now() and (ends_at is null or ends_at > now())
-       and (usage_limit is null or usage_count < usage_limit)
-     returning code, kind, value::text`,
-    [tx.storeId, discountId],
-  );
-  const d = rows[0];
-  if (!d) {
-    throw new AppError("CONFLICT", "The discount code on your cart can no longer be used: remove it or try another.", {
-      reason: "discount_unavailable",
-      issues: [{ path: "discount", message: "no longer available" }],
-    });
+export async function placeOrderInUnits(db: Database, storeId: string, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
+  if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
+  const tokenHash = await sha256Hex(cartToken);
+  for (let attempt = 1; ; attempt++) {
+    const reading = await sendStoreUnit(db, storeId, (q) => checkoutReadingPlan(q, sql`${storeId}::uuid`, tokenHash, now));
+    const decided = await decide(reading, cartToken, input, provider, now);
+    if (decided.kind === "replay") {
+      if (decided.keyHash) await sendStoreUnit(db, storeId, (q) => keyOrderPlan(q, storeId, decided.placed.order.id, decided.keyHash!), { readOnly: false });
+      return decided.placed;
+    }
+    try {
+      return await sendStoreUnit(db, storeId, (q) => checkoutChange(q, sql`${storeId}::uuid`, decided.placement), { readOnly: false });
+    } catch (e) {
+      if (pgErrorOf(e)?.code !== "CR409") throw e;
+      if (attempt >= CHECKOUT_RETRIES) throw new AppError("CONFLICT", "Your cart or the stock changed while you were checking out; try again.", { reason: "concurrent_change" });
+    }
   }
-  return { amount: discountAmount(subtotal, { kind: d.kind, value: Number(d.value) }), code: d.code };
 }
 
-/**
- * Every order's buyer is one of the store's customers, found by email (case ignored), in the order's
- * transaction and one statement (docs/marketing.md). A new buyer is added with the checkout's name, phone and
- * city; a known one keeps what the merchant has on file. "Email me news and offers" ticked gives consent,
- * recorded as from checkout; not ticking never withdraws a consent given before (that is the unsubscribe
- * link's job). Events only for a real change: customer.created, or customer.updated when consent is new.
- * The same statement marks the cart converted to the order, so a checkout pays no extra round trip for it.
- */
-async function convertCartAndRecordBuyer(tx: StoreTx, input: CheckoutInput, cartId: string, orderId: string): Promise<void> {
-  const [first, ...rest] = input.shippingAddress.name.split(/\s+/);
-  const consent = input.acceptsMarketing === true;
-  const { rows } = await tx.$client.query<{ id: string; created: boolean }>(
-    `with converted as (update cart set converted_order_id = $8, updated_at = now() where store_id = $1 and id = $9)
-     insert into customer (store_id, email, first_name, last_name, phone, city, accepts_marketing, marketing_consent_updated_at, marketing_consent_source)
-     values ($1, $2, $3, $4, $5, $6, $7::boolean, case when $7::boolean then now() end, case when $7::boolean then 'checkout' end)
-     on conflict (store_id, lower(email)) where email is not null do update set
-       accepts_marketing = true, updated_at = now(), marketing_consent_updated_at = now(), marketing_consent_source = 'checkout'
-       where $7::boolean and not customer.accepts_marketing
-     returning id, (xmax = 0) as created`,
-    [
-      tx.storeId, input.email.toLowerCase(), first?.slice(0, 120) || null, rest.join(" ").slice(0, 120) || null, input.phone ?? null,
-      input.shippingAddress.city.slice(0, 120), consent, orderId, cartId,
-    ],
-  );
-  const row = rows[0];
-  if (!row) return;
-  await emit(tx, row.created ? "customer.created" : "customer.updated", { customerId: row.id, ...(row.created ? {} : { fields: ["acceptsMarketing"] }), source: "checkout" });
+/** The same inside a transaction that is open already (tests, the bench's floor): read with the locks taken, then change. */
+export async function placeOrder(tx: StoreTx, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
+  if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
+  const store = sql`${tx.storeId}::uuid`;
+  const tokenHash = await sha256Hex(cartToken);
+  const reading = await readOn(tx, (q) => checkoutReadingPlan(q, store, tokenHash, now, true));
+  const decided = await decide(reading, cartToken, input, provider, now);
+  if (decided.kind === "replay") {
+    if (decided.keyHash) await changeOn(tx, (q) => keyOrderPlan(q, tx.storeId, decided.placed.order.id, decided.keyHash!));
+    return decided.placed;
+  }
+  return changeOn(tx, (q) => checkoutChange(q, store, decided.placement));
 }
+
+/** Stores the access key's hash of an order placed before keys existed. */
+function keyOrderPlan(q: Parameters<typeof checkoutChange>[0], storeId: string, orderId: string, keyHash: string) {
+  return { steps: [q.execute(sql`update shop_order set access_key_hash = ${keyHash} where store_id = ${storeId} and id = ${orderId} and access_key_hash is null`)], finish: () => undefined };
+}
+
+export type { OrderView };

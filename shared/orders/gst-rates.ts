@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { TAX_CLASSES, type TaxClass } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
+import { readOn, type StoreTx } from "../db/with-store";
 import type { GstRates } from "./gst";
 
 // India keeps one time zone, UTC+05:30, with no daylight saving.
@@ -15,15 +17,25 @@ const day = z.iso.date();
  * The rate in force for every tax class on a day in India (a Date is taken as the instant of supply), in
  * one query on the global gst_rate table (migration 0010). Any unit of work may read it.
  */
-export async function ratesOn(tx: StoreTx, on: Date | string): Promise<GstRates> {
+export function ratesPlan(q: Q, on: Date | string): Plan<GstRates> {
   const date = typeof on === "string" ? day.parse(on) : indianDate(on);
-  const { rows } = await tx.$client.query<{ tax_class: TaxClass; rate_bp: number }>(
-    `select distinct on (tax_class) tax_class, rate_bp from gst_rate
-     where effective_from <= $1::date order by tax_class, effective_from desc`,
-    [date],
+  return plan(
+    [
+      raw<{ tax_class: TaxClass; rate_bp: number }>(
+        q,
+        sql`select distinct on (tax_class) tax_class, rate_bp from gst_rate where effective_from <= ${date}::date order by tax_class, effective_from desc`,
+      ),
+    ] as const,
+    ([rows]) => {
+      const found = new Map(rows.map((r) => [r.tax_class, r.rate_bp]));
+      const missing = TAX_CLASSES.filter((c) => !found.has(c));
+      if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
+      return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, number>;
+    },
   );
-  const found = new Map(rows.map((r) => [r.tax_class, r.rate_bp]));
-  const missing = TAX_CLASSES.filter((c) => !found.has(c));
-  if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
-  return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, number>;
+}
+
+/** The same, inside a transaction that is open already. */
+export function ratesOn(tx: StoreTx, on: Date | string): Promise<GstRates> {
+  return readOn(tx, (q) => ratesPlan(q, on));
 }

@@ -34,7 +34,7 @@ export interface OrderView {
 }
 
 /** One statement: the order and its parcels (no row when no such order in the store). */
-export function orderViewStatement(q: Q, store: SQL, orderId: string): Step<{ order: OrderView }[]> {
+export function orderViewStatement(q: Q, store: SQL, orderId: string | SQL): Step<{ order: OrderView }[]> {
   return raw<{ order: OrderView }>(
     q,
     sql`select json_build_object(

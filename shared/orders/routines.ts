@@ -1,5 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
+import type { Database } from "../db/database";
+import { pgErrorOf } from "../db/pg-errors";
+import { sendStoreUnit } from "../db/unit";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
@@ -213,4 +216,44 @@ export async function recomputeOrderStatuses(tx: StoreTx, orderId: string): Prom
     const made = recomputeChange(q, storeOf(tx), reading);
     return plan(made.steps, () => made.next);
   });
+}
+
+/** How many times a payment change reads again after losing a race. */
+const PAYMENT_RETRIES = 3;
+
+/**
+ * The payment routine in its own units: the reading (one round trip) and the change (one), read and
+ * decided again after a lost race. A caller that knows the reading already (checkout, which has just
+ * written the attempt and its order) passes it, and the change alone is sent.
+ */
+export async function applyPaymentInUnits(
+  db: Database,
+  storeId: string,
+  attemptId: string,
+  requested: AttemptStatus,
+  trigger: PaymentTrigger,
+  change: AttemptChange = {},
+  known?: PaymentReading,
+): Promise<Applied> {
+  const store = sql`${storeId}::uuid`;
+  let reading = known;
+  for (let attempt = 1; ; attempt++) {
+    reading ??= (await sendStoreUnit(db, storeId, (q) => paymentReadingPlan(q, store, attemptId))) ?? undefined;
+    if (!reading) throw new AppError("NOT_FOUND", "No such payment attempt in this store.");
+    const read = reading;
+    try {
+      return await sendStoreUnit(
+        db,
+        storeId,
+        (q) => {
+          const made = paymentChange(q, store, read, requested, trigger, change);
+          return plan(made.steps, () => made.applied);
+        },
+        { readOnly: false },
+      );
+    } catch (e) {
+      if (pgErrorOf(e)?.code !== "CR409" || attempt >= PAYMENT_RETRIES) throw e;
+      reading = undefined;
+    }
+  }
 }

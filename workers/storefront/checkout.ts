@@ -7,10 +7,10 @@ import { AppError } from "#shared/http/errors";
 import type { Database } from "#shared/db/database";
 import type { Logger } from "#shared/log";
 import { buyerAccess, checkProof, orderPath, unknownOrder } from "#shared/orders/access";
-import { checkoutInput, placeOrder, type AttemptRow, type CheckoutInput } from "#shared/orders/checkout";
+import { checkoutInput, placeOrderInUnits, type AttemptRow, type CheckoutInput } from "#shared/orders/checkout";
 import { loadOrderView, type OrderView } from "#shared/orders/order-view";
 import { attemptByRef, newAttempt, paymentRequest } from "#shared/orders/payments";
-import { applyPaymentStatus } from "#shared/orders/routines";
+import { applyPaymentInUnits, applyPaymentStatus, type PaymentReading } from "#shared/orders/routines";
 import { isGatewayError, type PaymentRedirect } from "#shared/payments/gateway";
 import { gatewayConfigFromEnv, storeGateway, type StoreGateway } from "#shared/payments/select";
 import { CART_COOKIE } from "./cart";
@@ -81,23 +81,50 @@ export function gatewayFor(d: Pick<PayDeps, "env" | "storeId">): Promise<StoreGa
  * routine (pending with the provider's reference, or failed with the reason). Never throws for a gateway
  * failure: the order is placed either way and the shopper may retry.
  */
-async function startPayment(d: PayDeps, sg: StoreGateway, order: OrderView, attempt: AttemptRow, key: string | null): Promise<{ payment: PaymentAnswer; order: OrderView }> {
+async function startPayment(
+  d: PayDeps,
+  sg: StoreGateway,
+  order: OrderView,
+  attempt: AttemptRow,
+  key: string | null,
+  known?: PaymentReading,
+): Promise<{ payment: PaymentAnswer; order: OrderView }> {
   // The shopper comes back with the key, so the order page they land on opens in any browser.
   const returnUrl = `${d.origin}/api/checkout/${order.id}/confirm${key ? `?k=${key}` : ""}`;
   try {
     const created = await sg.gateway.createPayment(paymentRequest(order, attempt, returnUrl));
-    const applied = await withStore(d.db, d.storeId, (tx) =>
-      applyPaymentStatus(tx, attempt.id, "pending", "gateway", { providerRef: created.providerRef }),
-    );
+    const applied = await applyPaymentInUnits(d.db, d.storeId, attempt.id, "pending", "gateway", { providerRef: created.providerRef }, known);
     return { payment: answerOf(attempt, applied.status, created.redirect), order: { ...order, ...applied.order } };
   } catch (e) {
     if (!isGatewayError(e)) throw e;
     d.log.warn("payment.gateway_failed", { orderId: order.id, attempt: attempt.attempt, kind: e.kind, retryable: e.retryable });
-    const applied = await withStore(d.db, d.storeId, (tx) =>
-      applyPaymentStatus(tx, attempt.id, "failed", "gateway", { error: `${e.kind}: ${e.message}` }),
-    );
+    const applied = await applyPaymentInUnits(d.db, d.storeId, attempt.id, "failed", "gateway", { error: `${e.kind}: ${e.message}` }, known);
     return { payment: answerOf(attempt, applied.status), order: { ...order, ...applied.order } };
   }
+}
+
+/**
+ * What the payment routine would read of an order checkout has just placed: its first attempt, created,
+ * and no money, refund or shipment yet. The change checks it, so a webhook that raced in sends checkout
+ * back to a real reading.
+ */
+function freshOrderReading(order: OrderView, attempt: AttemptRow): PaymentReading {
+  return {
+    attempt: { id: attempt.id, orderId: order.id, attempt: attempt.attempt, status: "created" },
+    order: {
+      orderId: order.id,
+      facts: {
+        status: "open",
+        total: order.total,
+        paymentStatus: order.paymentStatus,
+        fulfillmentStatus: order.fulfillmentStatus,
+        attempts: [{ attempt: attempt.attempt, status: "created", amount: attempt.amount }],
+        refunds: [],
+        parcels: order.parcels.map((p) => ({ id: p.id })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+        shipments: [],
+      },
+    },
+  };
 }
 
 // Every checkout route carries the shopper's cookie: a cross-site page must not be able to post them.
@@ -121,12 +148,13 @@ async function keepPrivate(c: CheckoutContext, next: () => Promise<void>) {
 /** Places the order from the shopper's cart and, for a gateway order, starts its payment. */
 export async function checkoutAndPay(d: PayDeps, cartToken: string | undefined, input: CheckoutInput) {
   const sg = await gatewayFor(d);
-  const placed = await withStore(d.db, d.storeId, (tx) => placeOrder(tx, cartToken, input, sg.provider, new Date()));
+  const placed = await placeOrderInUnits(d.db, d.storeId, cartToken, input, sg.provider, new Date());
   const orderUrl = orderPath(placed.order.id, placed.accessKey);
   if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true, orderUrl };
   if (input.paymentMethod !== "gateway") return { order: placed.order, payment: answerOf(placed.attempt), replayed: false, orderUrl };
   // The routine answered the order's statuses after the attempt moved: no second read of the order.
-  return { ...(await startPayment(d, sg, placed.order, placed.attempt, placed.accessKey)), replayed: false, orderUrl };
+  const known = freshOrderReading(placed.order, placed.attempt);
+  return { ...(await startPayment(d, sg, placed.order, placed.attempt, placed.accessKey, known)), replayed: false, orderUrl };
 }
 
 checkout.post("/api/checkout", async (c) => {
