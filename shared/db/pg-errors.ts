@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors";
+import { AppError, ERROR_STATUS, type ErrorCode } from "../http/errors";
 
 /** The Postgres error under a driver or drizzle error (drizzle wraps query errors in `cause`). */
 export function pgErrorOf(e: unknown): { code: string; constraint?: string; detail?: string; message?: string } | undefined {
@@ -56,4 +56,26 @@ export function clientErrorFromConstraint(e: unknown): AppError | undefined {
     return new AppError("NOT_FOUND", "A referenced record does not exist in this store.");
   }
   return undefined;
+}
+
+const CODE_OF_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]));
+
+/**
+ * A refusal a unit's statement raised (unit.ensure / unit.fail, migrations 0024-0025): SQLSTATE CE and
+ * the HTTP status of the error code, the message, and JSON data in DETAIL. The same AppError the
+ * step-by-step code threw for the same case.
+ */
+export function unitFailure(e: unknown): AppError | undefined {
+  const pg = pgErrorOf(e);
+  if (!pg?.code.startsWith("CE")) return undefined;
+  const code = CODE_OF_STATUS.get(Number(pg.code.slice(2)));
+  if (!code) return undefined;
+  let data: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(pg.detail ?? "{}");
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) data = parsed as Record<string, unknown>;
+  } catch {
+    data = undefined;
+  }
+  return new AppError(code, pg.message ?? "Refused.", data);
 }

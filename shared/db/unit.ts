@@ -2,6 +2,7 @@ import type { Database, HttpUnitOptions } from "./database";
 import type { Plan } from "./plan";
 import { openStore } from "./openings";
 import { emits } from "./changes";
+import { unitFailure } from "./pg-errors";
 import { storefrontFactsIfChanged } from "./statements";
 import { collector, onClient, raw, sql, type Q, type Step, type StatementClient } from "./steps";
 
@@ -40,7 +41,7 @@ export async function sendUnit<O, R>(db: Database, spec: UnitSpec<O, R>): Promis
     ...(nudge ? [raw<{ store_id: string }>(q, sql`select current_setting('app.store_id', true) as store_id`)] : []),
     ...(probe ? [storefrontFactsStep(q)] : []),
   ];
-  const [openingRows, ...rest] = await run([opening, ...plan.steps, ...after], (statements) => db.sendHttp(statements, spec.options));
+  const [openingRows, ...rest] = await run([opening, ...plan.steps, ...after], (statements) => db.sendHttp(statements, spec.options)).catch(asAppError);
   const opened = (openingRows as R[])[0];
   if (opened === undefined) throw new Error("A unit's opening answered no row");
   const results = rest.slice(0, plan.steps.length);
@@ -60,6 +61,11 @@ function storefrontFactsStep(q: Q): Step<Record<string, unknown>[]> {
   return raw(q, sql.raw(facts.text));
 }
 
+/** A refusal a statement raised becomes the AppError it stands for; anything else goes on as it is. */
+function asAppError(e: unknown): never {
+  throw unitFailure(e) ?? e;
+}
+
 /**
  * A unit in a store known already, with no caller to admit (the storefront, jobs, webhooks: the store
  * comes from the hostname, the job or the verified URL). One round trip.
@@ -76,6 +82,6 @@ export async function sendStoreUnit<O>(db: Database, storeId: string, build: (q:
 export async function runPlanOn<O>(client: StatementClient, build: (q: Q) => Plan<O>): Promise<O> {
   const { q, run } = collector();
   const plan = build(q);
-  const results = await run(plan.steps, onClient(client));
+  const results = await run(plan.steps, onClient(client)).catch(asAppError);
   return plan.finish(results);
 }

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { base64Url, sha256Hex } from "../auth/tokens";
-import type { StoreTx } from "../db/with-store";
+import type { SQL } from "drizzle-orm";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
+import { readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { CART_TOKEN } from "../storefront/cart";
 
@@ -49,25 +52,58 @@ export function checkProof(orderId: string, proof: BuyerProof): CheckedProof | n
   return key || cartToken ? { orderId, key, cartToken } : null;
 }
 
+/** The proof's hashes, made before the unit (the database keeps only hashes). */
+export interface ProofHashes {
+  orderId: string;
+  key: string | null;
+  keyHash: string | null;
+  cartToken: string | null;
+  cartTokenHash: string | null;
+}
+
+export async function proofHashes(proof: CheckedProof): Promise<ProofHashes> {
+  return {
+    ...proof,
+    keyHash: proof.key ? await sha256Hex(proof.key) : null,
+    cartTokenHash: proof.cartToken ? await sha256Hex(proof.cartToken) : null,
+  };
+}
+
 /**
- * Whether the proof opens this order of the store, in one statement: the key's hash is the order's, or
- * the cart cookie is the cart that became it. Answers the order's key for the links to hand on (null for
- * an order placed without one), or null when nothing opens it. The key may also be the one of the order
- * link in emails (shared/mail/links.ts orderEmailKey).
+ * The condition, on an order row `o`, that the proof opens it: the key's hash is the order's (or its
+ * email link's), or the cart cookie is the cart that became it. Statements that show an order to its
+ * buyer carry it, so an order the proof does not open shows nothing.
  */
-export async function buyerAccess(tx: StoreTx, proof: CheckedProof): Promise<{ key: string | null } | null> {
-  const { orderId, key, cartToken } = proof;
-  const keyHash = key ? await sha256Hex(key) : null;
-  const { rows } = await tx.$client.query<{ access_key_hash: string | null; email_key_hash: string | null }>(
-    `select o.access_key_hash, o.email_key_hash from shop_order o
-     where o.store_id = $1 and o.id = $2
-       and (o.access_key_hash = $3 or o.email_key_hash = $3 or exists (select 1 from cart c where c.store_id = o.store_id and c.converted_order_id = o.id and c.token_hash = $4))`,
-    [tx.storeId, orderId, keyHash, cartToken ? await sha256Hex(cartToken) : null],
+export function opensOrder(p: ProofHashes): SQL {
+  return sql`(o.access_key_hash = ${p.keyHash} or o.email_key_hash = ${p.keyHash}
+    or exists (select 1 from cart c where c.store_id = o.store_id and c.converted_order_id = o.id and c.token_hash = ${p.cartTokenHash}))`;
+}
+
+/**
+ * Whether the proof opens this order of the store, in one statement. Answers the order's key for the
+ * links to hand on (null for an order placed without one), or null when nothing opens it. The key may
+ * also be the one of the order link in emails (shared/mail/links.ts orderEmailKey).
+ */
+export function buyerAccessPlan(q: Q, store: SQL, p: ProofHashes): Plan<Promise<{ key: string | null } | null>> {
+  return plan(
+    [
+      raw<{ access_key_hash: string | null; email_key_hash: string | null }>(
+        q,
+        sql`select o.access_key_hash, o.email_key_hash from shop_order o where o.store_id = ${store} and o.id = ${p.orderId} and ${opensOrder(p)}`,
+      ),
+    ] as const,
+    async ([[stored]]) => {
+      if (!stored) return null;
+      if (p.key && (stored.access_key_hash === p.keyHash || stored.email_key_hash === p.keyHash)) return { key: p.key };
+      // Opened by the cookie: the same derivation gives the key, when the order has one.
+      const derived = await orderAccessKey(p.cartToken!, p.orderId);
+      return { key: stored.access_key_hash !== null && (await sha256Hex(derived)) === stored.access_key_hash ? derived : null };
+    },
   );
-  const stored = rows[0];
-  if (!stored) return null;
-  if (key && (stored.access_key_hash === keyHash || stored.email_key_hash === keyHash)) return { key };
-  // Opened by the cookie: the same derivation gives the key, when the order has one.
-  const derived = await orderAccessKey(cartToken!, orderId);
-  return { key: stored.access_key_hash !== null && (await sha256Hex(derived)) === stored.access_key_hash ? derived : null };
+}
+
+/** The same inside a transaction that is open already. */
+export async function buyerAccess(tx: StoreTx, proof: CheckedProof): Promise<{ key: string | null } | null> {
+  const hashes = await proofHashes(proof);
+  return readOn(tx, (q) => buyerAccessPlan(q, sql`${tx.storeId}::uuid`, hashes));
 }

@@ -1,5 +1,5 @@
-import { pgErrorOf } from "../db/pg-errors";
-import { AppError, isAppError, noActiveStore, type ErrorCode, ERROR_STATUS } from "../http/errors";
+import { pgErrorOf, unitFailure } from "../db/pg-errors";
+import { AppError, isAppError, noActiveStore } from "../http/errors";
 import type { Procedure } from "../procedures/define";
 import { checkCaller, type Door } from "./check";
 import { callerFrom, invalidToken, type Caller, type Principal } from "./principal";
@@ -35,8 +35,6 @@ interface RefusedDetail {
   caller?: Record<string, unknown> | null;
 }
 
-const CODE_OF_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]));
-
 function parseDetail(detail: string | undefined): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(detail ?? "{}");
@@ -51,10 +49,8 @@ export function unitRefusal(e: unknown, who: { principal: Principal; procs: read
   const pg = pgErrorOf(e);
   if (!pg) return undefined;
   if (pg.code === "CR002") return noSession();
-  if (pg.code.startsWith("CE")) {
-    const code = CODE_OF_STATUS.get(Number(pg.code.slice(2)));
-    if (code) return new AppError(code, pg.message ?? "Refused.", Object.keys(parseDetail(pg.detail)).length ? parseDetail(pg.detail) : undefined);
-  }
+  const failed = unitFailure(e);
+  if (failed) return failed;
   if (pg.code !== "CR001") return undefined;
   const detail = parseDetail(pg.detail) as RefusedDetail;
   let caller: Caller | undefined;

@@ -1,5 +1,9 @@
 import { z } from "zod";
-import type { StoreTx } from "../db/with-store";
+import type { SQL } from "drizzle-orm";
+import { ensure } from "../db/changes";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
+import { changeOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { AVAILABLE } from "../storefront/catalog";
 
@@ -24,34 +28,38 @@ export interface Subscribed {
   created: boolean;
 }
 
-/** Subscribes `input.email` to the variant (of the product with `handle`, when given: the page's own). */
-export async function subscribeToRestock(tx: StoreTx, input: SubscribeInput, handle?: string): Promise<Subscribed> {
+/**
+ * Subscribes `input.email` to the variant (of the product with `handle`, when given: the page's own), in
+ * one unit: each refusal is a guard that stops it, the subscription an insert that does nothing for an
+ * email already waiting.
+ */
+export function subscribePlan(q: Q, store: SQL, input: SubscribeInput, handle?: string): Plan<Subscribed> {
   const email = input.email.trim().toLowerCase();
-  const { rows } = await tx.$client.query<{ product_title: string; variant_title: string; preorder: boolean; available: number; waiting: number }>(
-    `select p.title as product_title, v.title as variant_title, v.preorder, ${AVAILABLE} as available,
-       (select count(*) from restock_subscription r where r.store_id = v.store_id and r.email = $3 and r.status = 'waiting')::int as waiting
-     from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id
-     where v.store_id = $1 and v.id = $2 and p.status = 'active' and ($4::text is null or p.handle = $4)`,
-    [tx.storeId, input.variantId, email, handle ?? null],
+  const variant = sql`from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id
+    where v.store_id = ${store} and v.id = ${input.variantId} and p.status = 'active' and (${handle ?? null}::text is null or p.handle = ${handle ?? null})`;
+  const waiting = sql`(select count(*) from restock_subscription r where r.store_id = ${store} and r.email = ${email} and r.status = 'waiting')`;
+  return plan(
+    [
+      ensure(q, sql`exists (select 1 ${variant})`, new AppError("NOT_FOUND", "This product is not on sale in this store.", { reason: "unknown_variant" })),
+      ensure(q, sql`not exists (select 1 ${variant} and (v.preorder or ${sql.raw(AVAILABLE)} > 0))`, new AppError("CONFLICT", "It is in stock now: add it to your cart.", { reason: "in_stock" })),
+      raw<{ id: string }>(
+        q,
+        sql`insert into restock_subscription (store_id, variant_id, email)
+            select ${store}, ${input.variantId}::uuid, ${email}::text where ${waiting} < ${MAX_WAITING_PER_EMAIL}
+            on conflict (store_id, variant_id, email) where status = 'waiting' do nothing returning id`,
+      ),
+      ensure(
+        q,
+        sql`exists (select 1 from restock_subscription where store_id = ${store} and variant_id = ${input.variantId} and email = ${email} and status = 'waiting')`,
+        new AppError("CONFLICT", `This email already waits for ${MAX_WAITING_PER_EMAIL} products of this store; it hears about those first.`, { reason: "too_many" }),
+      ),
+      raw<{ product_title: string; variant_title: string }>(q, sql`select p.title as product_title, v.title as variant_title ${variant}`),
+    ] as const,
+    ([, , inserted, , [titles]]) => ({ productTitle: titles!.product_title, variantTitle: titles!.variant_title, created: inserted.length > 0 }),
   );
-  const v = rows[0];
-  if (!v) throw new AppError("NOT_FOUND", "This product is not on sale in this store.", { reason: "unknown_variant" });
-  if (v.preorder || v.available > 0) throw new AppError("CONFLICT", "It is in stock now: add it to your cart.", { reason: "in_stock" });
-  const inserted = await tx.$client.query(
-    `insert into restock_subscription (store_id, variant_id, email)
-     select $1::uuid, $2::uuid, $3::text where $4::int < $5::int
-     on conflict (store_id, variant_id, email) where status = 'waiting' do nothing`,
-    [tx.storeId, input.variantId, email, v.waiting, MAX_WAITING_PER_EMAIL],
-  );
-  if (!inserted.rowCount) {
-    const { rows: already } = await tx.$client.query("select 1 from restock_subscription where store_id = $1 and variant_id = $2 and email = $3 and status = 'waiting'", [
-      tx.storeId,
-      input.variantId,
-      email,
-    ]);
-    if (already.length === 0) {
-      throw new AppError("CONFLICT", `This email already waits for ${MAX_WAITING_PER_EMAIL} products of this store; it hears about those first.`, { reason: "too_many" });
-    }
-  }
-  return { productTitle: v.product_title, variantTitle: v.variant_title, created: (inserted.rowCount ?? 0) > 0 };
+}
+
+/** The same inside a transaction that is open already. */
+export function subscribeToRestock(tx: StoreTx, input: SubscribeInput, handle?: string): Promise<Subscribed> {
+  return changeOn(tx, (q) => subscribePlan(q, sql`${tx.storeId}::uuid`, input, handle));
 }

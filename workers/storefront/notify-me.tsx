@@ -1,12 +1,13 @@
 import type { Context } from "hono";
-import { withStore } from "#shared/db/with-store";
+import { sql } from "#shared/db/steps";
+import { sendStoreUnit } from "#shared/db/unit";
 import { isCrossSite } from "#shared/http/csrf";
 import { isAppError } from "#shared/http/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
 import { issuesOf } from "#shared/http/validate";
-import { subscribeInput, subscribeToRestock } from "#shared/restock/subscribe";
+import { subscribeInput, subscribePlan } from "#shared/restock/subscribe";
 import { renderProduct, type NotifyState } from "./catalog-pages";
 import type { ShopEnv } from "./shop-env";
 
@@ -45,7 +46,7 @@ export async function notifyMe(c: ShopContext) {
   }
   const { db, store } = c.var.shop;
   try {
-    const done = await withStore(db, store.id, (tx) => subscribeToRestock(tx, parsed.data, c.req.param("handle")));
+    const done = await sendStoreUnit(db, store.id, (q) => subscribePlan(q, sql`${store.id}::uuid`, parsed.data, c.req.param("handle")), { readOnly: false });
     const name = done.variantTitle === "Default" ? done.productTitle : `${done.productTitle} (${done.variantTitle})`;
     return renderProduct(c, state({ done: `We will email ${parsed.data.email.trim().toLowerCase()} once when ${name} is back.` }));
   } catch (e) {

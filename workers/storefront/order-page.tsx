@@ -1,9 +1,11 @@
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { FC } from "hono/jsx";
-import { withStore } from "#shared/db/with-store";
-import { buyerAccess, checkProof, orderPath } from "#shared/orders/access";
-import { loadOrderView } from "#shared/orders/order-view";
+import { plan, together } from "#shared/db/plan";
+import { raw, sql } from "#shared/db/steps";
+import { sendStoreUnit } from "#shared/db/unit";
+import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
+import { orderViewStatement } from "#shared/orders/order-view";
 import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/orders/status";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
@@ -86,33 +88,37 @@ export async function orderPage(c: ShopContext) {
   const proof = checkProof(c.req.param("orderId") ?? "", { cartToken: getCookie(c, CART_COOKIE), key: c.req.query("k") });
   if (!proof) return notFoundPage(c);
   const { orderId } = proof;
-  const found = await withStore(
-    db,
-    store.id,
-    async (tx) => {
-      const access = await buyerAccess(tx, proof);
-      if (!access) return null;
-      const order = await loadOrderView(tx, orderId);
-      const { rows } = await tx.$client.query<{ status: string | null; payment_method: string; balance: Balance; shipments: ShopperShipment[] }>(
-        `select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
-           o.payment_method,
-           json_build_object('state', case when o.balance_amount = 0 then 'none' when o.balance_expired_at is not null then 'expired'
-               when o.balance_requested_at is not null then 'due' else 'later' end, 'left', o.total -
-             (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')))
-             as balance,
-           coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
-               'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
-               and s.status <> 'cancelled'), '[]'::json) as shipments
-         from shop_order o where o.store_id = $1 and o.id = $2`,
-        [tx.storeId, orderId],
-      );
-      const facts = rows[0];
-      return order && facts
-        ? { order, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, balance: facts.balance, shipments: facts.shipments, key: access.key }
-        : null;
-    },
-    { readOnly: true },
-  );
+  const hashes = await proofHashes(proof);
+  // One unit: the proof checked, and the order and what the page says of it, each only when the proof opens it.
+  const read = await sendStoreUnit(db, store.id, (q) => {
+    const storeSql = sql`${store.id}::uuid`;
+    const shown = plan(
+      [
+        orderViewStatement(q, storeSql, sql`(select o.id from shop_order o where o.store_id = ${storeSql} and o.id = ${orderId} and ${opensOrder(hashes)})`),
+        raw<{ status: string | null; payment_method: string; balance: Balance; shipments: ShopperShipment[] }>(
+          q,
+          sql`select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
+             o.payment_method,
+             json_build_object('state', case when o.balance_amount = 0 then 'none' when o.balance_expired_at is not null then 'expired'
+                 when o.balance_requested_at is not null then 'due' else 'later' end, 'left', o.total -
+               (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')))
+               as balance,
+             coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
+                 'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
+                 and s.status <> 'cancelled'), '[]'::json) as shipments
+           from shop_order o where o.store_id = ${storeSql} and o.id = ${orderId} and ${opensOrder(hashes)}`,
+        ),
+      ] as const,
+      ([[view], [facts]]) => ({ view: view?.order ?? null, facts }),
+    );
+    return together({ access: buyerAccessPlan(q, storeSql, hashes), shown });
+  });
+  const access = await read.access;
+  const { view, facts } = read.shown;
+  const found =
+    access && view && facts
+      ? { order: view, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, balance: facts.balance, shipments: facts.shipments, key: access.key }
+      : null;
   if (!found) return notFoundPage(c);
   const { order, attempt, balance, shipments, key } = found;
   const money = (minor: number) => formatMoney(minor, order.currency);

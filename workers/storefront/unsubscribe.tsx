@@ -1,8 +1,10 @@
 import type { Context } from "hono";
 import { sha256Hex } from "#shared/auth/tokens";
 import { isUuid } from "#shared/db/ids";
-import { emit } from "#shared/db/outbox";
-import { withStore } from "#shared/db/with-store";
+import { markEmits } from "#shared/db/changes";
+import { plan } from "#shared/db/plan";
+import { raw, sql } from "#shared/db/steps";
+import { sendStoreUnit } from "#shared/db/unit";
 import { Alert, ShopPage } from "./layout";
 import { limitFormPost } from "./notify-me";
 import type { ShopEnv } from "./shop-env";
@@ -30,26 +32,28 @@ async function find(c: ShopContext, unsubscribe: boolean): Promise<Found | null>
   if (!isUuid(id) || !KEY.test(key)) return null;
   const { db, store } = c.var.shop;
   const hash = await sha256Hex(key);
-  return withStore(db, store.id, async (tx) => {
-    const { rows } = await tx.$client.query<{ customer_id: string; recipient: string; consent: boolean }>(
-      `select m.customer_id, m.recipient, c.accepts_marketing as consent from marketing_message m
-       join customer c on c.store_id = m.store_id and c.id = m.customer_id
-       where m.store_id = $1 and m.id = $2 and m.unsubscribe_key_hash = $3 for update of c`,
-      [tx.storeId, id, hash],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    if (unsubscribe && row.consent) {
-      await tx.$client.query(
-        `update customer set accepts_marketing = false, marketing_consent_updated_at = now(), marketing_consent_source = 'unsubscribe_link', updated_at = now()
-         where store_id = $1 and id = $2`,
-        [tx.storeId, row.customer_id],
-      );
-      await tx.$client.query("update marketing_message set unsubscribed_at = now() where store_id = $1 and id = $2", [tx.storeId, id]);
-      await emit(tx, "customer.updated", { customerId: row.customer_id, fields: ["acceptsMarketing"], source: "unsubscribe_link" });
-    }
-    return { customerId: row.customer_id, recipient: row.recipient, consent: unsubscribe ? false : row.consent };
-  });
+  const storeSql = sql`${store.id}::uuid`;
+  const message = sql`select m.customer_id, m.recipient, c.accepts_marketing as consent from marketing_message m
+    join customer c on c.store_id = m.store_id and c.id = m.customer_id
+    where m.store_id = ${storeSql} and m.id = ${id} and m.unsubscribe_key_hash = ${hash}`;
+  type Row = { customer_id: string; recipient: string; consent: boolean };
+  // Unsubscribing is one statement: the consent turned off only while it is on, the message marked and
+  // the customer.updated event written only for that change (one round trip, the customer row locked).
+  const unsubscribed = sql`with m as (${message} for update of c),
+               turned as (update customer set accepts_marketing = false, marketing_consent_updated_at = now(), marketing_consent_source = 'unsubscribe_link', updated_at = now()
+                          where store_id = ${storeSql} and id = (select customer_id from m) and (select consent from m) returning id),
+               marked as (update marketing_message set unsubscribed_at = now() where store_id = ${storeSql} and id = ${id} and exists (select 1 from turned)),
+               event as (insert into outbox_event (store_id, kind, payload)
+                         select ${storeSql}, 'customer.updated', jsonb_build_object('customerId', id, 'fields', jsonb_build_array('acceptsMarketing'), 'source', 'unsubscribe_link') from turned)
+             select customer_id, recipient, consent from m`;
+  const row = await sendStoreUnit(
+    db,
+    store.id,
+    (q) => plan([unsubscribe ? markEmits(raw<Row>(q, unsubscribed)) : raw<Row>(q, message)] as const, ([[found]]) => found),
+    { readOnly: !unsubscribe },
+  );
+  if (!row) return null;
+  return { customerId: row.customer_id, recipient: row.recipient, consent: unsubscribe ? false : row.consent };
 }
 
 /** `j•••@example.com`: enough for the reader to recognise, nothing for someone holding a forwarded link. */
