@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import { isSQLWrapper, type SQL } from "drizzle-orm";
 import type { AppError } from "../http/errors";
 import { CURRENT_STORE } from "./openings";
 import type { Plan } from "./plan";
@@ -47,7 +47,15 @@ const EMITS = Symbol("emits");
  * An outbox event written by the change's own unit (SPEC rule 5; shared/db/outbox.ts is the same on an
  * open transaction). Its id is made here, so the change's answer can name it without a round trip.
  */
-export function emitStep(q: Q, kind: string, payload: Record<string, unknown> | SQL, options: { availableAt?: Date | SQL } = {}): Step<{ id: string }[]> {
+export function emitStep(q: Q, kind: string, payload: Record<string, unknown> | SQL, options: { availableAt?: Date | SQL; when?: SQL } = {}): Step<{ id: string }[]> {
+  if (options.when) {
+    // Only when the condition holds (e.g. a change that may turn out to change nothing): one statement.
+    const body = isSQLWrapper(payload) ? payload : sql`${JSON.stringify(payload)}::jsonb`;
+    const at = options.availableAt ?? sql`now()`;
+    return markEmits(
+      raw<{ id: string }>(q, sql`insert into outbox_event (store_id, kind, payload, available_at) select ${CURRENT_STORE}, ${kind}, ${body}, ${at} where ${options.when} returning id`),
+    );
+  }
   const step = q
     .insert(outboxEvent)
     .values({ storeId: CURRENT_STORE, kind, payload, ...(options.availableAt ? { availableAt: options.availableAt } : {}) })

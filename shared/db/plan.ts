@@ -44,3 +44,11 @@ export function together<P extends Record<string, Plan<unknown>>>(plans: P): Pla
     },
   };
 }
+
+/**
+ * Statements (a change's guards and writes), then a plan in the same unit whose answer is the whole's: it
+ * runs after them, so a read there sees the change.
+ */
+export function thenPlan<O>(first: readonly Step[], next: Plan<O>): Plan<O> {
+  return { steps: [...first, ...next.steps], finish: (results) => next.finish(results.slice(first.length)) };
+}

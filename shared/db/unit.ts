@@ -2,7 +2,8 @@ import type { Database, HttpUnitOptions } from "./database";
 import type { Plan } from "./plan";
 import { openStore } from "./openings";
 import { emits } from "./changes";
-import { unitFailure } from "./pg-errors";
+import { AppError } from "../http/errors";
+import { pgErrorOf, unitFailure } from "./pg-errors";
 import { storefrontFactsIfChanged } from "./statements";
 import { collector, onClient, raw, sql, type Q, type Step, type StatementClient } from "./steps";
 
@@ -82,6 +83,10 @@ export async function sendStoreUnit<O>(db: Database, storeId: string, build: (q:
 export async function runPlanOn<O>(client: StatementClient, build: (q: Q) => Plan<O>): Promise<O> {
   const { q, run } = collector();
   const plan = build(q);
-  const results = await run(plan.steps, onClient(client)).catch(asAppError);
+  const results = await run(plan.steps, onClient(client)).catch((e: unknown) => {
+    // On an open transaction a lost race cannot be read again: the transaction is aborted. Say so.
+    if (pgErrorOf(e)?.code === "CR409") throw new AppError("CONFLICT", "This changed while it was being saved; reload and try again.", { reason: "concurrent_change" });
+    return asAppError(e);
+  });
   return plan.finish(results);
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
-import { plan } from "../db/plan";
+import { emitStep, ensure, unchanged } from "../db/changes";
+import { constant, plan, thenPlan } from "../db/plan";
 import { page, PAGE_STATUSES } from "../db/schema";
 import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
@@ -29,14 +29,19 @@ const summaryColumns = {
   updatedAt: page.updatedAt,
 };
 
-async function freeHandle(tx: StoreTx, title: string): Promise<string> {
+/** The first free handle for a title: `base`, or `base-2`, `base-3`... after those in use. */
+function freeHandlePlan(q: Q, store: SQL, title: string) {
   const base = handleFrom(title);
-  const rows = await tx
-    .select({ handle: page.handle })
-    .from(page)
-    .where(and(eq(page.storeId, tx.storeId), or(eq(page.handle, base), ilike(page.handle, `${base}-%`))));
-  return firstFreeHandle(base, rows.map((r) => r.handle));
+  return plan(
+    [q.select({ handle: page.handle }).from(page).where(and(eq(page.storeId, store), or(eq(page.handle, base), ilike(page.handle, `${base}-%`))))] as const,
+    ([rows]) => firstFreeHandle(base, rows.map((r) => r.handle)),
+  );
 }
+
+const ofPage = (store: SQL, id: string) => and(eq(page.storeId, store), eq(page.id, id));
+
+/** The page exists in the store; it is locked for the rest of the change. */
+const pageFound = (q: Q, store: SQL, id: string) => ensure(q, sql`exists (select 1 from ${page} where ${ofPage(store, id)} for update)`, pageNotFound());
 
 /** One store page with its body. */
 function storePagePlan(q: Q, store: SQL, id: string) {
@@ -45,7 +50,7 @@ function storePagePlan(q: Q, store: SQL, id: string) {
       q
         .select({ ...summaryColumns, body: page.body })
         .from(page)
-        .where(and(eq(page.storeId, store), eq(page.id, id))),
+        .where(ofPage(store, id)),
     ] as const,
     ([[row]]) => {
       if (!row) throw pageNotFound();
@@ -109,15 +114,21 @@ export const createPage = storeProcedure({
     handle: pageFields.handle.optional(),
     body: pageFields.body.default(""),
   }),
-  async run({ tx }, input) {
-    const handle = input.handle ?? (await freeHandle(tx, input.title));
-    const [created] = await tx
-      .insert(page)
-      .values({ ...input, handle, status: "draft", storeId: tx.storeId })
-      .returning({ id: page.id });
-    const id = created!.id;
-    await emit(tx, "page.created", { pageId: id });
-    return loadPage(tx, id);
+  write: {
+    // A handle derived from the title must be free: the handles in use are read first, and the change checks
+    // that the one chosen is still free (else it runs again). A handle given is left to the unique key (409).
+    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, store, input.title)),
+    apply(q, { store }, input, handle: string) {
+      const id = crypto.randomUUID();
+      return thenPlan(
+        [
+          ...(input.handle ? [] : [unchanged(q, sql`not exists (select 1 from ${page} where ${page.storeId} = ${store} and ${page.handle} = ${handle})`)]),
+          q.insert(page).values({ ...input, id, handle, status: "draft", storeId: store }),
+          emitStep(q, "page.created", { pageId: id }),
+        ],
+        storePagePlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -133,16 +144,18 @@ export const updatePage = storeProcedure({
     handle: pageFields.handle.optional(),
     body: pageFields.body.optional(),
   }),
-  async run({ tx }, input) {
-    const { id, ...fields } = input;
-    const [updated] = await tx
-      .update(page)
-      .set({ ...fields, updatedAt: sql`now()` })
-      .where(and(eq(page.storeId, tx.storeId), eq(page.id, id)))
-      .returning({ id: page.id });
-    if (!updated) throw pageNotFound();
-    await emit(tx, "page.updated", { pageId: id, fields: Object.keys(fields) });
-    return loadPage(tx, id);
+  write: {
+    apply(q, { store }, input) {
+      const { id, ...fields } = input;
+      return thenPlan(
+        [
+          pageFound(q, store, id),
+          q.update(page).set({ ...fields, updatedAt: sql`now()` }).where(ofPage(store, id)),
+          emitStep(q, "page.updated", { pageId: id, fields: Object.keys(fields) }),
+        ],
+        storePagePlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -154,16 +167,34 @@ export const publishPage = storeProcedure({
   access: "content.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid(), published: z.boolean().default(true) }),
-  async run({ tx }, input) {
-    const status = input.published ? "published" : "draft";
-    // published_at is the first publication: set once, kept on re-publish and on unpublish.
-    const [changed] = await tx
-      .update(page)
-      .set({ status, ...(input.published ? { publishedAt: sql`coalesce(${page.publishedAt}, now())` } : {}), updatedAt: sql`now()` })
-      .where(and(eq(page.storeId, tx.storeId), eq(page.id, input.id), sql`${page.status} <> ${status}`))
-      .returning({ id: page.id });
-    if (changed) await emit(tx, input.published ? "page.published" : "page.unpublished", { pageId: changed.id });
-    return loadPage(tx, input.id);
+  write: {
+    // Only a change of state is an event, so the state is read first; the change checks it still holds.
+    prepare: (q, { store }, input) =>
+      plan([q.select({ status: page.status }).from(page).where(ofPage(store, input.id))] as const, ([[row]]) => {
+        if (!row) throw pageNotFound();
+        return row.status;
+      }),
+    apply(q, { store }, input, current: string) {
+      const status = input.published ? "published" : "draft";
+      const change =
+        current === status
+          ? []
+          : [
+              // published_at is the first publication: set once, kept on re-publish and on unpublish.
+              q
+                .update(page)
+                .set({ status, ...(input.published ? { publishedAt: sql`coalesce(${page.publishedAt}, now())` } : {}), updatedAt: sql`now()` })
+                .where(ofPage(store, input.id)),
+              emitStep(q, input.published ? "page.published" : "page.unpublished", { pageId: input.id.toLowerCase() }),
+            ];
+      return thenPlan(
+        [
+          unchanged(q, sql`exists (select 1 from ${page} where ${ofPage(store, input.id)} and ${page.status} = ${current} for update)`),
+          ...change,
+        ],
+        storePagePlan(q, store, input.id),
+      );
+    },
   },
 });
 

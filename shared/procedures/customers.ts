@@ -1,8 +1,9 @@
 import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
-import { plan } from "../db/plan";
+import { emitStep, ensure } from "../db/changes";
+import { plan, thenPlan } from "../db/plan";
 import { customer } from "../db/schema";
+import { raw, type Q } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -24,6 +25,21 @@ const fields = {
 
 /** A member changed the customer's marketing consent (when and how it last changed is kept; docs/marketing.md). */
 const consentStamp = { marketingConsentUpdatedAt: sql`now()`, marketingConsentSource: "staff" as const };
+
+/** The same, only when `acceptsMarketing` makes a change (the right-hand side reads the row as it was). */
+const consentStampIfChanged = (acceptsMarketing: boolean) => {
+  const changes = sql`${customer.acceptsMarketing} is distinct from ${acceptsMarketing}`;
+  return {
+    marketingConsentUpdatedAt: sql`case when ${changes} then now() else ${customer.marketingConsentUpdatedAt} end`,
+    marketingConsentSource: sql`case when ${changes} then 'staff' else ${customer.marketingConsentSource} end`,
+  };
+};
+
+const ofCustomer = (store: SQL, id: string) => and(eq(customer.storeId, store), eq(customer.id, id));
+
+/** The customer exists in the store; it is locked for the rest of the change (`update` when it goes). */
+const customerFound = (q: Q, store: SQL, id: string, lock: "update" | "no key update") =>
+  ensure(q, sql`exists (select 1 from ${customer} where ${ofCustomer(store, id)} for ${sql.raw(lock)})`, customerNotFound());
 
 /** What customers.list shows: no contact details, which only customers.get returns. */
 const summaryColumns = {
@@ -86,7 +102,7 @@ export const getCustomer = storeProcedure({
   customerDetails: true,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) =>
-    plan([q.select(detailColumns).from(customer).where(and(eq(customer.storeId, store), eq(customer.id, input.id)))] as const, ([[row]]) => {
+    plan([q.select(detailColumns).from(customer).where(ofCustomer(store, input.id))] as const, ([[row]]) => {
       if (!row) throw customerNotFound();
       return row;
     }),
@@ -110,13 +126,20 @@ export const createCustomer = storeProcedure({
       note: fields.note.optional(),
     })
     .refine((v) => v.email !== undefined || v.phone !== undefined, { path: ["email"], message: NEED_CONTACT }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .insert(customer)
-      .values({ ...input, storeId: tx.storeId, ...(input.acceptsMarketing ? consentStamp : {}) })
-      .returning(detailColumns);
-    await emit(tx, "customer.created", { customerId: row!.id });
-    return row!;
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      return plan(
+        [
+          q
+            .insert(customer)
+            .values({ ...input, id, storeId: store, ...(input.acceptsMarketing ? consentStamp : {}) })
+            .returning(detailColumns),
+          emitStep(q, "customer.created", { customerId: id }),
+        ] as const,
+        ([[row]]) => row!,
+      );
+    },
   },
 });
 
@@ -137,23 +160,33 @@ export const updateCustomer = storeProcedure({
     acceptsMarketing: fields.acceptsMarketing.optional(),
     note: fields.note.nullable().optional(),
   }),
-  async run({ tx }, input) {
-    const { id, ...changes } = input;
-    const where = and(eq(customer.storeId, tx.storeId), eq(customer.id, id));
-    const [current] = await tx.select(detailColumns).from(customer).where(where).for("no key update");
-    if (!current) throw customerNotFound();
-    const changed = Object.keys(changes);
-    if (changed.length === 0) return current;
-    const email = changes.email === undefined ? current.email : changes.email;
-    const phone = changes.phone === undefined ? current.phone : changes.phone;
-    if (email === null && phone === null) throw badRequest([{ path: changes.email === null ? "email" : "phone", message: NEED_CONTACT }]);
-    const [row] = await tx
-      .update(customer)
-      .set({ ...changes, updatedAt: sql`now()`, ...(changes.acceptsMarketing !== undefined && changes.acceptsMarketing !== current.acceptsMarketing ? consentStamp : {}) })
-      .where(where)
-      .returning(detailColumns);
-    await emit(tx, "customer.updated", { customerId: id, fields: changed });
-    return row!;
+  write: {
+    apply(q, { store }, input) {
+      const { id, ...changes } = input;
+      const changed = Object.keys(changes);
+      const where = ofCustomer(store, id);
+      const found = customerFound(q, store, id, "no key update");
+      if (changed.length === 0) return thenPlan([found], plan([q.select(detailColumns).from(customer).where(where)] as const, ([[row]]) => row!));
+      // The customer keeps an email or a phone: each as given, or as stored when not given.
+      const email = changes.email === undefined ? sql`${customer.email}` : sql`${changes.email}::text`;
+      const phone = changes.phone === undefined ? sql`${customer.phone}` : sql`${changes.phone}::text`;
+      const keepsContact = ensure(
+        q,
+        sql`exists (select 1 from ${customer} where ${where} and (${email} is not null or ${phone} is not null))`,
+        badRequest([{ path: changes.email === null ? "email" : "phone", message: NEED_CONTACT }]),
+      );
+      const consent = changes.acceptsMarketing === undefined ? {} : consentStampIfChanged(changes.acceptsMarketing);
+      return thenPlan(
+        changes.email === null || changes.phone === null ? [found, keepsContact] : [found],
+        plan(
+          [
+            q.update(customer).set({ ...changes, updatedAt: sql`now()`, ...consent }).where(where).returning(detailColumns),
+            emitStep(q, "customer.updated", { customerId: id, fields: changed }),
+          ] as const,
+          ([[row]]) => row!,
+        ),
+      );
+    },
   },
 });
 
@@ -165,24 +198,28 @@ export const deleteCustomer = storeProcedure({
   access: "records.delete",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    // Their marketing messages go with them (the foreign key cascades); the campaigns that chose them count
-    // one recipient fewer, so each campaign's counts still add up.
-    await tx.$client.query(
-      `update campaign c set recipients = c.recipients - x.n, updated_at = now()
-       from (select campaign_id, count(*)::int as n from marketing_message
-             where store_id = $1 and customer_id = $2 and campaign_id is not null group by campaign_id) x
-       where c.store_id = $1 and c.id = x.campaign_id`,
-      [tx.storeId, input.id],
-    );
-    const [row] = await tx
-      .delete(customer)
-      .where(and(eq(customer.storeId, tx.storeId), eq(customer.id, input.id)))
-      .returning({ id: customer.id });
-    if (!row) throw customerNotFound();
-    // The event names no contact detail: the customer asked to be forgotten, apps learn only the id.
-    await emit(tx, "customer.deleted", { customerId: row.id });
-    return { id: row.id, deleted: true };
+  write: {
+    apply(q, { store }, input) {
+      const where = ofCustomer(store, input.id);
+      return plan(
+        [
+          customerFound(q, store, input.id, "update"),
+          // Their marketing messages go with them (the foreign key cascades); the campaigns that chose them count
+          // one recipient fewer, so each campaign's counts still add up.
+          raw(
+            q,
+            sql`update campaign c set recipients = c.recipients - x.n, updated_at = now()
+                from (select campaign_id, count(*)::int as n from marketing_message
+                      where store_id = ${store} and customer_id = ${input.id} and campaign_id is not null group by campaign_id) x
+                where c.store_id = ${store} and c.id = x.campaign_id`,
+          ),
+          q.delete(customer).where(where).returning({ id: customer.id }),
+          // The event names no contact detail: the customer asked to be forgotten, apps learn only the id.
+          emitStep(q, "customer.deleted", { customerId: input.id.toLowerCase() }),
+        ] as const,
+        ([, , [row]]) => ({ id: row!.id, deleted: true }),
+      );
+    },
   },
 });
 

@@ -1,8 +1,9 @@
 import { and, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
+import { emitStep, ensure, unchanged } from "../db/changes";
+import { plan, thenPlan } from "../db/plan";
 import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
+import type { Q } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -57,10 +58,14 @@ const discountColumns = {
   state: sql<DiscountState>`${DISCOUNT_STATE}`,
 };
 
-async function loadDiscount(tx: StoreTx, id: string) {
-  const [row] = await tx.select(discountColumns).from(discount).where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)));
-  if (!row) throw discountNotFound();
-  return row;
+const ofDiscount = (store: SQL, id: string) => and(eq(discount.storeId, store), eq(discount.id, id));
+
+/** One discount with its state; NOT_FOUND when the store has none with this id. */
+function discountPlan(q: Q, store: SQL, id: string) {
+  return plan([q.select(discountColumns).from(discount).where(ofDiscount(store, id))] as const, ([[row]]) => {
+    if (!row) throw discountNotFound();
+    return row;
+  });
 }
 
 export const listDiscounts = storeProcedure({
@@ -106,14 +111,14 @@ export const createDiscount = storeProcedure({
     })
     .refine((d) => d.kind !== "percentage" || d.value <= PERCENT_MAX, { path: ["value"], message: tooHigh })
     .refine((d) => !d.endsAt || d.endsAt > (d.startsAt ?? new Date()), { path: ["endsAt"], message: endsTooEarly }),
-  async run({ tx }, input) {
-    const [created] = await tx
-      .insert(discount)
-      .values({ ...input, storeId: tx.storeId })
-      .returning({ id: discount.id });
-    const id = created!.id;
-    await emit(tx, "discount.created", { discountId: id, code: input.code });
-    return loadDiscount(tx, id);
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      return thenPlan(
+        [q.insert(discount).values({ ...input, id, storeId: store }), emitStep(q, "discount.created", { discountId: id, code: input.code })],
+        discountPlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -132,26 +137,30 @@ export const updateDiscount = storeProcedure({
     endsAt: instant.nullable().optional(),
     usageLimit: usageLimit.nullable().optional(),
   }),
-  async run({ tx }, input) {
-    const { id, ...fields } = input;
-    const [current] = await tx
-      .select({ kind: discount.kind, value: discount.value, startsAt: discount.startsAt, endsAt: discount.endsAt })
-      .from(discount)
-      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)))
-      .for("update");
-    if (!current) throw discountNotFound();
-    const merged = { ...current, ...fields };
-    if (merged.kind === "percentage" && merged.value > PERCENT_MAX) throw badRequest([{ path: "value", message: tooHigh }]);
-    if (merged.endsAt && merged.endsAt <= merged.startsAt) {
-      const path = fields.startsAt && fields.endsAt === undefined ? "startsAt" : "endsAt";
-      throw badRequest([{ path, message: endsTooEarly }]);
-    }
-    await tx
-      .update(discount)
-      .set({ ...fields, updatedAt: sql`now()` })
-      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, id)));
-    await emit(tx, "discount.updated", { discountId: id, fields: Object.keys(fields) });
-    return loadDiscount(tx, id);
+  write: {
+    apply(q, { store }, input) {
+      const { id, ...fields } = input;
+      const where = ofDiscount(store, id);
+      // The checks of create, on the discount as it would be: each field as given, or as stored.
+      const value = fields.value === undefined ? sql`${discount.value}` : sql`${fields.value}::bigint`;
+      const startsAt = fields.startsAt === undefined ? sql`${discount.startsAt}` : sql`${fields.startsAt.toISOString()}::timestamptz`;
+      const endsAt = fields.endsAt === undefined ? sql`${discount.endsAt}` : sql`${fields.endsAt?.toISOString() ?? null}::timestamptz`;
+      const holds = (condition: SQL) => sql`exists (select 1 from ${discount} where ${where} and (${condition}))`;
+      return thenPlan(
+        [
+          ensure(q, sql`exists (select 1 from ${discount} where ${where} for update)`, discountNotFound()),
+          ensure(q, holds(sql`${discount.kind} <> 'percentage' or ${value} <= ${PERCENT_MAX}`), badRequest([{ path: "value", message: tooHigh }])),
+          ensure(
+            q,
+            holds(sql`${endsAt} is null or ${endsAt} > ${startsAt}`),
+            badRequest([{ path: fields.startsAt && fields.endsAt === undefined ? "startsAt" : "endsAt", message: endsTooEarly }]),
+          ),
+          q.update(discount).set({ ...fields, updatedAt: sql`now()` }).where(where),
+          emitStep(q, "discount.updated", { discountId: id, fields: Object.keys(fields) }),
+        ],
+        discountPlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -163,15 +172,29 @@ export const disableDiscount = storeProcedure({
   access: "discounts.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [changed] = await tx
-      .update(discount)
-      .set({ status: "disabled", updatedAt: sql`now()` })
-      .where(and(eq(discount.storeId, tx.storeId), eq(discount.id, input.id), eq(discount.status, "active")))
-      .returning({ id: discount.id });
-    // Only the transition is an event; a repeated call is a no-op (and loadDiscount answers NOT_FOUND for foreign ids).
-    if (changed) await emit(tx, "discount.disabled", { discountId: changed.id });
-    return loadDiscount(tx, input.id);
+  write: {
+    // Only the transition is an event, so the status is read first (NOT_FOUND for another store's id); the
+    // change checks it still holds. A repeated call changes nothing.
+    prepare: (q, { store }, input) =>
+      plan([q.select({ status: discount.status }).from(discount).where(ofDiscount(store, input.id))] as const, ([[row]]) => {
+        if (!row) throw discountNotFound();
+        return row.status;
+      }),
+    apply(q, { store }, input, status: string) {
+      const where = ofDiscount(store, input.id);
+      return thenPlan(
+        [
+          unchanged(q, sql`exists (select 1 from ${discount} where ${where} and ${discount.status} = ${status} for update)`),
+          ...(status === "active"
+            ? [
+                q.update(discount).set({ status: "disabled", updatedAt: sql`now()` }).where(where),
+                emitStep(q, "discount.disabled", { discountId: input.id.toLowerCase() }),
+              ]
+            : []),
+        ],
+        discountPlan(q, store, input.id),
+      );
+    },
   },
 });
 

@@ -1,9 +1,9 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
-import { mapPlan, plan, together } from "../db/plan";
+import { emitStep, ensure } from "../db/changes";
+import { mapPlan, plan, thenPlan, together } from "../db/plan";
 import { shortLink, storeDomain } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
+import type { Q } from "../db/steps";
 import { AppError } from "../http/errors";
 import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
 import { storeProcedure } from "./define";
@@ -62,11 +62,18 @@ function present<R extends UtmColumns>(row: R) {
 
 const linkNotFound = () => new AppError("NOT_FOUND", "Short link not found in this store.");
 
-async function loadLink(tx: StoreTx, id: string) {
-  const [row] = await tx.select(columns).from(shortLink).where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, id)));
-  if (!row) throw linkNotFound();
-  return present(row);
+const ofLink = (store: SQL, id: string) => and(eq(shortLink.storeId, store), eq(shortLink.id, id));
+
+/** One short link as the procedures answer it. */
+function linkPlan(q: Q, store: SQL, id: string) {
+  return plan([q.select(columns).from(shortLink).where(ofLink(store, id))] as const, ([[row]]) => {
+    if (!row) throw linkNotFound();
+    return present(row);
+  });
 }
+
+/** The link exists in the store; it is locked for the rest of the change. */
+const linkFound = (q: Q, store: SQL, id: string) => ensure(q, sql`exists (select 1 from ${shortLink} where ${ofLink(store, id)} for update)`, linkNotFound());
 
 function utmValues(utm: z.infer<typeof utmSchema>) {
   return { utmSource: utm.source, utmMedium: utm.medium, utmCampaign: utm.campaign, utmTerm: utm.term ?? null, utmContent: utm.content ?? null };
@@ -110,13 +117,17 @@ export const createLink = storeProcedure({
   access: "content.write",
   mutates: true,
   input: z.strictObject(linkFields),
-  async run({ tx }, input) {
-    const [created] = await tx
-      .insert(shortLink)
-      .values({ storeId: tx.storeId, slug: input.slug, target: input.target, ...utmValues(input.utm) })
-      .returning({ id: shortLink.id });
-    await emit(tx, "link.created", { linkId: created!.id, slug: input.slug });
-    return loadLink(tx, created!.id);
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      return thenPlan(
+        [
+          q.insert(shortLink).values({ id, storeId: store, slug: input.slug, target: input.target, ...utmValues(input.utm) }),
+          emitStep(q, "link.created", { linkId: id, slug: input.slug }),
+        ],
+        linkPlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -127,16 +138,21 @@ export const updateLink = storeProcedure({
   access: "content.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid(), slug: linkFields.slug.optional(), target: linkFields.target.optional(), utm: linkFields.utm.optional() }),
-  async run({ tx }, input) {
-    const { id, utm, ...fields } = input;
-    const [updated] = await tx
-      .update(shortLink)
-      .set({ ...fields, ...(utm ? utmValues(utm) : {}), updatedAt: sql`now()` })
-      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, id)))
-      .returning({ id: shortLink.id });
-    if (!updated) throw linkNotFound();
-    await emit(tx, "link.updated", { linkId: id, fields: [...Object.keys(fields), ...(utm ? ["utm"] : [])] });
-    return loadLink(tx, id);
+  write: {
+    apply(q, { store }, input) {
+      const { id, utm, ...fields } = input;
+      return thenPlan(
+        [
+          linkFound(q, store, id),
+          q
+            .update(shortLink)
+            .set({ ...fields, ...(utm ? utmValues(utm) : {}), updatedAt: sql`now()` })
+            .where(ofLink(store, id)),
+          emitStep(q, "link.updated", { linkId: id, fields: [...Object.keys(fields), ...(utm ? ["utm"] : [])] }),
+        ],
+        linkPlan(q, store, id),
+      );
+    },
   },
 });
 
@@ -147,14 +163,19 @@ export const deleteLink = storeProcedure({
   access: "records.delete",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [deleted] = await tx
-      .delete(shortLink)
-      .where(and(eq(shortLink.storeId, tx.storeId), eq(shortLink.id, input.id)))
-      .returning({ id: shortLink.id, slug: shortLink.slug });
-    if (!deleted) throw linkNotFound();
-    await emit(tx, "link.deleted", { linkId: deleted.id, slug: deleted.slug });
-    return { id: deleted.id, deleted: true };
+  write: {
+    apply(q, { store }, input) {
+      const where = ofLink(store, input.id);
+      return plan(
+        [
+          linkFound(q, store, input.id),
+          // The event names the link as it was: written before the row goes.
+          emitStep(q, "link.deleted", sql`(select jsonb_build_object('linkId', ${shortLink.id}, 'slug', ${shortLink.slug}) from ${shortLink} where ${where})`),
+          q.delete(shortLink).where(where).returning({ id: shortLink.id }),
+        ] as const,
+        ([, , [deleted]]) => ({ id: deleted!.id, deleted: true }),
+      );
+    },
   },
 });
 

@@ -1,11 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
-import { plan } from "../db/plan";
+import { emitStep, ensure } from "../db/changes";
+import { mapPlan, plan, thenPlan } from "../db/plan";
 import { AUTOMATION_KINDS, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, type AutomationKind } from "../db/schema-marketing";
-import { raw, type Q, type StatementClient } from "../db/steps";
-import { runPlanOn } from "../db/unit";
-import type { StoreTx } from "../db/with-store";
+import { raw, type Q } from "../db/steps";
 import { AppError } from "../http/errors";
 import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
 import { storeProcedure } from "./define";
@@ -49,17 +47,28 @@ const CAMPAIGN_SELECT = sql.raw(`select k.id, k.name, k.subject, k.body, k.audie
 
 const campaignNotFound = () => new AppError("NOT_FOUND", "Campaign not found in this store.");
 
-/** One campaign with its counts; `lock` holds its row for a change (on an open transaction only). */
-function campaignPlan(q: Q, store: SQL, id: string, lock = false) {
-  const statement = sql`${CAMPAIGN_SELECT} where k.store_id = ${store} and k.id = ${id}${lock ? sql` for update of k` : sql``}`;
-  return plan([raw<CampaignRow>(q, statement)] as const, ([[row]]) => {
+/** One campaign with its counts. */
+function campaignPlan(q: Q, store: SQL, id: string) {
+  return plan([raw<CampaignRow>(q, sql`${CAMPAIGN_SELECT} where k.store_id = ${store} and k.id = ${id}`)] as const, ([[row]]) => {
     if (!row) throw campaignNotFound();
     return row;
   });
 }
 
-function campaignById(tx: StoreTx, id: string, lock = false): Promise<CampaignRow> {
-  return runPlanOn(tx.$client as unknown as StatementClient, (q) => campaignPlan(q, sql`${tx.storeId}::uuid`, id, lock));
+type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+/**
+ * The campaign exists (NOT_FOUND) and is locked for the rest of the change, and its status is one of
+ * `allowed`, else `refusal` of the status it has: one guard per status, so the error can name it.
+ */
+function campaignIn(q: Q, store: SQL, id: string, allowed: readonly CampaignStatus[], refusal: (status: CampaignStatus) => AppError) {
+  const where = sql`store_id = ${store} and id = ${id}`;
+  return [
+    ensure(q, sql`exists (select 1 from campaign where ${where} for update)`, campaignNotFound()),
+    ...CAMPAIGN_STATUSES.filter((s) => !allowed.includes(s)).map((s) =>
+      ensure(q, sql`not exists (select 1 from campaign where ${where} and status = ${s})`, refusal(s)),
+    ),
+  ];
 }
 
 const campaignFields = {
@@ -107,18 +116,26 @@ export const createCampaign = storeProcedure({
   access: "content.write",
   mutates: true,
   input: z.strictObject({ ...campaignFields, startsAt: campaignFields.startsAt.optional() }),
-  async run({ tx }, input) {
-    const { rows } = await tx.$client.query<{ id: string }>(
-      "insert into campaign (store_id, name, subject, body, audience, starts_at) values ($1, $2, $3, $4, $5, coalesce($6, now())) returning id",
-      [tx.storeId, input.name, input.subject, input.body, input.audience, input.startsAt ?? null],
-    );
-    await emit(tx, "campaign.created", { campaignId: rows[0]!.id });
-    return campaignById(tx, rows[0]!.id);
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      return thenPlan(
+        [
+          raw(
+            q,
+            sql`insert into campaign (id, store_id, name, subject, body, audience, starts_at)
+                values (${id}, ${store}, ${input.name}, ${input.subject}, ${input.body}, ${input.audience}, coalesce(${input.startsAt?.toISOString() ?? null}::timestamptz, now()))`,
+          ),
+          emitStep(q, "campaign.created", { campaignId: id }),
+        ],
+        campaignPlan(q, store, id),
+      );
+    },
   },
 });
 
-const notScheduled = (c: CampaignRow) =>
-  new AppError("CONFLICT", `This campaign is ${c.status}; only a scheduled campaign can change.`, { reason: "campaign_not_scheduled", status: c.status });
+const notScheduled = (status: CampaignStatus) =>
+  new AppError("CONFLICT", `This campaign is ${status}; only a scheduled campaign can change.`, { reason: "campaign_not_scheduled", status });
 
 export const updateCampaign = storeProcedure({
   router: "campaigns",
@@ -134,16 +151,23 @@ export const updateCampaign = storeProcedure({
     audience: campaignFields.audience.optional(),
     startsAt: campaignFields.startsAt.optional(),
   }),
-  async run({ tx }, input) {
-    const current = await campaignById(tx, input.id, true);
-    if (current.status !== "scheduled") throw notScheduled(current);
-    await tx.$client.query(
-      `update campaign set name = coalesce($3, name), subject = coalesce($4, subject), body = coalesce($5, body), audience = coalesce($6, audience),
-         starts_at = coalesce($7, starts_at), updated_at = now() where store_id = $1 and id = $2`,
-      [tx.storeId, input.id, input.name ?? null, input.subject ?? null, input.body ?? null, input.audience ?? null, input.startsAt ?? null],
-    );
-    await emit(tx, "campaign.updated", { campaignId: input.id });
-    return campaignById(tx, input.id);
+  write: {
+    apply(q, { store }, input) {
+      return thenPlan(
+        [
+          ...campaignIn(q, store, input.id, ["scheduled"], notScheduled),
+          raw(
+            q,
+            sql`update campaign set name = coalesce(${input.name ?? null}, name), subject = coalesce(${input.subject ?? null}, subject),
+                  body = coalesce(${input.body ?? null}, body), audience = coalesce(${input.audience ?? null}, audience),
+                  starts_at = coalesce(${input.startsAt?.toISOString() ?? null}::timestamptz, starts_at), updated_at = now()
+                where store_id = ${store} and id = ${input.id}`,
+          ),
+          emitStep(q, "campaign.updated", { campaignId: input.id }),
+        ],
+        campaignPlan(q, store, input.id),
+      );
+    },
   },
 });
 
@@ -154,18 +178,23 @@ export const cancelCampaign = storeProcedure({
   access: "content.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const current = await campaignById(tx, input.id, true);
-    if (current.status !== "scheduled" && current.status !== "sending") {
-      throw new AppError("CONFLICT", `This campaign is ${current.status} already.`, { reason: "campaign_finished", status: current.status });
-    }
-    await tx.$client.query("update campaign set status = 'cancelled', finished_at = now(), updated_at = now() where store_id = $1 and id = $2", [tx.storeId, input.id]);
-    await tx.$client.query("update marketing_message set status = 'skipped', reason = 'campaign cancelled' where store_id = $1 and campaign_id = $2 and status = 'queued'", [
-      tx.storeId,
-      input.id,
-    ]);
-    await emit(tx, "campaign.cancelled", { campaignId: input.id });
-    return campaignById(tx, input.id);
+  write: {
+    apply(q, { store }, input) {
+      const finished = (status: CampaignStatus) =>
+        new AppError("CONFLICT", `This campaign is ${status} already.`, { reason: "campaign_finished", status });
+      return thenPlan(
+        [
+          ...campaignIn(q, store, input.id, ["scheduled", "sending"], finished),
+          raw(q, sql`update campaign set status = 'cancelled', finished_at = now(), updated_at = now() where store_id = ${store} and id = ${input.id}`),
+          raw(
+            q,
+            sql`update marketing_message set status = 'skipped', reason = 'campaign cancelled' where store_id = ${store} and campaign_id = ${input.id} and status = 'queued'`,
+          ),
+          emitStep(q, "campaign.cancelled", { campaignId: input.id }),
+        ],
+        campaignPlan(q, store, input.id),
+      );
+    },
   },
 });
 
@@ -201,10 +230,6 @@ function automationsPlan(q: Q, store: SQL) {
   );
 }
 
-function automations(tx: StoreTx): Promise<AutomationView[]> {
-  return runPlanOn(tx.$client as unknown as StatementClient, (q) => automationsPlan(q, sql`${tx.storeId}::uuid`));
-}
-
 export const listAutomations = storeProcedure({
   router: "automations",
   name: "list",
@@ -230,16 +255,26 @@ export const updateAutomation = storeProcedure({
     subject: templateText(200).optional(),
     body: templateText(20_000).optional(),
   }),
-  async run({ tx }, input) {
-    const d = AUTOMATION_DEFAULTS[input.kind];
-    await tx.$client.query(
-      `insert into marketing_automation (store_id, kind, enabled, delay_minutes, subject, body) values ($1, $2, coalesce($3::boolean, false), coalesce($4::int, $7::int), coalesce($5::text, $8::text), coalesce($6::text, $9::text))
-       on conflict (store_id, kind) do update set enabled = coalesce($3, marketing_automation.enabled), delay_minutes = coalesce($4, marketing_automation.delay_minutes),
-         subject = coalesce($5, marketing_automation.subject), body = coalesce($6, marketing_automation.body), updated_at = now()`,
-      [tx.storeId, input.kind, input.enabled ?? null, input.delayMinutes ?? null, input.subject ?? null, input.body ?? null, d.delayMinutes, d.subject, d.body],
-    );
-    await emit(tx, "automation.updated", { kind: input.kind });
-    return (await automations(tx)).find((a) => a.kind === input.kind)!;
+  write: {
+    apply(q, { store }, input) {
+      const d = AUTOMATION_DEFAULTS[input.kind];
+      const [enabled, delayMinutes, subject, body] = [input.enabled ?? null, input.delayMinutes ?? null, input.subject ?? null, input.body ?? null];
+      return thenPlan(
+        [
+          raw(
+            q,
+            sql`insert into marketing_automation (store_id, kind, enabled, delay_minutes, subject, body)
+                values (${store}, ${input.kind}, coalesce(${enabled}::boolean, false), coalesce(${delayMinutes}::int, ${d.delayMinutes}::int),
+                  coalesce(${subject}::text, ${d.subject}::text), coalesce(${body}::text, ${d.body}::text))
+                on conflict (store_id, kind) do update set enabled = coalesce(${enabled}::boolean, marketing_automation.enabled),
+                  delay_minutes = coalesce(${delayMinutes}::int, marketing_automation.delay_minutes), subject = coalesce(${subject}::text, marketing_automation.subject),
+                  body = coalesce(${body}::text, marketing_automation.body), updated_at = now()`,
+          ),
+          emitStep(q, "automation.updated", { kind: input.kind }),
+        ],
+        mapPlan(automationsPlan(q, store), (all) => all.find((a) => a.kind === input.kind)!),
+      );
+    },
   },
 });
 

@@ -1,11 +1,9 @@
-import { eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
-import { plan } from "../db/plan";
+import { emitStep, unchanged } from "../db/changes";
+import { constant, plan } from "../db/plan";
 import { store } from "../db/schema";
-import type { Q, StatementClient } from "../db/steps";
-import { runPlanOn } from "../db/unit";
-import type { StoreTx } from "../db/with-store";
+import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";
 
 /**
@@ -27,18 +25,12 @@ export type McpSettings = { readCustomerDetails: boolean; allowChanges: boolean;
 type Field = keyof McpSettings;
 const FIELDS = Object.keys(columns) as Field[];
 
-function settingsPlan(q: Q, storeId: SQL, forUpdate = false) {
-  const query = q.select(columns).from(store).where(eq(store.id, storeId));
-  return plan([forUpdate ? query.for("update") : query] as const, ([[row]]): McpSettings => {
-    // The membership check already found this store in the same transaction.
+function settingsPlan(q: Q, storeId: SQL) {
+  return plan([q.select(columns).from(store).where(eq(store.id, storeId))] as const, ([[row]]): McpSettings => {
+    // The caller's opening already found this store in the same transaction.
     if (!row) throw new Error("mcpSettings: store row missing");
     return row;
   });
-}
-
-/** The settings inside a transaction that is open already; `forUpdate` holds the store row for a change. */
-function read(tx: StoreTx, forUpdate = false): Promise<McpSettings> {
-  return runPlanOn(tx.$client as unknown as StatementClient, (q) => settingsPlan(q, sql`${tx.storeId}::uuid`, forUpdate));
 }
 
 export const getMcpSettings = storeProcedure({
@@ -68,23 +60,33 @@ export const updateMcpSettings = storeProcedure({
     .refine((v) => FIELDS.some((f) => v[f] !== undefined), {
       message: "Give at least one of readCustomerDetails, allowChanges or changesNeedApproval.",
     }),
-  async run(ctx, input): Promise<McpSettings> {
-    const before = await read(ctx.tx, true);
-    const changed = FIELDS.filter((f) => input[f] !== undefined && input[f] !== before[f]);
-    if (changed.length === 0) return before;
-    const after: McpSettings = { ...before };
-    for (const f of changed) after[f] = input[f]!;
-    await ctx.tx
-      .update(store)
-      .set({
-        mcpReadCustomerDetails: after.readCustomerDetails,
-        mcpAllowChanges: after.allowChanges,
-        mcpChangesNeedApproval: after.changesNeedApproval,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(store.id, ctx.tx.storeId));
-    await emit(ctx.tx, "store.mcp_settings_updated", { fields: changed });
-    return after;
+  write: {
+    // The event names the fields whose value changes, so the settings are read first; the change checks they
+    // are still as read (the store row locked). Setting the values the store has changes nothing.
+    prepare: (q, scope) => settingsPlan(q, scope.store),
+    apply(q, scope, input, before: McpSettings) {
+      const changed = FIELDS.filter((f) => input[f] !== undefined && input[f] !== before[f]);
+      if (changed.length === 0) return constant(before);
+      const after: McpSettings = { ...before };
+      for (const f of changed) after[f] = input[f]!;
+      const asRead = and(...FIELDS.map((f) => eq(columns[f], before[f])));
+      return plan(
+        [
+          unchanged(q, sql`exists (select 1 from ${store} where ${store.id} = ${scope.store} and ${asRead} for update)`),
+          q
+            .update(store)
+            .set({
+              mcpReadCustomerDetails: after.readCustomerDetails,
+              mcpAllowChanges: after.allowChanges,
+              mcpChangesNeedApproval: after.changesNeedApproval,
+              updatedAt: sql`now()`,
+            })
+            .where(eq(store.id, scope.store)),
+          emitStep(q, "store.mcp_settings_updated", { fields: changed }),
+        ] as const,
+        () => after,
+      );
+    },
   },
 });
 

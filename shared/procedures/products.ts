@@ -5,7 +5,7 @@ import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TA
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
-import { constant, plan } from "../db/plan";
+import { constant, plan, thenPlan } from "../db/plan";
 import type { Q, StatementClient, Step } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -85,10 +85,7 @@ const productFound = (q: Q, store: SQL, id: string) =>
   ensure(q, sql`exists (select 1 from ${product} where ${product.storeId} = ${store} and ${product.id} = ${id} for update)`, productNotFound());
 
 /** The product as the change left it, read by the change's own unit. */
-function thenProduct<const S extends readonly Step[]>(q: Q, store: SQL, id: string, change: S) {
-  const loaded = productPlan(q, store, id);
-  return plan([...change, ...loaded.steps], (results) => loaded.finish(results.slice(change.length)));
-}
+const thenProduct = (q: Q, store: SQL, id: string, change: readonly Step[]) => thenPlan(change, productPlan(q, store, id));
 
 /** A product with its variants and each variant's stock per location: three statements, one unit. */
 export function productPlan(q: Q, store: SQL, id: string) {
@@ -217,7 +214,9 @@ export const createProduct = storeProcedure({
       const { variants, ...fields } = input;
       const id = crypto.randomUUID();
       return thenProduct(q, scope.store, id, [
-        unchanged(q, sql`not exists (select 1 from ${product} where ${product.storeId} = ${scope.store} and ${product.handle} = ${handle})`),
+        // A derived handle taken since it was read is a lost race (read again: the next one is free); a
+        // handle the caller chose and another product has is the unique constraint's 409 naming the field.
+        ...(input.handle ? [] : [unchanged(q, sql`not exists (select 1 from ${product} where ${product.storeId} = ${scope.store} and ${product.handle} = ${handle})`)]),
         q.insert(product).values({ ...fields, id, handle, storeId: scope.store }),
         q.insert(productVariant).values(variants.map((v, position) => ({ ...v, storeId: scope.store, productId: id, position }))),
         emitStep(q, "product.created", { productId: id }),

@@ -1,12 +1,45 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { ROLE_LABELS } from "../auth/permissions";
 import { hashPassword } from "../auth/password";
-import { emit } from "../db/outbox";
-import { plan } from "../db/plan";
-import { storeIdsForUser } from "../db/privileged";
-import { session, store, storeDomain } from "../db/schema";
-import { sessionProcedure, storeProcedure } from "./define";
+import { emitStep } from "../db/changes";
+import { constant, plan } from "../db/plan";
+import type { Q } from "../db/steps";
+import { SESSION_LIFETIMES } from "../auth/sessions";
+import type { Database } from "../db/database";
+import { pgErrorOf } from "../db/pg-errors";
+import { session, store, storeDomain, type RoleName } from "../db/schema";
+import { sessionProcedure, storeProcedure, type SessionInfo } from "./define";
+
+/** The store's settings and domains, as store.current answers them. */
+function storePlan(q: Q, storeId: SQL) {
+  return plan(
+    [
+      q
+        .select({
+          id: store.id,
+          slug: store.slug,
+          name: store.name,
+          currency: store.currency,
+          storefrontPasswordEnabled: sql<boolean>`${store.storefrontPasswordHash} is not null`,
+          mcpReadCustomerDetails: store.mcpReadCustomerDetails,
+          mcpAllowChanges: store.mcpAllowChanges,
+          mcpChangesNeedApproval: store.mcpChangesNeedApproval,
+          preorderDepositPercent: store.preorderDepositPercent,
+          createdAt: store.createdAt,
+          updatedAt: store.updatedAt,
+        })
+        .from(store)
+        .where(eq(store.id, storeId)),
+      q
+        .select({ hostname: storeDomain.hostname, status: storeDomain.status, isPrimary: storeDomain.isPrimary })
+        .from(storeDomain)
+        .where(eq(storeDomain.storeId, storeId))
+        .orderBy(asc(storeDomain.hostname)),
+    ] as const,
+    ([[row], domains]) => ({ ...row!, domains }),
+  );
+}
 
 export const currentStore = storeProcedure({
   router: "store",
@@ -15,33 +48,7 @@ export const currentStore = storeProcedure({
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
-  read: (q, { store: storeId }) =>
-    plan(
-      [
-        q
-          .select({
-            id: store.id,
-            slug: store.slug,
-            name: store.name,
-            currency: store.currency,
-            storefrontPasswordEnabled: sql<boolean>`${store.storefrontPasswordHash} is not null`,
-            mcpReadCustomerDetails: store.mcpReadCustomerDetails,
-            mcpAllowChanges: store.mcpAllowChanges,
-            mcpChangesNeedApproval: store.mcpChangesNeedApproval,
-            preorderDepositPercent: store.preorderDepositPercent,
-            createdAt: store.createdAt,
-            updatedAt: store.updatedAt,
-          })
-          .from(store)
-          .where(eq(store.id, storeId)),
-        q
-          .select({ hostname: storeDomain.hostname, status: storeDomain.status, isPrimary: storeDomain.isPrimary })
-          .from(storeDomain)
-          .where(eq(storeDomain.storeId, storeId))
-          .orderBy(asc(storeDomain.hostname)),
-      ] as const,
-      ([[row], domains]) => ({ ...row!, domains }),
-    ),
+  read: (q, { store: storeId }) => storePlan(q, storeId),
 });
 
 export const updateStore = storeProcedure({
@@ -59,24 +66,29 @@ export const updateStore = storeProcedure({
     mcpChangesNeedApproval: z.boolean().optional(),
     preorderDepositPercent: z.number().int("must be a whole number").min(1, "must be at least 1").max(100, "must be at most 100").optional(),
   }),
-  async run(ctx, input) {
-    const { storefrontPassword, ...fields } = input;
-    const changes: Partial<typeof store.$inferInsert> = { ...fields };
-    if (storefrontPassword !== undefined) {
-      changes.storefrontPasswordHash = storefrontPassword === null ? null : await hashPassword(storefrontPassword);
-    }
-    const changed = Object.keys(input);
-    if (changed.length > 0) {
-      await ctx.tx
-        .update(store)
-        .set({ ...changes, updatedAt: sql`now()` })
-        .where(eq(store.id, ctx.tx.storeId));
-      // The event names what changed, never the password itself.
-      await emit(ctx.tx, "store.updated", { fields: changed });
-    }
-    return currentStore.run(ctx, {});
+  write: {
+    // The password is hashed before the unit (no statement: no trip); the pipeline awaits what `prepare` answers.
+    prepare: (_q, _scope, input) => constant(passwordHashOf(input.storefrontPassword)),
+    apply(q, { store: storeId }, input, passwordHash: string | null | undefined) {
+      const { storefrontPassword, ...fields } = input;
+      const changed = Object.keys(input);
+      const settings = storePlan(q, storeId);
+      if (changed.length === 0) return settings;
+      const changes: Partial<typeof store.$inferInsert> = { ...fields, ...(storefrontPassword !== undefined ? { storefrontPasswordHash: passwordHash ?? null } : {}) };
+      const change = [
+        q.update(store).set({ ...changes, updatedAt: sql`now()` }).where(eq(store.id, storeId)),
+        // The event names what changed, never the password itself.
+        emitStep(q, "store.updated", { fields: changed }),
+      ];
+      return { steps: [...change, ...settings.steps], finish: (results) => settings.finish(results.slice(change.length)) };
+    },
   },
 });
+
+/** The storefront password's hash (null turns it off; undefined leaves it as it is). */
+async function passwordHashOf(password: string | null | undefined): Promise<string | null | undefined> {
+  return typeof password === "string" ? hashPassword(password) : password;
+}
 
 /** The stores the signed-in person belongs to, with their role in each. */
 export const listMyStores = sessionProcedure({
@@ -85,22 +97,44 @@ export const listMyStores = sessionProcedure({
   description: "The stores you are a member of, with your role in each.",
   mutates: false,
   input: z.strictObject({}),
-  async run({ db, session: s, membershipIn }) {
-    const ids = await storeIdsForUser(db, s.userId);
-    const stores = await Promise.all(
-      ids.map((id) =>
-        membershipIn(id).then(
-          ({ store: st, member }) => ({ id: st.id, slug: st.slug, name: st.name, role: member.role, roleLabel: ROLE_LABELS[member.role] }),
-          () => null, // removed between the two reads: not listed
-        ),
-      ),
-    );
-    return stores
-      .filter((x) => x !== null)
-      .map((x) => ({ ...x, active: x.id === s.activeStoreId }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+  async run({ db, session: s }) {
+    const found = await storesOfSession(db, s.idHash);
+    return found ? found.stores : [];
   },
 });
+
+/** A member's store as the picker lists it. */
+export interface MyStore {
+  id: string;
+  slug: string;
+  name: string;
+  role: RoleName;
+  roleLabel: string;
+  active: boolean;
+}
+
+/**
+ * A session and the stores its person is a member of, each read inside its own store, in one round
+ * trip (migration 0039); null when the session is unknown or has ended. Sorted by name.
+ */
+export async function storesOfSession(db: Database, idHash: string): Promise<{ session: SessionInfo & { touch: boolean }; stores: MyStore[] } | null> {
+  try {
+    const [row] = await db.rows<{ found: { session: SessionInfo & { touch: boolean }; stores: { id: string; slug: string; name: string; role: RoleName }[] } }>(
+      "select unit.stores_of_session($1, $2, $3) as found",
+      [idHash, SESSION_LIFETIMES.idleSeconds, SESSION_LIFETIMES.touchAfterSeconds],
+    );
+    const { session, stores } = row!.found;
+    return {
+      session,
+      stores: stores
+        .map((x) => ({ ...x, roleLabel: ROLE_LABELS[x.role], active: x.id === session.activeStoreId }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    };
+  } catch (e) {
+    if (pgErrorOf(e)?.code === "CR002") return null;
+    throw e;
+  }
+}
 
 export const switchStore = sessionProcedure({
   router: "store",

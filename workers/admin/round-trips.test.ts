@@ -160,7 +160,7 @@ describe("round trips: admin pages", () => {
       "/", "/ai/approvals", "/customers", `/customers/${ids.customer}`, "/customers/new", "/discounts", "/inventory", `/inventory/${ids.variant}`,
       "/links", "/mailbox", "/marketing", "/notifications", "/orders", `/orders/${ids.order}`, "/pages", `/pages/${ids.page}`, "/products",
       `/products/${ids.product}`, "/products/new", "/settings", "/settings/api", "/settings/apps", `/settings/apps/${ids.app ?? crypto.randomUUID()}`,
-      "/settings/domains", "/team",
+      "/settings/domains", "/team", "/select-store",
     ];
   }
 

@@ -1,16 +1,23 @@
 import { Hono } from "hono";
 import { isAppError, isNoStoreError } from "#shared/http/errors";
 import { validate } from "#shared/http/validate";
-import { listMyStores, switchStore } from "#shared/procedures/store";
+import { storesOfSession, switchStore } from "#shared/procedures/store";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, csrfOf, isCrossSite, requirePageSession, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { csrfTokenMatches, sessionIdFrom, sessionPrincipal, touchSession } from "../auth/session";
+import { crossSiteRefused, csrfOf, isCrossSite, requirePageSession, requireSignIn, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { PlainPage } from "./layout";
 
 export const selectStorePage = new Hono<AdminEnv>();
 
-async function render(c: AdminContext, signedIn: SignedIn, next: string, alert?: string, status: 200 | 403 | 404 = 200) {
-  const stores = (await runForSession(c, signedIn, listMyStores, {})) as Awaited<ReturnType<typeof listMyStores.run>>;
+/** The picker: the session and the person's stores in one round trip; a missing session goes to sign in. */
+async function render(c: AdminContext, next: string, alert?: string, status: 200 | 403 | 404 = 200) {
+  const sessionId = sessionIdFrom(c);
+  const principal = await sessionPrincipal(sessionId);
+  const found = principal && sessionId ? await storesOfSession(c.var.db, principal.idHash) : null;
+  if (!found || !sessionId) throw requireSignIn(c);
+  if (found.session.touch) c.var.defer(() => touchSession(c.var.db, principal!.idHash));
+  const { stores } = found;
+  const signedIn: SignedIn = { id: sessionId, info: found.session };
   const csrf = await csrfOf(signedIn);
   c.header("cache-control", "no-store");
   return c.html(
@@ -52,8 +59,7 @@ async function render(c: AdminContext, signedIn: SignedIn, next: string, alert?:
 
 // GET /select-store: the member's stores. It never redirects on its own, so it cannot loop.
 selectStorePage.get("/select-store", validate("query", nextQuery), async (c) => {
-  const signedIn = await requirePageSession(c);
-  return render(c, signedIn, safeRedirectPath(c.req.valid("query").next, new URL(c.req.url).origin));
+  return render(c, safeRedirectPath(c.req.valid("query").next, new URL(c.req.url).origin));
 });
 
 // POST /select-store: make the chosen store active (store.switch) and go back to `next`.
@@ -70,7 +76,7 @@ selectStorePage.post("/select-store", async (c) => {
     // Shown on the picker itself: sending these back through a redirect would hide why.
     if (isNoStoreError(e) || (isAppError(e) && e.code === "BAD_REQUEST")) {
       const status = isAppError(e) && e.code === "NOT_FOUND" ? 404 : 403;
-      return render(c, signedIn, next, "That store is not available to you. Choose one of these.", status);
+      return render(c, next, "That store is not available to you. Choose one of these.", status);
     }
     throw e;
   }
