@@ -6,7 +6,8 @@ import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { localPaymentId } from "#shared/payments/local-protocol";
 import { storeGateway, type StoreGateway } from "#shared/payments/select";
-import { addLine, createCart, newCartToken } from "#shared/storefront/cart";
+import { newCartToken } from "#shared/storefront/cart";
+import { addLine, createCart } from "#shared/storefront/cart-changes";
 import { makeShop, type ShopStore } from "./storefront";
 
 export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao", line1: "12 MG Road", city: "Pune", state, postalCode: "411001", country: "IN" as const });

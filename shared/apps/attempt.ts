@@ -1,12 +1,15 @@
 /**
- * The {apps}-jobs consumer: one message is one try of one delivery. The try is claimed in one unit (so a
- * duplicate message finds it taken and sends nothing), the POST is made outside any transaction, and the
- * outcome is recorded in a second unit that re-checks the claim. A failure queues the next try with its
+ * The {apps}-jobs consumer: one message is one try of one delivery, in two round trips. The try is claimed
+ * in one unit that also reads the app (so a duplicate message finds it taken and sends nothing), the POST
+ * is made outside any transaction, and the outcome is recorded in a second unit that re-checks the claim. A failure queues the next try with its
  * delay (./backoff.ts); after the last one the delivery is failed and stays in the app's log.
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { CURRENT_STORE } from "../db/openings";
+import { plan, type Plan } from "../db/plan";
 import { appDelivery, storeApp } from "../db/schema";
-import { withStore, type StoreTx } from "../db/with-store";
+import type { Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "./backoff";
 import { appDeliveryJobSchema, type AppConsumerDeps, type AppDeliveryJob } from "./jobs";
 import { secretOf } from "./secrets";
@@ -22,26 +25,47 @@ type Claim =
   | { kind: "done" }
   | { kind: "requeue"; nextAttemptAt: Date | null };
 
-async function claim(tx: StoreTx, job: AppDeliveryJob, now: Date, deps: AppConsumerDeps): Promise<Claim> {
+/** Claims the try, then reads the delivery's app and, for a try it could not claim, the delivery as it is. */
+function claimPlan(q: Q, job: AppDeliveryJob, now: Date) {
   const staleBefore = new Date(now.getTime() - CLAIM_TIMEOUT_MS);
-  const [row] = await tx
-    .update(appDelivery)
-    .set({ attempts: job.attempt, claimedAt: now, lastAttemptAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(appDelivery.storeId, tx.storeId),
-        eq(appDelivery.id, job.deliveryId),
-        eq(appDelivery.status, "pending"),
-        eq(appDelivery.round, job.round),
-        or(
-          and(eq(appDelivery.attempts, job.attempt - 1), isNull(appDelivery.claimedAt)),
-          and(eq(appDelivery.attempts, job.attempt), lt(appDelivery.claimedAt, staleBefore)),
-        ),
-      ),
-    )
-    .returning();
-  if (!row) return unclaimed(tx, job);
-  const [app] = await tx.select().from(storeApp).where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, row.appId)));
+  const delivery = and(eq(appDelivery.storeId, CURRENT_STORE), eq(appDelivery.id, job.deliveryId));
+  return plan(
+    [
+      q
+        .update(appDelivery)
+        .set({ attempts: job.attempt, claimedAt: now, lastAttemptAt: now, updatedAt: now })
+        .where(
+          and(
+            delivery,
+            eq(appDelivery.status, "pending"),
+            eq(appDelivery.round, job.round),
+            or(
+              and(eq(appDelivery.attempts, job.attempt - 1), isNull(appDelivery.claimedAt)),
+              and(eq(appDelivery.attempts, job.attempt), lt(appDelivery.claimedAt, staleBefore)),
+            ),
+          ),
+        )
+        .returning(),
+      q
+        .select()
+        .from(storeApp)
+        .where(and(eq(storeApp.storeId, CURRENT_STORE), eq(storeApp.id, sql`(select ${appDelivery.appId} from ${appDelivery} where ${delivery})`))),
+      q
+        .select({ status: appDelivery.status, round: appDelivery.round, attempts: appDelivery.attempts, claimedAt: appDelivery.claimedAt, nextAttemptAt: appDelivery.nextAttemptAt })
+        .from(appDelivery)
+        .where(delivery),
+    ] as const,
+    ([[row], [app], [state]]) => ({ row, app, state }),
+  );
+}
+
+async function claim(job: AppDeliveryJob, now: Date, deps: AppConsumerDeps): Promise<Claim> {
+  const { row, app, state } = await sendStoreUnit(deps.db, job.storeId, (q) => claimPlan(q, job, now), { readOnly: false });
+  if (!row) {
+    // Not claimable: done already, or this try was made and its follow-up may not have been queued.
+    const tried = state?.status === "pending" && state.round === job.round && state.attempts === job.attempt && state.claimedAt === null;
+    return tried ? { kind: "requeue", nextAttemptAt: state.nextAttemptAt } : { kind: "done" };
+  }
   if (!app?.active) return { kind: "refused", error: "The app was disabled before this try.", appId: row.appId };
   const urlProblem = appUrlProblem(app.url, deps.config.allowLocalUrls);
   if (urlProblem) return { kind: "refused", error: `URL refused: ${urlProblem}`, appId: app.id };
@@ -65,42 +89,36 @@ async function claim(tx: StoreTx, job: AppDeliveryJob, now: Date, deps: AppConsu
   };
 }
 
-/** Not claimable: done already, or this try was made and its follow-up may not have been queued. */
-async function unclaimed(tx: StoreTx, job: AppDeliveryJob): Promise<Claim> {
-  const [row] = await tx
-    .select({ status: appDelivery.status, round: appDelivery.round, attempts: appDelivery.attempts, claimedAt: appDelivery.claimedAt, nextAttemptAt: appDelivery.nextAttemptAt })
-    .from(appDelivery)
-    .where(and(eq(appDelivery.storeId, tx.storeId), eq(appDelivery.id, job.deliveryId)));
-  const tried = row?.status === "pending" && row.round === job.round && row.attempts === job.attempt && row.claimedAt === null;
-  return tried ? { kind: "requeue", nextAttemptAt: row.nextAttemptAt } : { kind: "done" };
-}
-
 /** Records the try's outcome if the claim still holds; answers the next try's delay when there is one. */
-async function record(tx: StoreTx, job: AppDeliveryJob, claimedAt: Date, outcome: SendOutcome, now: Date, deps: AppConsumerDeps, final: boolean) {
+function recordPlan(q: Q, job: AppDeliveryJob, claimedAt: Date, outcome: SendOutcome, now: Date, deps: AppConsumerDeps, final: boolean): Plan<{ recorded: boolean; status: string; delay: number | null }> {
   const delay = outcome.ok || final ? null : retryDelaySeconds(job.attempt, deps.random);
   const status = outcome.ok ? "delivered" : delay === null ? "failed" : "pending";
-  const [row] = await tx
-    .update(appDelivery)
-    .set({
-      status,
-      claimedAt: null,
-      lastStatus: outcome.status,
-      lastError: outcome.ok ? null : outcome.error.slice(0, 500),
-      deliveredAt: outcome.ok ? now : null,
-      nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay * 1000),
-      updatedAt: sql`now()`,
-    })
-    .where(
-      and(
-        eq(appDelivery.storeId, tx.storeId),
-        eq(appDelivery.id, job.deliveryId),
-        eq(appDelivery.round, job.round),
-        eq(appDelivery.attempts, job.attempt),
-        eq(appDelivery.claimedAt, claimedAt),
-      ),
-    )
-    .returning({ id: appDelivery.id });
-  return { recorded: row !== undefined, status, delay };
+  return plan(
+    [
+      q
+        .update(appDelivery)
+        .set({
+          status,
+          claimedAt: null,
+          lastStatus: outcome.status,
+          lastError: outcome.ok ? null : outcome.error.slice(0, 500),
+          deliveredAt: outcome.ok ? now : null,
+          nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay * 1000),
+          updatedAt: sql`now()`,
+        })
+        .where(
+          and(
+            eq(appDelivery.storeId, CURRENT_STORE),
+            eq(appDelivery.id, job.deliveryId),
+            eq(appDelivery.round, job.round),
+            eq(appDelivery.attempts, job.attempt),
+            eq(appDelivery.claimedAt, claimedAt),
+          ),
+        )
+        .returning({ id: appDelivery.id }),
+    ] as const,
+    ([[row]]) => ({ recorded: row !== undefined, status, delay }),
+  );
 }
 
 function nextJob(job: AppDeliveryJob): AppDeliveryJob | null {
@@ -112,7 +130,7 @@ export async function consumeAppJob(body: unknown, deps: AppConsumerDeps): Promi
   const job = appDeliveryJobSchema.parse(body);
   const { now } = deps;
   const log = deps.log.child({ storeId: job.storeId, deliveryId: job.deliveryId, round: job.round, attempt: job.attempt });
-  const claimed = await withStore(deps.db, job.storeId, (tx) => claim(tx, job, now, deps));
+  const claimed = await claim(job, now, deps);
   if (claimed.kind === "done") return { outcome: "skipped" };
   if (claimed.kind === "requeue") {
     const next = nextJob(job);
@@ -123,7 +141,7 @@ export async function consumeAppJob(body: unknown, deps: AppConsumerDeps): Promi
   const started = Date.now();
   const outcome: SendOutcome =
     claimed.kind === "send" ? await postWebhook(deps.fetch, claimed.post, deps.timeoutMs) : { ok: false, status: null, error: claimed.error };
-  const result = await withStore(deps.db, job.storeId, (tx) => record(tx, job, now, outcome, now, deps, claimed.kind === "refused"));
+  const result = await sendStoreUnit(deps.db, job.storeId, (q) => recordPlan(q, job, now, outcome, now, deps, claimed.kind === "refused"), { readOnly: false });
   const fields = { appId: claimed.appId, status: outcome.status, ms: Date.now() - started, next: result.status };
   if (outcome.ok) log.info("apps.delivered", fields);
   else log.warn("apps.delivery_failed", { ...fields, error: outcome.error, retryInSeconds: result.delay });

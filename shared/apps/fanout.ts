@@ -6,8 +6,11 @@
  */
 import { and, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
-import { appDelivery, storeApp } from "../db/schema";
-import { withStore } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { plan } from "../db/plan";
+import { appDelivery } from "../db/schema";
+import { raw, sql, type Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import { APP_REDELIVERY_KIND, appSubscribes, EVENT_KIND, isAppEventKind } from "./events";
 import { queueFirstTries, type AppConsumerDeps } from "./jobs";
 
@@ -23,8 +26,40 @@ const routedEventSchema = z.object({
 const redeliverySchema = z.object({ deliveryId: z.uuid(), round: z.number().int().min(1) });
 
 /** Deliveries not tried yet in their round: what a (repeated) message may queue. */
-const untried = (storeId: string) =>
-  and(eq(appDelivery.storeId, storeId), eq(appDelivery.status, "pending"), eq(appDelivery.attempts, 0), isNull(appDelivery.claimedAt));
+const untried = and(eq(appDelivery.storeId, CURRENT_STORE), eq(appDelivery.status, "pending"), eq(appDelivery.attempts, 0), isNull(appDelivery.claimedAt));
+
+/**
+ * The entries of an app's events that take this kind: `*`, the kind itself and each group it falls in
+ * (`order.*` for `order.paid`), each checked by the one rule apps are matched by.
+ */
+function entriesFor(kind: string): string[] {
+  const groups = kind.split(".").slice(0, -1).map((_, i, parts) => `${parts.slice(0, i + 1).join(".")}.*`);
+  return ["*", kind, ...groups].filter((entry) => appSubscribes([entry], kind));
+}
+
+/**
+ * One round trip: a delivery per active app subscribed to the kind (none twice), then the event's
+ * deliveries not tried yet (also those of an earlier copy of this message that died before queueing them).
+ */
+function fanOutPlan(q: Q, event: z.infer<typeof routedEventSchema>) {
+  const wanting = sql`from store_app a where a.store_id = ${CURRENT_STORE} and a.active and a.events && ${`{${entriesFor(event.kind).map((e) => `"${e}"`).join(",")}}`}::text[]`;
+  return plan(
+    [
+      raw<{ n: number }>(q, sql`select count(*)::int as n ${wanting}`),
+      raw(
+        q,
+        sql`insert into app_delivery (store_id, app_id, event_id, event_kind, event_created_at, payload)
+            select ${CURRENT_STORE}, a.id, ${event.eventId}, ${event.kind}, ${new Date(event.createdAt)}, ${JSON.stringify(event.payload)}::jsonb ${wanting}
+            on conflict (app_id, event_id) do nothing`,
+      ),
+      q
+        .select({ id: appDelivery.id, round: appDelivery.round })
+        .from(appDelivery)
+        .where(and(untried, eq(appDelivery.eventId, event.eventId))),
+    ] as const,
+    ([[subscribed], , due]) => ({ subscribed: subscribed?.n ?? 0, due }),
+  );
+}
 
 /** Handles one message; throws (so the queue retries it, then dead-letters it) when it cannot. */
 export async function consumeAppEvent(body: unknown, deps: AppConsumerDeps): Promise<{ queued: number }> {
@@ -32,11 +67,16 @@ export async function consumeAppEvent(body: unknown, deps: AppConsumerDeps): Pro
   const log = deps.log.child({ storeId: event.storeId, eventId: event.eventId, kind: event.kind });
   if (event.kind === APP_REDELIVERY_KIND) {
     const { deliveryId, round } = redeliverySchema.parse(event.payload);
-    const due = await withStore(deps.db, event.storeId, (tx) =>
-      tx
-        .select({ id: appDelivery.id, round: appDelivery.round })
-        .from(appDelivery)
-        .where(and(untried(tx.storeId), eq(appDelivery.id, deliveryId), eq(appDelivery.round, round))),
+    const due = await sendStoreUnit(deps.db, event.storeId, (q) =>
+      plan(
+        [
+          q
+            .select({ id: appDelivery.id, round: appDelivery.round })
+            .from(appDelivery)
+            .where(and(untried, eq(appDelivery.id, deliveryId), eq(appDelivery.round, round))),
+        ] as const,
+        ([rows]) => rows,
+      ),
     );
     await queueFirstTries(deps.jobs, event.storeId, due);
     log.info("apps.redelivery_queued", { deliveryId, round, queued: due.length });
@@ -47,34 +87,7 @@ export async function consumeAppEvent(body: unknown, deps: AppConsumerDeps): Pro
     log.warn("apps.event_not_public");
     return { queued: 0 };
   }
-  const { due, subscribed } = await withStore(deps.db, event.storeId, async (tx) => {
-    const apps = await tx
-      .select({ id: storeApp.id, events: storeApp.events })
-      .from(storeApp)
-      .where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.active, true)));
-    const wanting = apps.filter((a) => appSubscribes(a.events, event.kind));
-    if (wanting.length > 0) {
-      await tx
-        .insert(appDelivery)
-        .values(
-          wanting.map((a) => ({
-            storeId: tx.storeId,
-            appId: a.id,
-            eventId: event.eventId,
-            eventKind: event.kind,
-            eventCreatedAt: new Date(event.createdAt),
-            payload: event.payload,
-          })),
-        )
-        .onConflictDoNothing({ target: [appDelivery.appId, appDelivery.eventId] });
-    }
-    // Also the deliveries of an earlier copy of this message that died before queueing them.
-    const rows = await tx
-      .select({ id: appDelivery.id, round: appDelivery.round })
-      .from(appDelivery)
-      .where(and(untried(tx.storeId), eq(appDelivery.eventId, event.eventId)));
-    return { due: rows, subscribed: wanting.length };
-  });
+  const { due, subscribed } = await sendStoreUnit(deps.db, event.storeId, (q) => fanOutPlan(q, event), { readOnly: false });
   await queueFirstTries(deps.jobs, event.storeId, due);
   log.info("apps.event_fanned_out", { subscribed, queued: due.length });
   return { queued: due.length };

@@ -1,5 +1,6 @@
 import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
+import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { aiApproval, member } from "../db/schema";
 import { grantById } from "../db/statements";
@@ -100,18 +101,23 @@ export function proposalAnswer(p: ProposalView) {
   return p.state === "approved" ? { ...base, result: p.result } : { ...base, error: p.error };
 }
 
+const approvalNotFound = () => new AppError("NOT_FOUND", "AI approval not found in this store.");
+const notPending = (state: string) => new AppError("CONFLICT", `This proposal is ${state}; it can be decided only once, while pending.`, { state });
+const mayNotDecide = () => new AppError("FORBIDDEN", "Only the member who connected the AI client, or an Owner, can decide on this proposal.");
+
+/** approvalState in SQL. */
+const stateSql = sql`(case when ${aiApproval.status} = 'pending' and ${aiApproval.expiresAt} <= now() then 'expired' else ${aiApproval.status} end)`;
+
 async function lockPending(tx: StoreTx, id: string): Promise<ApprovalRow> {
   const [row] = await tx.select().from(aiApproval).where(and(eq(aiApproval.storeId, tx.storeId), eq(aiApproval.id, id))).for("update");
-  if (!row) throw new AppError("NOT_FOUND", "AI approval not found in this store.");
+  if (!row) throw approvalNotFound();
   const state = approvalState(row);
-  if (state !== "pending") throw new AppError("CONFLICT", `This proposal is ${state}; it can be decided only once, while pending.`, { state });
+  if (state !== "pending") throw notPending(state);
   return row;
 }
 
 function mayDecide(ctx: StoreContext, row: ApprovalRow): void {
-  if (row.memberId !== ctx.member.id && ctx.member.role !== "owner") {
-    throw new AppError("FORBIDDEN", "Only the member who connected the AI client, or an Owner, can decide on this proposal.");
-  }
+  if (row.memberId !== ctx.member.id && ctx.member.role !== "owner") throw mayNotDecide();
 }
 
 /** The proposals the calling member sees: their own, or all of them for an Owner. */
@@ -176,15 +182,29 @@ export const rejectApproval = storeProcedure({
   access: "none",
   mutates: true,
   input: z.strictObject({ id: z.uuid(), reason: z.string().trim().max(500).optional() }),
-  async run(ctx, input) {
-    const row = await lockPending(ctx.tx, input.id);
-    mayDecide(ctx, row);
-    const [updated] = await ctx.tx
-      .update(aiApproval)
-      .set({ status: "rejected", decidedAt: sql`now()`, decidedBy: ctx.member.id, error: input.reason ?? null })
-      .where(eq(aiApproval.id, row.id))
-      .returning();
-    return view(updated!);
+  write: {
+    apply(q, { store, memberId }, input) {
+      const approval = and(eq(aiApproval.storeId, store), eq(aiApproval.id, input.id));
+      // Found (and locked), still pending, and the caller's to decide: the same refusals, in the same order, as approve's.
+      const guards = [
+        ensure(q, sql`exists (select 1 from ${aiApproval} where ${approval} for update)`, approvalNotFound()),
+        ...(["approved", "rejected", "failed", "expired"] as const).map((state) =>
+          ensure(q, sql`not exists (select 1 from ${aiApproval} where ${approval} and ${stateSql} = ${state})`, notPending(state)),
+        ),
+        ensure(q, sql`exists (select 1 from ${aiApproval} where ${approval} and ${visibleTo(store, memberId)})`, mayNotDecide()),
+      ];
+      const rejected = plan(
+        [
+          q
+            .update(aiApproval)
+            .set({ status: "rejected", decidedAt: sql`now()`, decidedBy: memberId, error: input.reason ?? null })
+            .where(approval)
+            .returning(),
+        ] as const,
+        ([[row]]) => view(row!),
+      );
+      return plan([...guards, ...rejected.steps], (results) => rejected.finish(results.slice(guards.length)));
+    },
   },
 });
 

@@ -1,5 +1,5 @@
 import { isSQLWrapper, type SQL } from "drizzle-orm";
-import type { AppError } from "../http/errors";
+import { ERROR_STATUS, type AppError, type ErrorCode } from "../http/errors";
 import { CURRENT_STORE } from "./openings";
 import type { Plan } from "./plan";
 import { outboxEvent } from "./schema";
@@ -19,6 +19,14 @@ export function ensure(q: Q, condition: SQL, error: AppError): Step<{ ok: boolea
     q,
     sql`select unit.ensure(${condition}, ${String(error.status)}, ${error.message}, ${error.data ? JSON.stringify(error.data) : null}::jsonb) as ok`,
   );
+}
+
+/**
+ * Stops the unit unless `condition` holds, with an error whose message and data the database words from
+ * what it reads (e.g. "Only 3 of Kurta can be ordered now."): `message` is text, `data` jsonb.
+ */
+export function ensureSql(q: Q, condition: SQL, code: ErrorCode, message: SQL, data: SQL): Step<{ ok: boolean }[]> {
+  return raw<{ ok: boolean }>(q, sql`select unit.ensure(${condition}, ${String(ERROR_STATUS[code])}, ${message}, ${data}) as ok`);
 }
 
 /**

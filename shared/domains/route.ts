@@ -5,18 +5,21 @@
  * entry at the store; `domain.removed` deletes the custom hostname and points the HOSTS entry at no store,
  * unless a verified domain has taken the hostname since. Other kinds change nothing. Idempotent by the
  * event id: its receipt is written in the same transaction as the row change, and a delivery that finds
- * the receipt does nothing.
+ * the receipt does nothing. Two round trips: a unit reads what the event needs, the router is called
+ * outside any transaction, a unit records the outcome.
  */
-import { and, eq, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/database";
-import { storeIdByHostname } from "../db/privileged";
-import { domainRouteReceipt, storeDomain, type DomainRouteOutcome } from "../db/schema";
-import { withStore, type StoreTx } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { plan, type Plan } from "../db/plan";
+import type { DomainRouteOutcome } from "../db/schema";
+import { raw, sql, type Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import type { Consumer, RoutedEvent } from "../events/routes";
 import { errorFields, type Logger } from "../log";
 import { writeHostEntry, type HostsKv } from "../storefront/hosts";
-import { ensureRouted, ensureUnrouted, type DomainRouter } from "./router";
+import { ensureRouted, ensureUnrouted, type CustomHostname, type DomainRouter } from "./router";
 
 export interface RouteDeps {
   db: Database;
@@ -55,74 +58,106 @@ async function pointHost(deps: RouteDeps, hostname: string, storeId: string | nu
 
 type Receipt = { outcome: DomainRouteOutcome; hostname: string; routerId?: string | null };
 
-/** The receipt of this event, if it was applied already (read-only unit). */
-async function applied(db: Database, message: RoutedEvent): Promise<boolean> {
-  const rows = await withStore(db, message.storeId, (tx) => tx.select({ id: domainRouteReceipt.id }).from(domainRouteReceipt).where(eq(domainRouteReceipt.eventId, message.eventId)), {
-    readOnly: true,
-  });
-  return rows.length > 0;
+/** This event's receipt: a statement of the unit that applies it; it writes nothing when another delivery wrote one first. */
+function receiptStep(q: Q, message: RoutedEvent, r: Receipt & { id?: string }) {
+  return raw<{ id: string }>(
+    q,
+    sql`insert into domain_route_receipt (id, store_id, event_id, kind, hostname, router_id, outcome)
+        values (${r.id ?? crypto.randomUUID()}, ${CURRENT_STORE}, ${message.eventId}, ${message.kind}, ${r.hostname}, ${r.routerId ?? null}, ${r.outcome})
+        on conflict do nothing returning id`,
+  );
 }
 
-/** Inserts the receipt; false when another delivery wrote it first. */
-async function receipt(tx: StoreTx, message: RoutedEvent, r: Receipt): Promise<boolean> {
-  const rows = await tx
-    .insert(domainRouteReceipt)
-    .values({ storeId: tx.storeId, eventId: message.eventId, kind: message.kind, hostname: r.hostname, routerId: r.routerId ?? null, outcome: r.outcome })
-    .onConflictDoNothing()
-    .returning({ id: domainRouteReceipt.id });
-  return rows.length > 0;
+/** Writes the receipt of an event that changes nothing (its own unit). */
+async function receipt(db: Database, message: RoutedEvent, r: Receipt): Promise<void> {
+  await sendStoreUnit(db, message.storeId, (q) => plan([receiptStep(q, message, r)] as const, () => undefined), { readOnly: false });
 }
+
+/** This event's receipt, if a delivery applied it already. */
+const appliedStep = (q: Q, message: RoutedEvent) =>
+  raw<{ id: string }>(q, sql`select id from domain_route_receipt where store_id = ${CURRENT_STORE} and event_id = ${message.eventId}`);
+
+/** The store holding a hostname through a verified domain, now (the privileged lookup, as a statement of the unit). */
+const holderStep = (q: Q, hostname: string) => raw<{ id: string | null }>(q, sql`select privileged.store_id_by_hostname(${hostname}) as id`);
 
 async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<void> {
   const { db, router, log } = deps;
   const { domainId, hostname } = verifiedPayload.parse(message.payload);
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
-  if (await applied(db, message)) return log.info("domains.route_duplicate", context);
-  const current = and(eq(storeDomain.storeId, message.storeId), eq(storeDomain.id, domainId), eq(storeDomain.status, "verified"), eq(storeDomain.hostname, hostname));
-  const [domain] = await withStore(db, message.storeId, (tx) => tx.select({ id: storeDomain.id }).from(storeDomain).where(current), { readOnly: true });
-  if (!domain) {
-    await withStore(db, message.storeId, (tx) => receipt(tx, message, { outcome: "skipped", hostname }));
+  const current = sql`store_id = ${CURRENT_STORE} and id = ${domainId} and status = 'verified' and hostname = ${hostname}`;
+  const seen = await sendStoreUnit(db, message.storeId, (q) =>
+    plan([appliedStep(q, message), raw<{ id: string }>(q, sql`select id from store_domain where ${current}`)] as const, ([applied, domain]) => ({
+      applied: applied.length > 0,
+      verified: domain.length > 0,
+    })),
+  );
+  if (seen.applied) return log.info("domains.route_duplicate", context);
+  if (!seen.verified) {
+    await receipt(db, message, { outcome: "skipped", hostname });
     return log.info("domains.route_skipped", { ...context, reason: "the domain is no longer verified under this hostname" });
   }
   // Outside any transaction: the router may be slow, and a retry finds what this call made.
   const routed = await ensureRouted(router, hostname);
-  const outcome = await withStore(db, message.storeId, async (tx) => {
-    if (!(await receipt(tx, message, { outcome: "routed", hostname, routerId: routed.id }))) return "duplicate" as const;
-    const updated = await tx
-      .update(storeDomain)
-      .set({ routerId: routed.id, routerStatus: routed.status, routerSslStatus: routed.sslStatus, routedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(current)
-      .returning({ id: storeDomain.id });
-    if (updated.length > 0) return "routed" as const;
-    await tx.update(domainRouteReceipt).set({ outcome: "skipped" }).where(eq(domainRouteReceipt.eventId, message.eventId));
-    return "gone" as const;
-  });
-  if (outcome === "routed") {
+  const outcome = await sendStoreUnit(db, message.storeId, (q) => recordRoutedPlan(q, message, current, hostname, routed), { readOnly: false });
+  if (outcome.kind === "routed") {
     await pointHost(deps, hostname, message.storeId);
     log.info("domains.routed", { ...context, routerId: routed.id, routerStatus: routed.status });
-  } else if (outcome === "gone") {
+  } else if (outcome.kind === "gone") {
     // Removed while it was being routed: its removal found nothing to delete, so undo what this made.
-    if ((await storeIdByHostname(db, hostname)) === null) await ensureUnrouted(router, routed.id);
+    if (outcome.holder === null) await ensureUnrouted(router, routed.id);
     log.info("domains.route_skipped", { ...context, reason: "the domain was removed while it was being routed" });
   } else {
     log.info("domains.route_duplicate", context);
   }
 }
 
+/**
+ * The route's record: the receipt, then the domain row if it is still verified under the hostname (and
+ * the receipt was this delivery's); a domain gone meanwhile turns this receipt into `skipped`, and the
+ * unit answers who holds the hostname now.
+ */
+function recordRoutedPlan(q: Q, message: RoutedEvent, current: SQL, hostname: string, routed: CustomHostname): Plan<{ kind: "routed" | "gone" | "duplicate"; holder: string | null }> {
+  const id = crypto.randomUUID();
+  const mine = sql`exists (select 1 from domain_route_receipt where store_id = ${CURRENT_STORE} and id = ${id})`;
+  return plan(
+    [
+      receiptStep(q, message, { id, outcome: "routed", hostname, routerId: routed.id }),
+      raw<{ id: string }>(
+        q,
+        sql`update store_domain set router_id = ${routed.id}, router_status = ${routed.status}, router_ssl_status = ${routed.sslStatus}, routed_at = now(), updated_at = now()
+            where ${current} and ${mine} returning id`,
+      ),
+      raw(
+        q,
+        sql`update domain_route_receipt set outcome = 'skipped' where store_id = ${CURRENT_STORE} and id = ${id}
+            and not exists (select 1 from store_domain where ${current} and router_id = ${routed.id})`,
+      ),
+      holderStep(q, hostname),
+    ] as const,
+    ([written, updated, , [holder]]) => ({
+      kind: written.length === 0 ? "duplicate" : updated.length > 0 ? "routed" : "gone",
+      holder: holder?.id ?? null,
+    }),
+  );
+}
+
 async function unrouteRemoved(message: RoutedEvent, deps: RouteDeps): Promise<void> {
   const { db, router, log } = deps;
   const { hostname, routerId: known, domainId } = removedPayload.parse(message.payload);
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
-  if (await applied(db, message)) return log.info("domains.route_duplicate", context);
+  const seen = await sendStoreUnit(db, message.storeId, (q) =>
+    plan([appliedStep(q, message), holderStep(q, hostname)] as const, ([applied, [holder]]) => ({ applied: applied.length > 0, holder: holder?.id ?? null })),
+  );
+  if (seen.applied) return log.info("domains.route_duplicate", context);
   // A verified domain (this store's again, or another's) may hold the hostname now: its route stands.
-  if ((await storeIdByHostname(db, hostname)) !== null) {
-    await withStore(db, message.storeId, (tx) => receipt(tx, message, { outcome: "skipped", hostname }));
+  if (seen.holder !== null) {
+    await receipt(db, message, { outcome: "skipped", hostname });
     return log.info("domains.route_skipped", { ...context, reason: "the hostname is verified again" });
   }
   // The event names the router id the row had; a domain removed before its route was stored has none.
   const routerId = known ?? (await router.find(hostname))?.id ?? null;
   if (routerId) await ensureUnrouted(router, routerId);
   await pointHost(deps, hostname, null);
-  await withStore(db, message.storeId, (tx) => receipt(tx, message, { outcome: "unrouted", hostname, routerId }));
+  await receipt(db, message, { outcome: "unrouted", hostname, routerId });
   log.info("domains.unrouted", { ...context, routerId });
 }

@@ -1,16 +1,20 @@
 /**
  * {domains}-verify (every 2 minutes; docs/domains.md): the stores with a pending domain whose check is due
- * come from a privileged id list; per store, the due domains' TXT records are looked up outside any
- * transaction, then one store unit re-checks each domain and records the outcome: found → `verified`
- * with `domain.verified`; not yet → still pending with the check recorded; 7 days after the domain was
- * added without the record → `failed` with `domain.failed`. A store whose unit fails is logged and the
- * others go on; a domain that changed meanwhile (removed, verified by an overlapping run) is left alone.
+ * come from a privileged id list; per store, two round trips: a unit reads the due domains, their TXT
+ * records are looked up outside any transaction, then one store unit re-checks each domain (locking it)
+ * and records the outcome: found → `verified` with `domain.verified`; not yet → still pending with the
+ * check recorded; 7 days after the domain was added without the record → `failed` with `domain.failed`.
+ * A store whose unit fails is logged and the others go on; a domain that changed meanwhile (removed,
+ * verified by an overlapping run) is left alone.
  */
-import { and, eq, lte, sql } from "drizzle-orm";
-import { emit } from "../db/outbox";
+import { and, eq, lte } from "drizzle-orm";
+import { emitStep } from "../db/changes";
+import { CURRENT_STORE } from "../db/openings";
+import { plan, together, type Plan } from "../db/plan";
 import { storeIdsWithDomainsToVerify } from "../db/privileged";
 import { domainCheck, storeDomain, type DomainCheckResult } from "../db/schema";
-import { withStore, type StoreTx } from "../db/with-store";
+import { raw, sql, type Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import type { JobContext } from "../jobs/types";
 import { errorFields } from "../log";
 import { checkDomain, type DnsResolver } from "./dns";
@@ -80,57 +84,59 @@ export async function verifyDomains(ctx: Pick<JobContext, "db" | "log" | "now">,
   return totals;
 }
 
-async function verifyStore({ db, now }: Pick<JobContext, "db" | "now">, storeId: string, dns: DnsResolver): Promise<StoreOutcome> {
-  const due = await withStore(
-    db,
-    storeId,
-    (tx) =>
-      tx
-        .select({ id: storeDomain.id, hostname: storeDomain.hostname, token: storeDomain.verificationToken, createdAt: storeDomain.createdAt })
-        .from(storeDomain)
-        .leftJoin(domainCheck, eq(domainCheck.domainId, storeDomain.id))
-        .where(and(eq(storeDomain.storeId, tx.storeId), eq(storeDomain.status, "pending"), lte(sql`coalesce(${domainCheck.nextCheckAt}, ${storeDomain.createdAt})`, now))),
-    { readOnly: true },
+type Recorded = "verified" | "failed" | "pending" | "skipped";
+
+/** One store's due domains: read, looked up, recorded (two round trips; one when none is due). */
+export async function verifyStore({ db, now }: Pick<JobContext, "db" | "now">, storeId: string, dns: DnsResolver): Promise<StoreOutcome> {
+  const due = await sendStoreUnit(db, storeId, (q) =>
+    plan(
+      [
+        q
+          .select({ id: storeDomain.id, hostname: storeDomain.hostname, token: storeDomain.verificationToken, createdAt: storeDomain.createdAt })
+          .from(storeDomain)
+          .leftJoin(domainCheck, eq(domainCheck.domainId, storeDomain.id))
+          .where(and(eq(storeDomain.storeId, CURRENT_STORE), eq(storeDomain.status, "pending"), lte(sql`coalesce(${domainCheck.nextCheckAt}, ${storeDomain.createdAt})`, now))),
+      ] as const,
+      ([rows]) => rows,
+    ),
   );
+  const outcome: StoreOutcome = { checked: 0, verified: 0, failed: 0, pending: 0, skipped: 0 };
+  if (due.length === 0) return outcome;
   // Outside any transaction: a slow resolver holds no connection or lock.
   const checked: Checked[] = await Promise.all(due.map(async (d) => ({ ...d, result: await checkDomain(dns, d.hostname, d.token) })));
-  return withStore(db, storeId, async (tx) => {
-    const outcome: StoreOutcome = { checked: 0, verified: 0, failed: 0, pending: 0, skipped: 0 };
-    for (const d of checked) outcome[await record(tx, d, now)]++;
-    outcome.checked = checked.length - outcome.skipped;
-    return outcome;
-  });
+  const recorded = await sendStoreUnit(db, storeId, (q) => together(Object.fromEntries(checked.map((d, i) => [i, recordPlan(q, d, now)]))), { readOnly: false });
+  for (const r of Object.values(recorded)) outcome[r]++;
+  outcome.checked = checked.length - outcome.skipped;
+  return outcome;
 }
 
-/** One domain's check, applied if the domain is still pending under the same hostname. */
-async function record(tx: StoreTx, d: Checked, now: Date): Promise<"verified" | "failed" | "pending" | "skipped"> {
-  const mine = and(eq(storeDomain.storeId, tx.storeId), eq(storeDomain.id, d.id));
-  const [row] = await tx
-    .select({ id: storeDomain.id })
-    .from(storeDomain)
-    .where(and(mine, eq(storeDomain.status, "pending"), eq(storeDomain.hostname, d.hostname)))
-    .for("update");
-  if (!row) return "skipped";
+/** One domain's check, applied if the domain is still pending under the same hostname (locked first). */
+function recordPlan(q: Q, d: Checked, now: Date): Plan<Recorded> {
+  const current = sql`store_id = ${CURRENT_STORE} and id = ${d.id} and status = 'pending' and hostname = ${d.hostname}`;
   const next = nextCheckAt(d.createdAt, now);
-  await tx
-    .insert(domainCheck)
-    .values({ storeId: tx.storeId, domainId: d.id, lastCheckedAt: now, lastResult: d.result, nextCheckAt: next })
-    .onConflictDoUpdate({
-      target: domainCheck.domainId,
-      set: { checks: sql`${domainCheck.checks} + 1`, lastCheckedAt: now, lastResult: d.result, nextCheckAt: next },
-    });
-  const payload = { domainId: d.id, hostname: d.hostname };
-  if (d.result === "verified") {
-    await tx.update(storeDomain).set({ status: "verified", verifiedAt: now, updatedAt: sql`now()` }).where(mine);
-    await emit(tx, "domain.verified", payload);
-    return "verified";
-  }
-  if (now.getTime() - d.createdAt.getTime() >= GIVE_UP_AFTER_MS) {
-    await tx.update(storeDomain).set({ status: "failed", updatedAt: sql`now()` }).where(mine);
-    await emit(tx, "domain.failed", { ...payload, lastResult: d.result });
-    return "failed";
-  }
-  return "pending";
+  const decided = d.result === "verified" ? "verified" : now.getTime() - d.createdAt.getTime() >= GIVE_UP_AFTER_MS ? "failed" : "pending";
+  const payload = { domainId: d.id, hostname: d.hostname, ...(decided === "failed" ? { lastResult: d.result } : {}) };
+  const stillCurrent = sql`exists (select 1 from store_domain where ${current})`;
+  return plan(
+    [
+      raw<{ id: string }>(q, sql`select id from store_domain where ${current} for update`),
+      raw(
+        q,
+        sql`insert into domain_check (store_id, domain_id, last_checked_at, last_result, next_check_at)
+            select ${CURRENT_STORE}, ${d.id}, ${now}, ${d.result}, ${next} where ${stillCurrent}
+            on conflict (domain_id) do update set checks = domain_check.checks + 1, last_checked_at = excluded.last_checked_at,
+              last_result = excluded.last_result, next_check_at = excluded.next_check_at`,
+      ),
+      // The event first, on the state the lock holds; then the change it describes, on the same condition.
+      ...(decided === "pending"
+        ? []
+        : [
+            emitStep(q, `domain.${decided}`, payload, { when: stillCurrent }),
+            raw(q, sql`update store_domain set status = ${decided}, ${decided === "verified" ? sql`verified_at = ${now}, ` : sql``}updated_at = now() where ${current}`),
+          ]),
+    ],
+    ([found]) => ((found as unknown[]).length > 0 ? decided : "skipped"),
+  );
 }
 
 /** The job as the registry runs it: the resolver from the Worker's configuration (DOMAIN_DNS). */

@@ -1,8 +1,9 @@
+import { together } from "../db/plan";
 import { storeIdsWithMarketingWork } from "../db/privileged";
-import { withStore } from "../db/with-store";
+import { sendStoreUnit } from "../db/unit";
 import { WORK_QUEUES } from "../events/routes";
 import { SEND_CHUNK, type SendOrder } from "../marketing/send";
-import { claimQueuedMessages, finishCampaigns, queueDueEnrolments, startDueCampaigns } from "../marketing/work";
+import { claimQueuedMessagesPlan, finishCampaignsPlan, queueDueEnrolmentsPlan, startDueCampaignsPlan } from "../marketing/work";
 import { forEachStore } from "./per-store";
 import type { JobContext } from "./types";
 
@@ -16,22 +17,28 @@ interface SendQueue {
 
 /**
  * {marketing}-tick (every 30 s; docs/marketing.md): for each store the privileged list names, one store unit
- * starts the campaigns due (a queued message per consenting recipient), decides the enrolments due, claims
- * queued messages and closes campaigns with nothing left queued; then, after the commit, hands the claimed
- * ids to `{marketing}-send` in chunks. A hand-over that fails leaves the claims to lapse and be taken again.
+ * (one round trip) starts the campaigns due (a queued message per consenting recipient), decides the
+ * enrolments due, claims queued messages and closes campaigns with nothing left queued; then, after the
+ * commit, hands the claimed ids to `{marketing}-send` in chunks. A hand-over that fails leaves the claims
+ * to lapse and be taken again.
  */
 export async function marketingTick(ctx: JobContext, only?: readonly string[]): Promise<Record<string, unknown>> {
   const { db, now } = ctx;
   const ids = only ?? (await storeIdsWithMarketingWork(db, now));
   const queue = ctx.env[WORK_QUEUES.marketing.binding] as SendQueue | undefined;
   return forEachStore(ctx, ids, async (storeId) => {
-    const step = await withStore(db, storeId, async (tx) => {
-      const started = await startDueCampaigns(tx, now);
-      const enrolments = await queueDueEnrolments(tx, now, ENROLMENT_BATCH);
-      const claimed = await claimQueuedMessages(tx, now, CLAIM_BATCH);
-      const finished = await finishCampaigns(tx, now);
-      return { started, enrolments, claimed, finished };
-    });
+    const step = await sendStoreUnit(
+      db,
+      storeId,
+      (q) =>
+        together({
+          started: startDueCampaignsPlan(q, now),
+          enrolments: queueDueEnrolmentsPlan(q, now, ENROLMENT_BATCH),
+          claimed: claimQueuedMessagesPlan(q, now, CLAIM_BATCH),
+          finished: finishCampaignsPlan(q, now),
+        }),
+      { readOnly: false },
+    );
     if (step.claimed.length > 0) {
       if (!queue) throw new Error(`the ${WORK_QUEUES.marketing.binding} queue is not bound to this Worker`);
       const orders: { body: SendOrder }[] = [];

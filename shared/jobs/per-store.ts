@@ -1,5 +1,8 @@
 import type { Database } from "../db/database";
-import { withStore } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { plan } from "../db/plan";
+import { raw, sql } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import { errorFields } from "../log";
 import type { JobContext } from "./types";
 
@@ -33,14 +36,24 @@ export async function forEachStore(ctx: Pick<JobContext, "db" | "log" | "now" | 
   return totals;
 }
 
+/** Records a store's failure of `job` for its merchant: one statement, one round trip. */
 export async function recordJobFailure(db: Database, storeId: string, job: string, error: string, at: Date): Promise<void> {
-  await withStore(db, storeId, (tx) =>
-    tx.$client.query(
-      `insert into job_failure (store_id, job, error, first_failed_at, last_failed_at) values ($1, $2, $3, $4, $4)
-       on conflict (store_id, job) do update set error = excluded.error, last_failed_at = excluded.last_failed_at,
-         failures = job_failure.failures + 1,
-         first_failed_at = case when job_failure.last_failed_at < excluded.last_failed_at - interval '1 day' then excluded.last_failed_at else job_failure.first_failed_at end`,
-      [tx.storeId, job, error.slice(0, 1000), at],
-    ),
+  await sendStoreUnit(
+    db,
+    storeId,
+    (q) =>
+      plan(
+        [
+          raw(
+            q,
+            sql`insert into job_failure (store_id, job, error, first_failed_at, last_failed_at) values (${CURRENT_STORE}, ${job}, ${error.slice(0, 1000)}, ${at}, ${at})
+              on conflict (store_id, job) do update set error = excluded.error, last_failed_at = excluded.last_failed_at,
+                failures = job_failure.failures + 1,
+                first_failed_at = case when job_failure.last_failed_at < excluded.last_failed_at - interval '1 day' then excluded.last_failed_at else job_failure.first_failed_at end`,
+          ),
+        ] as const,
+        () => undefined,
+      ),
+    { readOnly: false },
   );
 }

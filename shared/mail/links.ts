@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { base64Url, sha256Hex } from "../auth/tokens";
-import type { StoreTx } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
 import { hmacSha256Hex } from "../payments/crypto";
 
 /**
@@ -49,13 +51,19 @@ export async function orderEmailKey(secret: string, orderId: string): Promise<{ 
 /** Local hostnames (`*.localhost`) are served by `wrangler dev` on this port, over http. */
 const LOCAL_STOREFRONT_PORT = 8788;
 
-/** Where a shopper reaches the store: its primary verified hostname (else its first verified one), or null. */
-export async function storefrontBase(tx: StoreTx): Promise<string | null> {
-  const { rows } = await tx.$client.query<{ hostname: string }>(
-    "select hostname from store_domain where store_id = $1 and status = 'verified' order by is_primary desc, hostname limit 1",
-    [tx.storeId],
+/** Where a shopper reaches the store: its primary verified hostname (else its first verified one), or null. A statement of the caller's unit. */
+export function storefrontBasePlan(q: Q): Plan<string | null> {
+  return plan(
+    [
+      raw<{ hostname: string }>(
+        q,
+        sql`select hostname from store_domain where store_id = ${CURRENT_STORE} and status = 'verified' order by is_primary desc, hostname limit 1`,
+      ),
+    ] as const,
+    ([[row]]) => {
+      const host = row?.hostname;
+      if (!host) return null;
+      return host.endsWith(".localhost") || host === "localhost" ? `http://${host}:${LOCAL_STOREFRONT_PORT}` : `https://${host}`;
+    },
   );
-  const host = rows[0]?.hostname;
-  if (!host) return null;
-  return host.endsWith(".localhost") || host === "localhost" ? `http://${host}:${LOCAL_STOREFRONT_PORT}` : `https://${host}`;
 }

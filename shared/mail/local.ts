@@ -1,5 +1,8 @@
 import type { Database } from "../db/database";
-import { withStore } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { plan } from "../db/plan";
+import { raw, sql } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import { MailError, type Mailer, type OutgoingEmail } from "./mailer";
 
 /**
@@ -19,16 +22,26 @@ export function localMailer(db: Database, behaviour: LocalMailBehaviour = {}): M
     async send(message: OutgoingEmail) {
       if (behaviour.busy) throw new MailError("rate_limited", "the local mailbox was told to be busy", 2);
       if (behaviour.failFor?.includes(message.to.toLowerCase())) throw new MailError("rejected", `the local mailbox refuses ${message.to}`);
-      const id = await withStore(db, message.storeId, async (tx) => {
-        const { rows } = await tx.$client.query<{ id: string }>(
-          `with put as (
-             insert into mailbox_message (store_id, idempotency_key, sender, recipient, subject, text_body, html_body, tag)
-             values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (store_id, idempotency_key) do nothing returning id)
-           select id from put union all select id from mailbox_message where store_id = $1 and idempotency_key = $2 limit 1`,
-          [tx.storeId, message.idempotencyKey, message.from, message.to, message.subject, message.text, message.html, message.tag],
-        );
-        return rows[0]!.id;
-      });
+      // One statement, one round trip: kept once per key, the same id answered for a repeat.
+      const id = await sendStoreUnit(
+        db,
+        message.storeId,
+        (q) =>
+          plan(
+            [
+              raw<{ id: string }>(
+                q,
+                sql`with put as (
+                  insert into mailbox_message (store_id, idempotency_key, sender, recipient, subject, text_body, html_body, tag)
+                  values (${CURRENT_STORE}, ${message.idempotencyKey}, ${message.from}, ${message.to}, ${message.subject}, ${message.text}, ${message.html}, ${message.tag})
+                  on conflict (store_id, idempotency_key) do nothing returning id)
+                select id from put union all select id from mailbox_message where store_id = ${CURRENT_STORE} and idempotency_key = ${message.idempotencyKey} limit 1`,
+              ),
+            ] as const,
+            ([[row]]) => row!.id,
+          ),
+        { readOnly: false },
+      );
       return { providerId: `local_${id}` };
     },
   };

@@ -309,7 +309,8 @@ describe("consent at checkout", () => {
     await sh.sql("update customer set city = 'Mumbai' where lower(email) = 'fresh@example.test'");
     await withStore(db, sh.s.id, async (tx) => {
       const { placeOrder } = await import("#shared/orders/checkout");
-      const { addLine, createCart, newCartToken } = await import("#shared/storefront/cart");
+      const { newCartToken } = await import("#shared/storefront/cart");
+      const { addLine, createCart } = await import("#shared/storefront/cart-changes");
       const { token, hash } = await newCartToken();
       const cart = await createCart(tx, hash);
       await addLine(tx, cart, sh.s.variantId, 1);

@@ -1,23 +1,28 @@
 import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
-import { withStore } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { mapPlan, plan, together, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../log";
-import { orderEmailKey, storefrontBase } from "../mail/links";
+import { orderEmailKey, storefrontBasePlan } from "../mail/links";
 import { MailError } from "../mail/mailer";
 import { orderPath } from "../orders/access";
 import type { MailConfig } from "../mail/select";
-import { renderNotification, type NotificationFacts } from "./templates";
+import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./templates";
 
 /**
- * The `{notifications}-send` consumer: one message to the shopper per event and template. Three short
- * steps, the provider call outside any transaction:
+ * The `{notifications}-send` consumer: one message to the shopper per event and template, in two round
+ * trips with the provider call between them, outside any transaction:
  *
- * 1. a store unit reads the order and claims the `notification` row (unique per event and template); a
- *    row already `sent` or `failed` means a duplicate delivery: nothing more happens;
+ * 1. a store unit reads the order and the `notification` row (unique per event and template); a row
+ *    already `sent` or `failed` means a duplicate delivery: nothing more happens. The same unit stores the
+ *    order link's key hash, so the link works by the time the message arrives;
  * 2. the mailer sends with the key `<eventId>:<template>`, so a retry after a lost answer is one message;
- * 3. a store unit records the outcome. A retryable failure is recorded and thrown (the queue retries it
- *    later, then dead-letters it); a refusal (bad address) is recorded as `failed` and not retried.
+ * 3. a store unit records the try and its outcome on the row (unless another delivery finished it). A
+ *    retryable failure is recorded and thrown (the queue retries it later, then dead-letters it); a refusal
+ *    (bad address) is recorded as `failed` and not retried.
  */
 export interface NotificationDeps {
   db: Database;
@@ -36,7 +41,62 @@ export class RetryLater extends Error {
   }
 }
 
-type Claim = { done: true } | { done: false; facts: NotificationFacts };
+interface OrderRow extends Record<string, unknown> {
+  number: number;
+  email: string;
+  total: number;
+  currency: string;
+  store_name: string;
+  return_number: number | null;
+}
+
+/** The event's notification row and its order, in one unit; with a link key, the order's link is stored too. */
+function readPlan(q: Q, message: RoutedEvent, template: string, orderId: string, linkHash: string | null): Plan<{ done: boolean; order: OrderRow | undefined; base: string | null }> {
+  const mine = sql`store_id = ${CURRENT_STORE} and event_id = ${message.eventId} and template = ${template}`;
+  const read = plan(
+    [
+      raw<{ status: string }>(q, sql`select status from notification where ${mine}`),
+      raw<OrderRow>(
+        q,
+        sql`select o.number, o.email, o.total::float8 as total, o.currency, s.name as store_name,
+              (select r.number from order_return r where r.store_id = o.store_id and r.id::text = ${String(message.payload["returnId"] ?? "")}) as return_number
+            from shop_order o join store s on s.id = o.store_id where o.store_id = ${CURRENT_STORE} and o.id = ${orderId}`,
+      ),
+    ] as const,
+    ([[row], [order]]) => ({ done: row !== undefined && row.status !== "sending", order }),
+  );
+  if (linkHash === null) return mapPlan(read, (r) => ({ ...r, base: null }));
+  const link = plan(
+    [
+      raw(
+        q,
+        sql`update shop_order set email_key_hash = ${linkHash} where store_id = ${CURRENT_STORE} and id = ${orderId} and email_key_hash is distinct from ${linkHash}
+              and not exists (select 1 from notification where ${mine} and status <> 'sending')`,
+      ),
+    ] as const,
+    () => undefined,
+  );
+  return mapPlan(together({ read, base: storefrontBasePlan(q), link }), (o) => ({ ...o.read, base: o.base }));
+}
+
+/** Records one try on the notification row: made by the first try, counted by every later one, left alone once finished. */
+function recordPlan(q: Q, message: RoutedEvent, template: string, claim: { recipient: string; subject: string }, provider: string, status: "sent" | "sending" | "failed", fields: { providerId?: string; error?: string }) {
+  return plan(
+    [
+      raw(
+        q,
+        sql`insert into notification (store_id, event_id, template, recipient, subject, attempts, status, provider, provider_id, last_error, sent_at)
+            values (${CURRENT_STORE}, ${message.eventId}, ${template}, ${claim.recipient}, ${claim.subject.slice(0, 300)}, 1, ${status}, ${provider},
+              ${fields.providerId ?? null}, ${fields.error?.slice(0, 1000) ?? null}, case when ${status} = 'sent' then now() end)
+            on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1, status = excluded.status, provider = excluded.provider,
+              provider_id = coalesce(excluded.provider_id, notification.provider_id), last_error = excluded.last_error,
+              sent_at = case when excluded.status = 'sent' then now() else notification.sent_at end
+            where notification.status = 'sending'`,
+      ),
+    ] as const,
+    () => undefined,
+  );
+}
 
 export async function sendNotification(message: RoutedEvent, deps: NotificationDeps): Promise<"sent" | "duplicate" | "skipped" | "failed"> {
   const template = message.route.replace(/^notification:/, "");
@@ -45,67 +105,38 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
     deps.log.warn("notification.skipped", { eventId: message.eventId, template, reason: "no order in the event" });
     return "skipped";
   }
-  const claim = await withStore(deps.db, message.storeId, async (tx): Promise<Claim | null> => {
-    const { rows } = await tx.$client.query<{ status: string }>("select status from notification where store_id = $1 and event_id = $2 and template = $3", [
-      tx.storeId,
-      message.eventId,
-      template,
-    ]);
-    if (rows[0] && rows[0].status !== "sending") return { done: true };
-    const { rows: found } = await tx.$client.query<{ number: number; email: string; total: number; currency: string; store_name: string; return_number: number | null }>(
-      `select o.number, o.email, o.total::float8 as total, o.currency, s.name as store_name,
-         (select r.number from order_return r where r.store_id = o.store_id and r.id::text = $3) as return_number
-       from shop_order o join store s on s.id = o.store_id where o.store_id = $1 and o.id = $2`,
-      [tx.storeId, orderId, String(message.payload["returnId"] ?? "")],
-    );
-    const o = found[0];
-    if (!o) return null;
-    const facts: NotificationFacts = {
-      storeName: o.store_name,
-      orderNumber: o.number,
-      email: o.email,
-      total: o.total,
-      currency: o.currency,
-      amount: typeof message.payload["amount"] === "number" ? message.payload["amount"] : undefined,
-      returnNumber: o.return_number ?? undefined,
-      expiresAt: typeof message.payload["expiresAt"] === "string" ? message.payload["expiresAt"] : undefined,
-      reason: typeof message.payload["reason"] === "string" ? message.payload["reason"] : undefined,
-    };
-    if (!renderNotification(template, facts)) return null;
-    if (deps.linkSecret) {
-      const base = await storefrontBase(tx);
-      const { key, hash } = await orderEmailKey(deps.linkSecret, orderId);
-      await tx.$client.query("update shop_order set email_key_hash = $3 where store_id = $1 and id = $2 and email_key_hash is distinct from $3", [tx.storeId, orderId, hash]);
-      if (base) facts.orderUrl = `${base}${orderPath(orderId, key)}`;
-    }
-    const rendered = renderNotification(template, facts)!;
-    await tx.$client.query(
-      `insert into notification (store_id, event_id, template, recipient, subject, attempts) values ($1, $2, $3, $4, $5, 1)
-       on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1`,
-      [tx.storeId, message.eventId, template, o.email, rendered.subject.slice(0, 300)],
-    );
-    return { done: false, facts };
-  });
-  if (!claim) {
+  const skipped = () => {
     deps.log.warn("notification.skipped", { eventId: message.eventId, template, reason: "no such order or template" });
-    return "skipped";
-  }
-  if (claim.done) return "duplicate";
-  const rendered = renderNotification(template, claim.facts)!;
+    return "skipped" as const;
+  };
+  if (!TEMPLATE_NAMES.includes(template)) return skipped();
+  const link = deps.linkSecret ? await orderEmailKey(deps.linkSecret, orderId) : null;
+  const read = await sendStoreUnit(deps.db, message.storeId, (q) => readPlan(q, message, template, orderId, link?.hash ?? null), { readOnly: link === null });
+  if (read.done) return "duplicate";
+  const o = read.order;
+  if (!o) return skipped();
+  const facts: NotificationFacts = {
+    storeName: o.store_name,
+    orderNumber: o.number,
+    email: o.email,
+    total: o.total,
+    currency: o.currency,
+    amount: typeof message.payload["amount"] === "number" ? message.payload["amount"] : undefined,
+    returnNumber: o.return_number ?? undefined,
+    expiresAt: typeof message.payload["expiresAt"] === "string" ? message.payload["expiresAt"] : undefined,
+    reason: typeof message.payload["reason"] === "string" ? message.payload["reason"] : undefined,
+  };
+  if (link && read.base) facts.orderUrl = `${read.base}${orderPath(orderId, link.key)}`;
+  const rendered = renderNotification(template, facts)!;
   const record = (status: "sent" | "sending" | "failed", fields: { providerId?: string; error?: string }) =>
-    withStore(deps.db, message.storeId, (tx) =>
-      tx.$client.query(
-        `update notification set status = $4, provider = $5, provider_id = coalesce($6, provider_id), last_error = $7,
-           sent_at = case when $4 = 'sent' then now() else sent_at end
-         where store_id = $1 and event_id = $2 and template = $3`,
-        [tx.storeId, message.eventId, template, status, deps.mail.mailer.provider, fields.providerId ?? null, fields.error?.slice(0, 1000) ?? null],
-      ),
-    );
+    sendStoreUnit(deps.db, message.storeId, (q) => recordPlan(q, message, template, { recipient: o.email, subject: rendered.subject }, deps.mail.mailer.provider, status, fields), {
+      readOnly: false,
+    });
   try {
     const sent = await deps.mail.mailer.send({
       storeId: message.storeId,
-      from: `${claim.facts.storeName.replace(/[<>"]/g, "")} <orders@${deps.mail.fromDomain}>`,
-      to: claim.facts.email,
+      from: `${facts.storeName.replace(/[<>"]/g, "")} <orders@${deps.mail.fromDomain}>`,
+      to: facts.email,
       subject: rendered.subject,
       text: rendered.text,
       html: rendered.html,

@@ -47,7 +47,7 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
     const input = parsed.data;
     const { prepare, apply } = proc.write;
     for (let attempt = 1; ; attempt++) {
-      const prepared = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input)) : undefined;
+      const prepared = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input, options.services ?? {})) : undefined;
       try {
         const { caller, output, session } = await sendCallerUnit(db, {
           ...base,
@@ -70,7 +70,7 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
   }
 }
 
-/** What `prepare` answers: from its own unit, or at once when it needs nothing read (e.g. a handle given). */
+/** What `prepare` answers, awaited: from its own unit, or at once when it needs nothing read (e.g. a handle given). */
 async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<P> {
   const probe = build(collector().q, unitScope(false, () => {
     throw new Error("prepare's plan asked for its caller");

@@ -1,13 +1,12 @@
 import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { AREA_SCOPES, grantableScopes, grantStatus, newTokenSecret, normaliseAreas, TOKEN_LIFETIMES } from "../api/grants";
+import { AREA_SCOPES, grantStatus, newTokenSecret, normaliseAreas, permissionsOfAreas, TOKEN_LIFETIMES, type AreaScope, type NewTokenSecret } from "../api/grants";
+import { ensure } from "../db/changes";
 import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
-import { plan } from "../db/plan";
-import type { Q, StatementClient } from "../db/steps";
-import { runPlanOn } from "../db/unit";
+import { constant, plan } from "../db/plan";
+import { raw, type Q } from "../db/steps";
 import { AppError } from "../http/errors";
-import { storeProcedure, type StoreContext } from "./define";
+import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import type { Scope } from "./scope";
 
@@ -55,17 +54,28 @@ function selectGrants(q: Q, store: SQL, where: SQL | undefined) {
     .where(and(eq(apiGrant.storeId, store), where));
 }
 
-/** One grant as it now is, inside a transaction that is open already (a change answers it). */
-function loadGrant(tx: StoreTx, id: string) {
-  return runPlanOn(tx.$client as unknown as StatementClient, (q) =>
-    plan([selectGrants(q, sql`${tx.storeId}::uuid`, eq(apiGrant.id, id))] as const, ([[row]]) => view(row as GrantRow)),
-  );
-}
+/** One grant as it now is, read by the change's own unit after its statements. */
+const grantPlan = (q: Q, store: SQL, id: string) => plan([selectGrants(q, store, eq(apiGrant.id, id))] as const, ([[row]]) => view(row as GrantRow));
 
-const seesAll = (ctx: StoreContext) => ctx.permissions.has("staff.read");
-const ownOnly = (ctx: StoreContext): SQL | undefined => (seesAll(ctx) ? undefined : eq(apiGrant.memberId, ctx.member.id));
 /** ownOnly inside a plan, which knows the caller only as SQL. */
 const ownOnlyIn = (scope: Scope) => or(scope.can("staff.read"), eq(apiGrant.memberId, scope.memberId));
+
+/**
+ * Refuses areas beyond the caller's role (a member cannot grant more than they may do), naming each one
+ * as the caller gave them. The role is known only inside the unit, so the list is made there.
+ */
+function withinRole(q: Q, scope: Scope, areas: readonly AreaScope[]) {
+  const rows = areas.map((area, n) => {
+    const allowed = [...permissionsOfAreas([area])].map((p) => scope.can(p));
+    return sql`(${n}::int, ${area}::text, ${sql.join(allowed, sql` and `)})`;
+  });
+  return raw<{ ok: boolean }>(
+    q,
+    sql`select unit.ensure(b.beyond is null, '403', 'Your role does not allow granting ' || b.beyond || '.',
+          jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'areas', 'message', 'beyond your role: ' || b.beyond)))) as ok
+        from (select string_agg(v.area, ', ' order by v.n) as beyond from (values ${sql.join(rows, sql`, `)}) as v(n, area, allowed) where not v.allowed) b`,
+  );
+}
 
 export const createToken = storeProcedure({
   router: "apiGrants",
@@ -79,30 +89,33 @@ export const createToken = storeProcedure({
     areas: z.array(z.enum(AREA_SCOPES)).min(1).max(14).describe('Area scopes such as "products:read" or "orders:write"'),
     lifetimeDays: z.union([z.literal(TOKEN_LIFETIMES[0]), z.literal(TOKEN_LIFETIMES[1]), z.literal(TOKEN_LIFETIMES[2]), z.null()]),
   }),
-  async run(ctx, input) {
-    const grantable = new Set(grantableScopes(ctx.member.role));
-    const beyond = input.areas.filter((a) => !grantable.has(a));
-    if (beyond.length) {
-      throw new AppError("FORBIDDEN", `Your role does not allow granting ${beyond.join(", ")}.`, {
-        issues: [{ path: "areas", message: `beyond your role: ${beyond.join(", ")}` }],
-      });
-    }
-    const secret = await newTokenSecret();
-    const [row] = await ctx.tx
-      .insert(apiGrant)
-      .values({
-        storeId: ctx.tx.storeId,
-        kind: "token",
-        memberId: ctx.member.id,
-        name: input.name,
-        areas: normaliseAreas(input.areas),
-        expiresAt: input.lifetimeDays === null ? null : sql`now() + make_interval(days => ${input.lifetimeDays})`,
-        secretHash: secret.hash,
-        secretHint: secret.hint,
-      })
-      .returning({ id: apiGrant.id });
-    // The plain token exists only in this answer.
-    return { token: secret.token, grant: await loadGrant(ctx.tx, row!.id) };
+  write: {
+    // The token is made before the unit, which stores only its hash (no statement: no trip). The
+    // pipeline awaits what `prepare` answers, so `apply` gets the secret itself.
+    prepare: () => constant(newTokenSecret()),
+    apply(q, scope, input, secret: NewTokenSecret) {
+      const id = crypto.randomUUID();
+      const created = grantPlan(q, scope.store, id);
+      return plan(
+        [
+          withinRole(q, scope, input.areas),
+          q.insert(apiGrant).values({
+            id,
+            storeId: scope.store,
+            kind: "token",
+            memberId: scope.memberId,
+            name: input.name,
+            areas: normaliseAreas(input.areas),
+            expiresAt: input.lifetimeDays === null ? null : sql`now() + make_interval(days => ${input.lifetimeDays})`,
+            secretHash: secret.hash,
+            secretHint: secret.hint,
+          }),
+          ...created.steps,
+        ],
+        // The plain token exists only in this answer.
+        (results) => ({ token: secret.token, grant: created.finish(results.slice(2)) }),
+      );
+    },
   },
 });
 
@@ -123,6 +136,9 @@ export const listGrants = storeProcedure({
   },
 });
 
+/** OAuth grants a revocation has just revoked (its answer → the store's slug), for the work after the commit. */
+const newlyRevoked = new WeakMap<object, string>();
+
 export const revokeGrant = storeProcedure({
   router: "apiGrants",
   name: "revoke",
@@ -130,24 +146,36 @@ export const revokeGrant = storeProcedure({
   access: "none",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run(ctx, input) {
-    const [target] = await ctx.tx
-      .select({ memberId: apiGrant.memberId, kind: apiGrant.kind, revokedAt: apiGrant.revokedAt })
-      .from(apiGrant)
-      .where(and(eq(apiGrant.storeId, ctx.tx.storeId), eq(apiGrant.id, input.id), ownOnly(ctx)))
-      .for("update");
-    if (!target) throw new AppError("NOT_FOUND", "API grant not found in this store.");
-    if (target.memberId !== ctx.member.id && !ctx.permissions.has("staff.write")) {
-      throw new AppError("FORBIDDEN", "Your role does not allow revoking another member's grant (staff.write).", { permission: "staff.write" });
-    }
-    await ctx.tx
-      .update(apiGrant)
-      .set({ revokedAt: sql`coalesce(${apiGrant.revokedAt}, now())` })
-      .where(and(eq(apiGrant.storeId, ctx.tx.storeId), eq(apiGrant.id, input.id)));
-    if (target.kind === "oauth" && !target.revokedAt && ctx.services?.revokeOAuthTokens) {
-      await ctx.services.revokeOAuthTokens({ storeSlug: ctx.store.slug, memberId: target.memberId, apiGrantId: input.id });
-    }
-    return loadGrant(ctx.tx, input.id);
+  write: {
+    apply(q, scope, input) {
+      const { store } = scope;
+      const grant = and(eq(apiGrant.storeId, store), eq(apiGrant.id, input.id));
+      const revoked = grantPlan(q, store, input.id);
+      return plan(
+        [
+          ensure(q, sql`exists (select 1 from ${apiGrant} where ${grant} and ${ownOnlyIn(scope)} for update)`, new AppError("NOT_FOUND", "API grant not found in this store.")),
+          ensure(
+            q,
+            sql`exists (select 1 from ${apiGrant} where ${grant} and (${apiGrant.memberId} = ${scope.memberId} or ${scope.can("staff.write")}))`,
+            new AppError("FORBIDDEN", "Your role does not allow revoking another member's grant (staff.write).", { permission: "staff.write" }),
+          ),
+          q.select({ revokedAt: apiGrant.revokedAt }).from(apiGrant).where(grant),
+          q.update(apiGrant).set({ revokedAt: sql`coalesce(${apiGrant.revokedAt}, now())` }).where(grant),
+          ...revoked.steps,
+        ],
+        (results) => {
+          const [before] = results[2];
+          const answer = revoked.finish(results.slice(4));
+          if (answer.kind === "oauth" && !before?.revokedAt) newlyRevoked.set(answer, scope.caller().store.slug);
+          return answer;
+        },
+      );
+    },
+    // An OAuth connection's tokens at the authorization server go once the revocation has committed.
+    async after(answer, services) {
+      const storeSlug = newlyRevoked.get(answer);
+      if (storeSlug && services.revokeOAuthTokens) await services.revokeOAuthTokens({ storeSlug, memberId: answer.member.id, apiGrantId: answer.id });
+    },
   },
 });
 

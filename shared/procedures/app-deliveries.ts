@@ -1,7 +1,8 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import { APP_REDELIVERY_KIND } from "../apps/events";
-import { emit } from "../db/outbox";
+import { emitStep, ensure } from "../db/changes";
+import { plan } from "../db/plan";
 import { appDelivery, storeApp } from "../db/schema";
 import { AppError } from "../http/errors";
 import { deliveryColumns } from "./apps";
@@ -24,31 +25,38 @@ export const redeliver = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ deliveryId: z.uuid() }),
-  async run({ tx }, input) {
-    const [found] = await tx
-      .select({ status: appDelivery.status, active: storeApp.active })
-      .from(appDelivery)
-      .innerJoin(storeApp, and(eq(storeApp.storeId, appDelivery.storeId), eq(storeApp.id, appDelivery.appId)))
-      .where(and(eq(appDelivery.storeId, tx.storeId), eq(appDelivery.id, input.deliveryId)));
-    if (!found) throw deliveryNotFound();
-    if (!found.active) throw conflict("The app is disabled: enable it first.");
-    const [row] = await tx
-      .update(appDelivery)
-      .set({
-        status: "pending",
-        round: sql`${appDelivery.round} + 1`,
-        attempts: 0,
-        claimedAt: null,
-        deliveredAt: null,
-        nextAttemptAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(appDelivery.storeId, tx.storeId), eq(appDelivery.id, input.deliveryId), ne(appDelivery.status, "pending")))
-      .returning({ ...deliveryColumns, appId: appDelivery.appId });
-    if (!row) throw conflict("This delivery is still being tried; wait for it to finish or fail.");
-    const { appId, ...delivery } = row;
-    await emit(tx, APP_REDELIVERY_KIND, { deliveryId: delivery.id, round: delivery.round, appId });
-    return delivery;
+  write: {
+    apply(q, { store }, input) {
+      const delivery = and(eq(appDelivery.storeId, store), eq(appDelivery.id, input.deliveryId));
+      const appActive = sql`(select ${storeApp.active} from ${storeApp} where ${storeApp.storeId} = ${store}
+        and ${storeApp.id} = (select ${appDelivery.appId} from ${appDelivery} where ${delivery}))`;
+      return plan(
+        [
+          ensure(q, sql`exists (select 1 from ${appDelivery} where ${delivery} for update)`, deliveryNotFound()),
+          ensure(q, appActive, conflict("The app is disabled: enable it first.")),
+          ensure(q, sql`exists (select 1 from ${appDelivery} where ${delivery} and ${ne(appDelivery.status, "pending")})`, conflict("This delivery is still being tried; wait for it to finish or fail.")),
+          q
+            .update(appDelivery)
+            .set({
+              status: "pending",
+              round: sql`${appDelivery.round} + 1`,
+              attempts: 0,
+              claimedAt: null,
+              deliveredAt: null,
+              nextAttemptAt: sql`now()`,
+              updatedAt: sql`now()`,
+            })
+            .where(delivery)
+            .returning(deliveryColumns),
+          emitStep(
+            q,
+            APP_REDELIVERY_KIND,
+            sql`(select jsonb_build_object('deliveryId', ${appDelivery.id}, 'round', ${appDelivery.round}, 'appId', ${appDelivery.appId}) from ${appDelivery} where ${delivery})`,
+          ),
+        ] as const,
+        ([, , , [row]]) => row!,
+      );
+    },
   },
 });
 

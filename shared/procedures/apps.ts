@@ -1,16 +1,14 @@
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { appEventsSchema } from "../apps/events";
-import { newAppSecret } from "../apps/secrets";
+import { newAppSecret, type SecretRecord } from "../apps/secrets";
 import { appUrlProblem } from "../apps/url";
-import { emit } from "../db/outbox";
-import { plan, together } from "../db/plan";
+import { emitStep, ensure, unchanged } from "../db/changes";
+import { constant, mapPlan, plan, together } from "../db/plan";
 import { APP_DELIVERY_STATUSES, appDelivery, storeApp } from "../db/schema";
-import type { Q, StatementClient } from "../db/steps";
-import { runPlanOn } from "../db/unit";
-import type { StoreTx } from "../db/with-store";
+import type { Q, Step } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
-import { storeProcedure, type StoreContext } from "./define";
+import { storeProcedure, type Services } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
 /**
@@ -65,21 +63,25 @@ function appPlan(q: Q, store: SQL, id: string) {
   });
 }
 
-/** The app as it now is, inside a transaction that is open already (a change answers it). */
-function loadApp(tx: StoreTx, id: string) {
-  return runPlanOn(tx.$client as unknown as StatementClient, (q) => appPlan(q, sql`${tx.storeId}::uuid`, id));
+/** The app as the change left it, read by the change's own unit after its statements. */
+function thenApp(q: Q, store: SQL, id: string, change: readonly Step[]) {
+  const loaded = appPlan(q, store, id);
+  return plan([...change, ...loaded.steps], (results) => loaded.finish(results.slice(change.length)));
 }
 
-function webhookConfig(ctx: StoreContext) {
-  const config = ctx.services?.appWebhooks?.();
+/** The app exists in the store; it is locked for the rest of the change. */
+const appFound = (q: Q, where: SQL | undefined) => ensure(q, sql`exists (select 1 from ${storeApp} where ${where} for update)`, appNotFound());
+
+function webhookConfig(services: Services) {
+  const config = services.appWebhooks?.();
   if (!config) throw new Error("App webhooks are not configured at this door (APP_WEBHOOK_ROOT_SECRET).");
   return config;
 }
 
-function checkUrl(ctx: StoreContext, url: string): void {
-  const problem = appUrlProblem(url, webhookConfig(ctx).allowLocalUrls);
-  if (problem) throw badRequest([{ path: "url", message: problem }]);
-}
+/** A URL the door's policy refuses, refused by the change's unit (so after the caller's own checks). */
+const urlRefused = (q: Q, problem: string | undefined) => (problem ? [ensure(q, sql`false`, badRequest([{ path: "url", message: problem }]))] : []);
+
+type NewSecret = Awaited<ReturnType<typeof newAppSecret>>;
 
 export const listApps = storeProcedure({
   router: "apps",
@@ -143,24 +145,33 @@ export const createApp = storeProcedure({
     url: urlSchema.describe("The https URL that receives the webhooks"),
     events: appEventsSchema.describe("Event kinds (order.paid), groups (order.*) or * for every public event"),
   }),
-  async run(ctx, input) {
-    checkUrl(ctx, input.url);
-    const { tx } = ctx;
-    const id = crypto.randomUUID();
-    const { secret, record, hint } = await newAppSecret(webhookConfig(ctx).rootSecret, id, 1);
-    await tx.insert(storeApp).values({
-      id,
-      storeId: tx.storeId,
-      name: input.name,
-      url: input.url,
-      events: input.events,
-      secretVersion: record.version,
-      secretSalt: record.salt,
-      secretHash: record.hash,
-      secretHint: hint,
-    });
-    await emit(tx, "app.created", { appId: id, events: input.events });
-    return { app: await loadApp(tx, id), secret };
+  write: {
+    // The id and the first secret are made before the unit (the secret derives from the id), which stores
+    // only what derives and checks it. Nothing is read first: one trip.
+    prepare(_q, _scope, input, services) {
+      const config = webhookConfig(services);
+      const id = crypto.randomUUID();
+      const problem = appUrlProblem(input.url, config.allowLocalUrls);
+      return constant(newAppSecret(config.rootSecret, id, 1).then((made) => ({ ...made, id, problem })));
+    },
+    apply(q, { store }, input, { id, problem, secret, record, hint }: NewSecret & { id: string; problem: string | undefined }) {
+      const change = [
+        ...urlRefused(q, problem),
+        q.insert(storeApp).values({
+          id,
+          storeId: store,
+          name: input.name,
+          url: input.url,
+          events: input.events,
+          secretVersion: record.version,
+          secretSalt: record.salt,
+          secretHash: record.hash,
+          secretHint: hint,
+        }),
+        emitStep(q, "app.created", { appId: id, events: input.events }),
+      ];
+      return mapPlan(thenApp(q, store, id, change), (app) => ({ app, secret }));
+    },
   },
 });
 
@@ -177,17 +188,21 @@ export const updateApp = storeProcedure({
     events: appEventsSchema.optional(),
     active: z.boolean().optional(),
   }),
-  async run(ctx, input) {
-    const { tx } = ctx;
-    const { id, ...fields } = input;
-    await loadApp(tx, id);
-    if (fields.url !== undefined) checkUrl(ctx, fields.url);
-    const changed = Object.keys(fields);
-    if (changed.length > 0) {
-      await tx.update(storeApp).set({ ...fields, updatedAt: sql`now()` }).where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, id)));
-      await emit(tx, "app.updated", { appId: id, fields: changed });
-    }
-    return loadApp(tx, id);
+  write: {
+    // The URL policy is the door's: looked at before the unit, refused by it (after a missing app's 404).
+    prepare: (_q, _scope, input, services) => constant(input.url === undefined ? undefined : appUrlProblem(input.url, webhookConfig(services).allowLocalUrls)),
+    apply(q, { store }, input, problem: string | undefined) {
+      const { id, ...fields } = input;
+      const where = and(eq(storeApp.storeId, store), eq(storeApp.id, id));
+      const changed = Object.keys(fields);
+      return thenApp(q, store, id, [
+        appFound(q, where),
+        ...urlRefused(q, problem),
+        ...(changed.length > 0
+          ? [q.update(storeApp).set({ ...fields, updatedAt: sql`now()` }).where(where), emitStep(q, "app.updated", { appId: id, fields: changed })]
+          : []),
+      ]);
+    },
   },
 });
 
@@ -198,14 +213,18 @@ export const deleteApp = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run({ tx }, input) {
-    const [deleted] = await tx
-      .delete(storeApp)
-      .where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, input.id)))
-      .returning({ id: storeApp.id });
-    if (!deleted) throw appNotFound();
-    await emit(tx, "app.deleted", { appId: deleted.id });
-    return { id: deleted.id, deleted: true };
+  write: {
+    apply(q, { store }, input) {
+      const app = and(eq(storeApp.storeId, store), eq(storeApp.id, input.id));
+      return plan(
+        [
+          appFound(q, app),
+          emitStep(q, "app.deleted", sql`(select jsonb_build_object('appId', ${storeApp.id}) from ${storeApp} where ${app})`),
+          q.delete(storeApp).where(app).returning({ id: storeApp.id }),
+        ] as const,
+        ([, , [deleted]]) => ({ id: deleted!.id, deleted: true }),
+      );
+    },
   },
 });
 
@@ -216,32 +235,45 @@ export const rotateAppSecret = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid(), keepPrevious: z.boolean().default(true) }),
-  async run(ctx, input) {
-    const { tx } = ctx;
-    const [current] = await tx
-      .select({ version: storeApp.secretVersion, salt: storeApp.secretSalt, hash: storeApp.secretHash })
-      .from(storeApp)
-      .where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, input.id)))
-      .for("update");
-    if (!current) throw appNotFound();
-    const { secret, record, hint } = await newAppSecret(webhookConfig(ctx).rootSecret, input.id, current.version + 1);
-    const keep = input.keepPrevious;
-    await tx
-      .update(storeApp)
-      .set({
-        secretVersion: record.version,
-        secretSalt: record.salt,
-        secretHash: record.hash,
-        secretHint: hint,
-        previousSecretVersion: keep ? current.version : null,
-        previousSecretSalt: keep ? current.salt : null,
-        previousSecretHash: keep ? current.hash : null,
-        previousSecretExpiresAt: keep ? sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})` : null,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(storeApp.storeId, tx.storeId), eq(storeApp.id, input.id)));
-    await emit(tx, "app.secret_rotated", { appId: input.id, version: record.version, keptPrevious: keep });
-    return { app: await loadApp(tx, input.id), secret };
+  write: {
+    // The new secret derives from the next version: the current one is read first (the previous secret
+    // keeps it), the secret made, and the change checks that the version is still the one read.
+    prepare: (q, { store }, input, services) =>
+      plan(
+        [
+          q
+            .select({ version: storeApp.secretVersion, salt: storeApp.secretSalt, hash: storeApp.secretHash })
+            .from(storeApp)
+            .where(and(eq(storeApp.storeId, store), eq(storeApp.id, input.id))),
+        ] as const,
+        ([[current]]) => {
+          if (!current) throw appNotFound();
+          return newAppSecret(webhookConfig(services).rootSecret, input.id, current.version + 1).then((made) => ({ ...made, current }));
+        },
+      ),
+    apply(q, { store }, input, { current, secret, record, hint }: NewSecret & { current: SecretRecord }) {
+      const where = and(eq(storeApp.storeId, store), eq(storeApp.id, input.id));
+      const keep = input.keepPrevious;
+      const change = [
+        unchanged(q, sql`exists (select 1 from ${storeApp} where ${where} and ${storeApp.secretVersion} = ${current.version} for update)`),
+        q
+          .update(storeApp)
+          .set({
+            secretVersion: record.version,
+            secretSalt: record.salt,
+            secretHash: record.hash,
+            secretHint: hint,
+            previousSecretVersion: keep ? current.version : null,
+            previousSecretSalt: keep ? current.salt : null,
+            previousSecretHash: keep ? current.hash : null,
+            previousSecretExpiresAt: keep ? sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})` : null,
+            updatedAt: sql`now()`,
+          })
+          .where(where),
+        emitStep(q, "app.secret_rotated", { appId: input.id, version: record.version, keptPrevious: keep }),
+      ];
+      return mapPlan(thenApp(q, store, input.id, change), (app) => ({ app, secret }));
+    },
   },
 });
 

@@ -122,7 +122,11 @@ export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> ex
 
 /** A change's plans. `apply` names the type of what `prepare` answers on its own parameter (methods are bivariant). */
 export interface WritePlan<I, O, P = unknown> {
-  prepare?(q: Q, scope: Scope, input: I): Plan<P>;
+  /**
+   * Also what the change makes in TypeScript before its unit with the door's services (a secret answered
+   * once, of which the unit stores only a hash); its answer may be a promise, whose value `apply` gets.
+   */
+  prepare?(q: Q, scope: Scope, input: I, services: Services): Plan<P | Promise<P>>;
   apply(q: Q, scope: Scope, input: I, prepared: P): Plan<O>;
   /**
    * Work outside Postgres once the change has committed (a KV entry, an OAuth provider's tokens), with
@@ -170,7 +174,7 @@ export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I,
 /** A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the other. */
 async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input: I): Promise<O> {
   const scope = txScope(ctx);
-  const prepared = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input)) : undefined;
+  const prepared = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input, ctx.services ?? {})) : undefined;
   const output = await changeOn(ctx.tx, (q) => write.apply(q, scope, input, prepared));
   if (write.after && ctx.services) await write.after(output, ctx.services, input);
   return output;

@@ -1,14 +1,13 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, ne, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
+import { emitStep, ensure, markEmits } from "../db/changes";
 import { mapPlan, plan } from "../db/plan";
-import { domainCheck, storeDomain } from "../db/schema";
-import type { Q, StatementClient } from "../db/steps";
-import { runPlanOn } from "../db/unit";
+import { domainCheck, outboxEvent, storeDomain } from "../db/schema";
+import { raw, type Q } from "../db/steps";
 import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../http/errors";
 import { normaliseHostname } from "../storefront/hosts";
-import { storeProcedure, type StoreContext } from "./define";
+import { storeProcedure, type Services } from "./define";
 
 /**
  * A store's custom domains (issue 10 part 6; verification and routing: docs/domains.md). A hostname
@@ -41,6 +40,8 @@ const columns = {
   verifiedAt: storeDomain.verifiedAt,
   createdAt: storeDomain.createdAt,
 };
+
+const selectDomain = (q: Q, store: SQL, id: string) => q.select(columns).from(storeDomain).where(and(eq(storeDomain.storeId, store), eq(storeDomain.id, id)));
 
 /** Domains with what the merchant needs to see: the TXT record's token, the route and the last check. */
 const selectDetail = (q: Q, where: SQL | undefined) =>
@@ -79,13 +80,15 @@ function present(r: DetailRow) {
   };
 }
 
-async function findDomain(ctx: StoreContext, id: string) {
-  const [row] = await ctx.tx
-    .select({ ...columns, routerId: storeDomain.routerId })
-    .from(storeDomain)
-    .where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, id)));
-  if (!row) throw new AppError("NOT_FOUND", "Domain not found in this store.");
-  return row;
+const domainNotFound = () => new AppError("NOT_FOUND", "Domain not found in this store.");
+
+/** The domain exists in the store; it is locked for the rest of the change. */
+const domainFound = (q: Q, store: SQL, id: string) =>
+  ensure(q, sql`exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.id} = ${id} for update)`, domainNotFound());
+
+/** A removed or added hostname serves nothing: its HOSTS entry is overwritten once the change has committed. */
+async function servesNothing(answer: { hostname: string }, services: Services): Promise<void> {
+  await services.hostsChanged?.([{ hostname: answer.hostname, storeId: null }]);
 }
 
 export const listDomains = storeProcedure({
@@ -107,15 +110,21 @@ export const addDomain = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ hostname: hostnameInput }),
-  async run(ctx, input) {
-    const [row] = await ctx.tx.insert(storeDomain).values({ storeId: ctx.tx.storeId, hostname: input.hostname }).returning(columns);
-    await emit(ctx.tx, "domain.added", { domainId: row!.id, hostname: row!.hostname });
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      const added = detailPlan(q, and(eq(storeDomain.storeId, store), eq(storeDomain.id, id)));
+      return plan(
+        [
+          q.insert(storeDomain).values({ id, storeId: store, hostname: input.hostname }),
+          emitStep(q, "domain.added", { domainId: id, hostname: input.hostname }),
+          ...added.steps,
+        ],
+        (results) => added.finish(results.slice(2))[0]!,
+      );
+    },
     // A pending domain serves nothing: replace any entry cached while the hostname belonged elsewhere.
-    await ctx.services?.hostsChanged?.([{ hostname: row!.hostname, storeId: null }]);
-    const [added] = await runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) =>
-      detailPlan(q, and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row!.id))),
-    );
-    return added!;
+    after: servesNothing,
   },
 });
 
@@ -126,22 +135,30 @@ export const removeDomain = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run(ctx, input) {
-    const row = await findDomain(ctx, input.id);
-    if (row.isPrimary) {
-      const [others] = await ctx.tx
-        .select({ n: sql<number>`count(*)::int` })
-        .from(storeDomain)
-        .where(and(eq(storeDomain.storeId, ctx.tx.storeId), sql`${storeDomain.id} <> ${row.id}`));
-      if ((others?.n ?? 0) > 0) {
-        throw new AppError("CONFLICT", "This is the primary domain. Make another domain primary first.", { issues: [{ path: "id", message: "primary domain" }] });
-      }
-    }
-    await ctx.tx.delete(storeDomain).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row.id)));
-    // The route consumer deletes the custom hostname by this id (null: never routed, or not yet).
-    await emit(ctx.tx, "domain.removed", { domainId: row.id, hostname: row.hostname, routerId: row.routerId });
-    await ctx.services?.hostsChanged?.([{ hostname: row.hostname, storeId: null }]);
-    return { id: row.id, hostname: row.hostname, removed: true };
+  write: {
+    apply(q, { store }, input) {
+      const domain = and(eq(storeDomain.storeId, store), eq(storeDomain.id, input.id));
+      return plan(
+        [
+          domainFound(q, store, input.id),
+          ensure(
+            q,
+            sql`not exists (select 1 from ${storeDomain} where ${domain} and ${storeDomain.isPrimary})
+              or not exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.id} <> ${input.id})`,
+            new AppError("CONFLICT", "This is the primary domain. Make another domain primary first.", { issues: [{ path: "id", message: "primary domain" }] }),
+          ),
+          // The route consumer deletes the custom hostname by this id (null: never routed, or not yet).
+          emitStep(
+            q,
+            "domain.removed",
+            sql`(select jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname}, 'routerId', ${storeDomain.routerId}) from ${storeDomain} where ${domain})`,
+          ),
+          q.delete(storeDomain).where(domain).returning({ id: storeDomain.id, hostname: storeDomain.hostname }),
+        ] as const,
+        ([, , , [row]]) => ({ id: row!.id, hostname: row!.hostname, removed: true }),
+      );
+    },
+    after: servesNothing,
   },
 });
 
@@ -152,20 +169,41 @@ export const setPrimaryDomain = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
-  async run(ctx, input) {
-    const row = await findDomain(ctx, input.id);
-    if (row.status !== "verified") {
-      throw new AppError("CONFLICT", "Only a verified domain can be primary. Point its DNS at the storefront and wait for verification.", {
-        issues: [{ path: "id", message: "not verified" }],
-      });
-    }
-    if (!row.isPrimary) {
-      await ctx.tx.update(storeDomain).set({ isPrimary: false, updatedAt: sql`now()` }).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.isPrimary, true)));
-      await ctx.tx.update(storeDomain).set({ isPrimary: true, updatedAt: sql`now()` }).where(and(eq(storeDomain.storeId, ctx.tx.storeId), eq(storeDomain.id, row.id)));
-      await emit(ctx.tx, "domain.primary_changed", { domainId: row.id, hostname: row.hostname });
-    }
-    const { routerId: _routerId, ...domain } = row;
-    return { ...domain, isPrimary: true };
+  write: {
+    apply(q, { store }, input) {
+      const domain = and(eq(storeDomain.storeId, store), eq(storeDomain.id, input.id));
+      const becomes = sql`not ${storeDomain.isPrimary}`;
+      return plan(
+        [
+          // The store's domains are locked first, so two changes of the primary run one after the other.
+          raw(q, sql`select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} for update`),
+          domainFound(q, store, input.id),
+          ensure(
+            q,
+            sql`exists (select 1 from ${storeDomain} where ${domain} and ${storeDomain.status} = 'verified')`,
+            new AppError("CONFLICT", "Only a verified domain can be primary. Point its DNS at the storefront and wait for verification.", {
+              issues: [{ path: "id", message: "not verified" }],
+            }),
+          ),
+          // Nothing changes, and no event is sent, when the domain is primary already.
+          markEmits(
+            raw(
+              q,
+              sql`insert into ${outboxEvent} (store_id, kind, payload)
+                  select ${store}, 'domain.primary_changed', jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname})
+                  from ${storeDomain} where ${domain} and ${becomes}`,
+            ),
+          ),
+          q
+            .update(storeDomain)
+            .set({ isPrimary: false, updatedAt: sql`now()` })
+            .where(and(eq(storeDomain.storeId, store), eq(storeDomain.isPrimary, true), ne(storeDomain.id, input.id))),
+          q.update(storeDomain).set({ isPrimary: true, updatedAt: sql`now()` }).where(and(domain, becomes)),
+          selectDomain(q, store, input.id),
+        ] as const,
+        ([, , , , , , [row]]) => row!,
+      );
+    },
   },
 });
 

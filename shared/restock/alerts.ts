@@ -1,9 +1,12 @@
 import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
-import { withStore, type StoreTx } from "../db/with-store";
+import { CURRENT_STORE } from "../db/openings";
+import { mapPlan, plan, together, type Plan } from "../db/plan";
+import { raw, sql, type Q } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../log";
-import { storefrontBase } from "../mail/links";
+import { storefrontBasePlan } from "../mail/links";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
 import { RetryLater } from "../notifications/send";
@@ -15,10 +18,12 @@ import { AVAILABLE } from "../storefront/catalog";
  * cancelled) and `return.received` with restock. For each variant that is available online now, each
  * waiting subscription gets one alert, in the notification log like every shopper message:
  *
- * 1. a store unit claims the subscription's `notification` row (event id = the subscription id, template
- *    `back_in_stock`, unique); a subscription no longer waiting, or a row already sent, is left alone;
- * 2. the mailer sends with the key `restock:<subscriptionId>`, outside any transaction;
- * 3. a store unit marks the row and the subscription `sent` (or `failed` for a refused address).
+ * 1. a store unit reads a batch of waiting subscriptions of the variants available now (one whose
+ *    `notification` row, event id = the subscription id and template `back_in_stock`, is finished is left
+ *    alone);
+ * 2. the mailer sends each with the key `restock:<subscriptionId>`, outside any transaction;
+ * 3. a store unit records the batch: each subscription still waiting is marked `sent` (or `failed` for a
+ *    refused address) with its `notification` row; one another delivery finished meanwhile is left alone.
  *
  * A variant sold out again by then alerts nobody: its subscriptions keep waiting. A retryable mail error
  * leaves that subscription waiting and has the message retried once the others are done; a duplicate
@@ -43,31 +48,68 @@ export interface RestockDeps {
 
 export type AlertCounts = { sent: number; failed: number; retry: number; skipped: number };
 
-interface VariantFacts {
+type VariantFacts = {
   store_name: string;
   product_title: string;
   variant_title: string;
   handle: string;
-  available: number;
+};
+
+interface Work {
+  facts: VariantFacts;
+  waiting: { id: string; email: string }[];
 }
 
-/** The variants an event may have brought back. */
-async function variantsOf(tx: StoreTx, message: RoutedEvent): Promise<string[]> {
+/** The variants an event may have brought back, as SQL (a return's lines are read by the unit itself). */
+function variantsOf(message: RoutedEvent) {
   const p = message.payload;
-  if (message.kind === "inventory.restocked") return isUuid(p["variantId"]) ? [p["variantId"]] : [];
+  const ids = (list: string[]) => sql`select v, n from unnest(${`{${list.join(",")}}`}::uuid[]) with ordinality as x(v, n)`;
+  if (message.kind === "inventory.restocked") return ids(isUuid(p["variantId"]) ? [p["variantId"]] : []);
   if (message.kind === "inventory.released") {
     const items = Array.isArray(p["items"]) ? (p["items"] as { variantId?: unknown }[]) : [];
-    return [...new Set(items.map((i) => i.variantId).filter(isUuid))];
+    return ids([...new Set(items.map((i) => i.variantId).filter(isUuid))]);
   }
   if (message.kind === "return.received" && p["restocked"] === true && isUuid(p["returnId"])) {
-    const { rows } = await tx.$client.query<{ variant_id: string }>(
-      `select distinct ol.variant_id from order_return_line rl join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
-       where rl.store_id = $1 and rl.return_id = $2 and ol.variant_id is not null`,
-      [tx.storeId, p["returnId"]],
-    );
-    return rows.map((r) => r.variant_id);
+    return sql`select distinct ol.variant_id as v, 1 as n from order_return_line rl join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
+      where rl.store_id = ${CURRENT_STORE} and rl.return_id = ${p["returnId"]} and ol.variant_id is not null`;
   }
-  return [];
+  return ids([]);
+}
+
+type WaitingRow = VariantFacts & { variant_id: string; id: string; email: string };
+
+/** Each variant of the event that is available online now, with up to a batch of its waiting subscriptions not tried yet. */
+function waitingPlan(q: Q, message: RoutedEvent, tried: readonly string[]): Plan<{ work: Work[]; base: string | null; more: boolean }> {
+  const waiting = plan(
+    [
+      raw<WaitingRow>(
+        q,
+        sql`select f.variant_id, f.store_name, f.product_title, f.variant_title, f.handle, w.id, w.email
+            from (select v.id as variant_id, x.n, s.name as store_name, p.title as product_title, v.title as variant_title, p.handle, ${sql.raw(AVAILABLE)} as available
+                  from (${variantsOf(message)}) x join product_variant v on v.store_id = ${CURRENT_STORE} and v.id = x.v
+                  join product p on p.store_id = v.store_id and p.id = v.product_id join store s on s.id = v.store_id
+                  where p.status = 'active') f
+            cross join lateral (
+              select r.id, r.email, r.created_at from restock_subscription r
+              where r.store_id = ${CURRENT_STORE} and r.variant_id = f.variant_id and r.status = 'waiting' and r.id <> all(${`{${tried.join(",")}}`}::uuid[])
+                and not exists (select 1 from notification n where n.store_id = r.store_id and n.event_id = r.id and n.template = ${TEMPLATE} and n.status <> 'sending')
+              order by r.created_at, r.id limit ${ALERT_BATCH}) w
+            where f.available > 0
+            order by f.n, f.variant_id, w.created_at, w.id`,
+      ),
+    ] as const,
+    ([rows]) => {
+      const byVariant = new Map<string, Work>();
+      for (const { variant_id, id, email, ...facts } of rows) {
+        const work = byVariant.get(variant_id) ?? { facts, waiting: [] };
+        work.waiting.push({ id, email });
+        byVariant.set(variant_id, work);
+      }
+      const work = [...byVariant.values()];
+      return { work, more: work.some((w) => w.waiting.length >= ALERT_BATCH) };
+    },
+  );
+  return mapPlan(together({ waiting, base: storefrontBasePlan(q) }), (o) => ({ ...o.waiting, base: o.base }));
 }
 
 export async function sendRestockAlerts(message: RoutedEvent, deps: RestockDeps): Promise<AlertCounts> {
@@ -76,14 +118,22 @@ export async function sendRestockAlerts(message: RoutedEvent, deps: RestockDeps)
   const started = Date.now();
   const tried: string[] = [];
   for (;;) {
-    const work = await waitingWork(deps, message, tried);
+    const { work, base, more } = await sendStoreUnit(deps.db, message.storeId, (q) => waitingPlan(q, message, tried));
     if (work.length === 0) break;
-    for (const { facts, waiting, base } of work) {
-      for (const sub of waiting) {
-        tried.push(sub.id);
-        counts[await alertOne(deps, message, sub, facts, base)]++;
+    const outcomes: Outcome[] = [];
+    try {
+      for (const { facts, waiting } of work) {
+        const rendered = render(facts, base);
+        for (const sub of waiting) {
+          tried.push(sub.id);
+          outcomes.push(await alertOne(deps, message, sub, facts, rendered));
+        }
       }
+    } finally {
+      // What was sent is recorded even when an unexpected error stops the batch.
+      if (outcomes.length > 0) for (const kind of await record(deps, message, outcomes)) counts[kind]++;
     }
+    if (!more) break;
     if (Date.now() - started > BUDGET_MS) {
       throw new RetryLater(`alerted ${counts.sent}; more subscribers waiting`, 1);
     }
@@ -92,39 +142,11 @@ export async function sendRestockAlerts(message: RoutedEvent, deps: RestockDeps)
   return counts;
 }
 
-/** Each variant of the event that is available online now, with up to a batch of its waiting subscriptions not tried yet. */
-async function waitingWork(deps: RestockDeps, message: RoutedEvent, tried: readonly string[]) {
-  return withStore(
-    deps.db,
-    message.storeId,
-    async (tx) => {
-      const out: { facts: VariantFacts; waiting: { id: string; email: string }[]; base: string | null }[] = [];
-      const base = await storefrontBase(tx);
-      for (const variantId of await variantsOf(tx, message)) {
-        const { rows } = await tx.$client.query<VariantFacts>(
-          `select s.name as store_name, p.title as product_title, v.title as variant_title, p.handle, ${AVAILABLE} as available
-           from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id join store s on s.id = v.store_id
-           where v.store_id = $1 and v.id = $2 and p.status = 'active'`,
-          [tx.storeId, variantId],
-        );
-        const facts = rows[0];
-        if (!facts || facts.available <= 0) continue;
-        const waiting = await tx.$client.query<{ id: string; email: string }>(
-          `select id, email from restock_subscription where store_id = $1 and variant_id = $2 and status = 'waiting' and id <> all($4::uuid[])
-           order by created_at, id limit $3`,
-          [tx.storeId, variantId, ALERT_BATCH, tried],
-        );
-        if (waiting.rows.length > 0) out.push({ facts, waiting: waiting.rows, base });
-      }
-      return out;
-    },
-    { readOnly: true },
-  );
-}
-
 const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-function render(facts: VariantFacts, base: string | null) {
+type Rendered = { subject: string; text: string; html: string };
+
+function render(facts: VariantFacts, base: string | null): Rendered {
   const name = facts.variant_title === "Default" ? facts.product_title : `${facts.product_title} (${facts.variant_title})`;
   const url = base ? `${base}/products/${facts.handle}` : null;
   const lines = [`Good news: ${name} is back in stock at ${facts.store_name}.`, "You asked us to tell you once; this is the only email about it. It may sell out again, so do not wait too long."];
@@ -135,30 +157,18 @@ function render(facts: VariantFacts, base: string | null) {
   };
 }
 
-async function alertOne(deps: RestockDeps, message: RoutedEvent, sub: { id: string; email: string }, facts: VariantFacts, base: string | null): Promise<keyof AlertCounts> {
-  const rendered = render(facts, base);
-  const claimed = await withStore(deps.db, message.storeId, async (tx) => {
-    const { rows } = await tx.$client.query<{ status: string }>("select status from restock_subscription where store_id = $1 and id = $2 for update", [tx.storeId, sub.id]);
-    if (rows[0]?.status !== "waiting") return false;
-    const log = await tx.$client.query<{ status: string }>(
-      `insert into notification (store_id, event_id, template, recipient, subject, attempts) values ($1, $2, $3, $4, $5, 1)
-       on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1 returning status`,
-      [tx.storeId, sub.id, TEMPLATE, sub.email, rendered.subject],
-    );
-    return log.rows[0]!.status === "sending";
-  });
-  if (!claimed) return "skipped";
-  const record = (status: "sent" | "failed" | "waiting", error?: string, providerId?: string) =>
-    withStore(deps.db, message.storeId, async (tx) => {
-      await tx.$client.query(
-        `update notification set status = $4, provider = $5, provider_id = coalesce($6, provider_id), last_error = $7, sent_at = case when $4 = 'sent' then now() else sent_at end
-         where store_id = $1 and event_id = $2 and template = $3`,
-        [tx.storeId, sub.id, TEMPLATE, status === "waiting" ? "sending" : status, deps.mail.mailer.provider, providerId ?? null, error?.slice(0, 1000) ?? null],
-      );
-      if (status !== "waiting") {
-        await tx.$client.query("update restock_subscription set status = $3, notified_at = now(), event_id = $4 where store_id = $1 and id = $2", [tx.storeId, sub.id, status, message.eventId]);
-      }
-    });
+/** One alert's try: `waiting` when the provider asks for a retry (the subscription keeps waiting). */
+interface Outcome {
+  id: string;
+  email: string;
+  subject: string;
+  status: "sent" | "failed" | "waiting";
+  provider_id: string | null;
+  error: string | null;
+}
+
+async function alertOne(deps: RestockDeps, message: RoutedEvent, sub: { id: string; email: string }, facts: VariantFacts, rendered: Rendered): Promise<Outcome> {
+  const tried = { id: sub.id, email: sub.email, subject: rendered.subject };
   try {
     const sent = await deps.mail.mailer.send({
       storeId: message.storeId,
@@ -168,12 +178,48 @@ async function alertOne(deps: RestockDeps, message: RoutedEvent, sub: { id: stri
       idempotencyKey: `restock:${sub.id}`,
       tag: TEMPLATE,
     });
-    await record("sent", undefined, sent.providerId);
-    return "sent";
+    return { ...tried, status: "sent", provider_id: sent.providerId, error: null };
   } catch (e) {
     if (!(e instanceof MailError)) throw e;
     deps.log.warn("restock.alert_failed", { storeId: message.storeId, subscriptionId: sub.id, kind: e.kind, retryable: e.retryable });
-    await record(e.retryable ? "waiting" : "failed", e.message);
-    return e.retryable ? "retry" : "failed";
+    return { ...tried, status: e.retryable ? "waiting" : "failed", provider_id: null, error: e.message.slice(0, 1000) };
   }
+}
+
+/**
+ * Records a batch's tries in one unit: each subscription still waiting becomes `sent` or `failed`, and its
+ * notification row counts the try (a row another delivery finished is left alone). Answers each try's count.
+ */
+async function record(deps: RestockDeps, message: RoutedEvent, outcomes: readonly Outcome[]): Promise<(keyof AlertCounts)[]> {
+  const tries = JSON.stringify(outcomes);
+  const marked = await sendStoreUnit(
+    deps.db,
+    message.storeId,
+    (q) =>
+      plan(
+        [
+          raw<{ id: string }>(
+            q,
+            sql`update restock_subscription s set status = r.status, notified_at = now(), event_id = ${message.eventId}
+                from jsonb_to_recordset(${tries}::jsonb) as r(id uuid, status text)
+                where s.store_id = ${CURRENT_STORE} and s.id = r.id and s.status = 'waiting' and r.status in ('sent', 'failed')
+                returning s.id`,
+          ),
+          raw(
+            q,
+            sql`insert into notification (store_id, event_id, template, recipient, subject, attempts, status, provider, provider_id, last_error, sent_at)
+                select ${CURRENT_STORE}, r.id, ${TEMPLATE}, r.email, r.subject, 1, case when r.status = 'waiting' then 'sending' else r.status end, ${deps.mail.mailer.provider},
+                  r.provider_id, r.error, case when r.status = 'sent' then now() end
+                from jsonb_to_recordset(${tries}::jsonb) as r(id uuid, email text, subject text, status text, provider_id text, error text)
+                on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1, status = excluded.status, provider = excluded.provider,
+                  provider_id = coalesce(excluded.provider_id, notification.provider_id), last_error = excluded.last_error,
+                  sent_at = case when excluded.status = 'sent' then now() else notification.sent_at end
+                where notification.status = 'sending'`,
+          ),
+        ] as const,
+        ([rows]) => new Set(rows.map((r) => r.id)),
+      ),
+    { readOnly: false },
+  );
+  return outcomes.map((o) => (o.status === "waiting" ? "retry" : marked.has(o.id) ? o.status : "skipped"));
 }

@@ -3,24 +3,12 @@ import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import type { Database } from "#shared/db/database";
 import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
-import { withStore, type StoreTx } from "#shared/db/with-store";
+import { sendStoreUnit } from "#shared/db/unit";
 import type { HonoEnv } from "#shared/http/app";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError, isAppError } from "#shared/http/errors";
-import {
-  addLine,
-  applyDiscount,
-  cartView,
-  createCart,
-  findCart,
-  newCartToken,
-  readCart,
-  removeDiscount,
-  removeLine,
-  setLineQuantity,
-  type CartRow,
-  type CartView,
-} from "#shared/storefront/cart";
+import { cartKeyOf, newCartToken, readCart, type CartView } from "#shared/storefront/cart";
+import { cartChangePlan, type CartChange } from "#shared/storefront/cart-changes";
 import { parse, readBody, safeReturn, type Body } from "./cart-input";
 import type { StorefrontBindings } from "./env";
 
@@ -36,30 +24,17 @@ const setInput = z.strictObject({ quantity: quantity(0) });
 const discountInput = z.strictObject({ code: z.string().trim().min(1).max(40) });
 const lineIdParam = z.uuid();
 
-type Change = (tx: StoreTx, row: CartRow | undefined) => Promise<void>;
-
 /**
- * One request's unit of work: find the shopper's cart (locked), create it if the change needs one
- * (`create`), apply the change, answer the cart as it now is. A cookie of another store's cart finds
- * nothing here (RLS), so it counts as no cart.
+ * One request's change in one round trip (shared/storefront/cart-changes.ts): the shopper's cart found
+ * (locked) or, for a change that needs one (`create`), made with a fresh token; the change; the cart as it
+ * now is. A cookie of another store's cart finds nothing here (RLS), so it counts as no cart.
  */
-async function runCart(db: Database, storeId: string, token: string | undefined, create: boolean, change?: Change) {
-  return withStore(
-    db,
-    storeId,
-    async (tx) => {
-      let row = await findCart(tx, token, change !== undefined);
-      let newToken: string | undefined;
-      if (!row && create) {
-        const fresh = await newCartToken();
-        row = await createCart(tx, fresh.hash);
-        newToken = fresh.token;
-      }
-      if (change) await change(tx, row);
-      return { view: await cartView(tx, row), token: row ? (newToken ?? token) : undefined };
-    },
-    change ? {} : { readOnly: true },
-  );
+async function runCart(db: Database, storeId: string, token: string | undefined, create: boolean, change: CartChange) {
+  const known = await cartKeyOf(token);
+  const fresh = create ? await newCartToken() : undefined;
+  const keys = { tokenHash: known && "tokenHash" in known ? known.tokenHash : null, freshHash: fresh?.hash ?? null };
+  const { view, usedFresh } = await sendStoreUnit(db, storeId, (q) => cartChangePlan(q, keys, change), { readOnly: false });
+  return { view, token: view.id ? (usedFresh ? fresh!.token : token) : undefined };
 }
 
 function setCartCookie(c: CartContext, token: string): void {
@@ -78,7 +53,7 @@ function errorCode(e: AppError): string {
  * Runs a change and answers JSON `{cart}` or, for a form, 303 back to its page (with ?cartError= on a
  * 4xx). `build` validates the input before any database work and returns the change.
  */
-async function answer(c: CartContext, body: Body, create: boolean, build: () => Change) {
+async function answer(c: CartContext, body: Body, create: boolean, build: () => CartChange) {
   let result: { view: CartView; token: string | undefined };
   try {
     result = await runCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE), create, build());
@@ -90,12 +65,6 @@ async function answer(c: CartContext, body: Body, create: boolean, build: () => 
   if (body.kind === "form") return c.redirect(body.returnTo, 303);
   return c.json({ cart: result.view });
 }
-
-/** A change that needs a cart; the `create` changes make one when there is none. */
-const needsCart = (fn: (tx: StoreTx, row: CartRow) => Promise<void>): Change => async (tx, row) => {
-  if (!row) throw new AppError("NOT_FOUND", "There is no cart yet.", { reason: "no_cart" });
-  await fn(tx, row);
-};
 
 export const cartRoutes = new Hono<CartEnv>();
 
@@ -113,7 +82,7 @@ const addRoute = async (c: CartContext) => {
   const body = await readBody(c);
   return answer(c, body, true, () => {
     const input = parse(addInput, body.fields);
-    return needsCart((tx, row) => addLine(tx, row, input.variantId, input.quantity));
+    return { kind: "add", variantId: input.variantId, quantity: input.quantity };
   });
 };
 
@@ -127,22 +96,22 @@ const setRoute = (c: CartContext, body: Body) =>
   answer(c, body, false, () => {
     const id = lineId(c);
     const input = parse(setInput, body.fields);
-    return (tx, row) => setLineQuantity(tx, row, id, input.quantity);
+    return { kind: "set", lineId: id, quantity: input.quantity };
   });
 
 const removeRoute = (c: CartContext, body: Body) =>
   answer(c, body, false, () => {
     const id = lineId(c);
-    return (tx, row) => removeLine(tx, row, id);
+    return { kind: "set", lineId: id, quantity: 0 };
   });
 
 const applyRoute = (c: CartContext, body: Body) =>
   answer(c, body, true, () => {
     const input = parse(discountInput, body.fields);
-    return needsCart((tx, row) => applyDiscount(tx, row, input.code));
+    return { kind: "applyCode", code: input.code };
   });
 
-const dropRoute = (c: CartContext, body: Body) => answer(c, body, false, () => removeDiscount);
+const dropRoute = (c: CartContext, body: Body) => answer(c, body, false, () => ({ kind: "dropCode" }));
 
 cartRoutes.post("/api/cart/lines", addRoute);
 cartRoutes.patch("/api/cart/lines/:lineId", async (c) => setRoute(c, await readBody(c)));
