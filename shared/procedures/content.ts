@@ -168,29 +168,21 @@ export const publishPage = storeProcedure({
   mutates: true,
   input: z.strictObject({ id: z.uuid(), published: z.boolean().default(true) }),
   write: {
-    // Only a change of state is an event, so the state is read first; the change checks it still holds.
-    prepare: (q, { store }, input) =>
-      plan([q.select({ status: page.status }).from(page).where(ofPage(store, input.id))] as const, ([[row]]) => {
-        if (!row) throw pageNotFound();
-        return row.status;
-      }),
-    apply(q, { store }, input, current: string) {
+    // One trip: the page locked, the event written only when the state changes (before the update, which
+    // would hide it), then the change.
+    apply(q, { store }, input) {
       const status = input.published ? "published" : "draft";
-      const change =
-        current === status
-          ? []
-          : [
-              // published_at is the first publication: set once, kept on re-publish and on unpublish.
-              q
-                .update(page)
-                .set({ status, ...(input.published ? { publishedAt: sql`coalesce(${page.publishedAt}, now())` } : {}), updatedAt: sql`now()` })
-                .where(ofPage(store, input.id)),
-              emitStep(q, input.published ? "page.published" : "page.unpublished", { pageId: input.id.toLowerCase() }),
-            ];
       return thenPlan(
         [
-          unchanged(q, sql`exists (select 1 from ${page} where ${ofPage(store, input.id)} and ${page.status} = ${current} for update)`),
-          ...change,
+          ensure(q, sql`exists (select 1 from ${page} where ${ofPage(store, input.id)} for update)`, pageNotFound()),
+          emitStep(q, input.published ? "page.published" : "page.unpublished", { pageId: input.id.toLowerCase() }, {
+            when: sql`exists (select 1 from ${page} where ${ofPage(store, input.id)} and ${page.status} <> ${status})`,
+          }),
+          // published_at is the first publication: set once, kept on re-publish and on unpublish.
+          q
+            .update(page)
+            .set({ status, ...(input.published ? { publishedAt: sql`coalesce(${page.publishedAt}, now())` } : {}), updatedAt: sql`now()` })
+            .where(and(ofPage(store, input.id), sql`${page.status} <> ${status}`)),
         ],
         storePagePlan(q, store, input.id),
       );
