@@ -1,6 +1,7 @@
 import { eq, sql as dsql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
+import { AppError } from "../http/errors";
 import { pgErrorOf } from "./pg-errors";
 import { openStore, storeOpeningStatement } from "./openings";
 import { plan } from "./plan";
@@ -45,9 +46,11 @@ describe("units over the HTTP path", () => {
       options: { readOnly: false },
     }).then(
       () => undefined,
-      (e: unknown) => pgErrorOf(e),
+      (e: unknown) => e,
     );
-    expect(failed).toMatchObject({ code: "CE409", message: "Already taken.", detail: '{"reason": "taken"}' });
+    // SQLSTATE CE409 with its message and data: the AppError the step-by-step code threw.
+    expect(failed).toBeInstanceOf(AppError);
+    expect(failed).toMatchObject({ code: "CONFLICT", message: "Already taken.", data: { reason: "taken" } });
     const left = await withStore(db, a.id, (tx) => tx.$client.query("select 1 from outbox_event where kind = 'test.written'"));
     expect(left.rows).toEqual([]);
   });

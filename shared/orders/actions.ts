@@ -1,38 +1,57 @@
-import { emit } from "../db/outbox";
-import type { StoreTx } from "../db/with-store";
+import { and, eq, type SQL } from "drizzle-orm";
+import { emitStep, unchanged } from "../db/changes";
+import { mapPlan, plan, thenPlan, together, type Plan } from "../db/plan";
+import { paymentAttempt, shopOrder } from "../db/schema";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { orderNotFound } from "./order-detail";
-import { applyPaymentStatus } from "./routines";
-import type { OrderStatus, PaymentStatus } from "./status";
+import { orderViewStatement, type OrderView } from "./order-view";
+import { orderReadingPlan, paymentChange, recomputeSteps, type OrderReading, type PaymentReading } from "./routines";
+import type { AttemptStatus, OrderStatus, PaymentStatus } from "./status";
 
 /**
- * The admin's actions on an order (issue 11 part 8): 'Mark as paid' through the status routine, and
- * cancel, which releases the order's reservations. Both run in the caller's store transaction.
+ * The admin's actions on an order (issue 11 part 8): 'Mark as paid' through the payment routine, and
+ * cancel, which releases the order's reservations. Each reads the order in one unit, decides here, and
+ * changes it in a second unit that locks the order as `lockOrderPlan` does and stops as a lost race when
+ * the order is no longer as read.
  */
 
-export interface LockedOrder {
+export type LockedOrder = {
   id: string;
   number: number;
   status: OrderStatus;
   paymentStatus: PaymentStatus;
   fulfillmentStatus: string;
   total: number;
-}
+};
 
 /**
  * Locks the order's payment attempts (in id order), then the order row: the order every writer takes
- * (`applyPaymentStatus` locks an attempt, then its recompute the order), so an action and a racing
- * webhook queue behind each other instead of deadlocking, and the action decides on committed statuses.
+ * (the payment routine locks an attempt, then the order), so an action and a racing webhook queue
+ * behind each other instead of deadlocking. Statements after it read what the lock holders committed.
  */
-export async function lockOrder(tx: StoreTx, orderId: string): Promise<LockedOrder> {
-  await tx.$client.query("select id from payment_attempt where store_id = $1 and order_id = $2 order by id for update", [tx.storeId, orderId]);
-  const { rows } = await tx.$client.query<LockedOrder>(
-    `select id, number, status, payment_status as "paymentStatus", fulfillment_status as "fulfillmentStatus", total::float8 as total
-     from shop_order where store_id = $1 and id = $2 for update`,
-    [tx.storeId, orderId],
+export function lockOrderPlan(q: Q, store: SQL, orderId: string): Plan<LockedOrder | null> {
+  return plan(
+    [
+      raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = ${orderId} order by id for update`),
+      raw<LockedOrder>(
+        q,
+        sql`select id, number, status, payment_status as "paymentStatus", fulfillment_status as "fulfillmentStatus", total::float8 as total
+            from shop_order where store_id = ${store} and id = ${orderId} for update`,
+      ),
+    ] as const,
+    ([, [row]]) => row ?? null,
   );
-  if (!rows[0]) throw orderNotFound();
-  return rows[0];
+}
+
+const storeOf = (tx: StoreTx) => sql`${tx.storeId}::uuid`;
+
+/** The same lock inside a transaction that is open already; the order as locked. */
+export async function lockOrder(tx: StoreTx, orderId: string): Promise<LockedOrder> {
+  const order = await readOn(tx, (q) => lockOrderPlan(q, storeOf(tx), orderId));
+  if (!order) throw orderNotFound();
+  return order;
 }
 
 export const conflict = (reason: string, message: string) => new AppError("CONFLICT", message, { reason, issues: [{ path: "orderId", message }] });
@@ -42,116 +61,190 @@ const HOLDS_MONEY: ReadonlySet<PaymentStatus> = new Set(["paid", "partially_paid
 /** Nothing captured yet: an open attempt may be the one the money came through. */
 export const NOTHING_CAPTURED: ReadonlySet<PaymentStatus> = new Set(["unpaid", "pending", "authorized"]);
 
-export function refuseClosed(order: LockedOrder, action: string): void {
+export function refuseClosed(order: Pick<LockedOrder, "status" | "number">, action: string): void {
   if (order.status === "cancelled") throw conflict("order_cancelled", `Order #${order.number} is cancelled: it cannot be ${action}.`);
   if (order.status === "expired") {
     throw conflict("order_expired", `Order #${order.number} expired unpaid and its stock was released: it cannot be ${action}.`);
   }
 }
 
+/** The order as an action answers it, read by the action's own unit after its change. */
+function thenOrderView(q: Q, store: SQL, orderId: string, change: readonly Step[] = []): Plan<OrderView> {
+  return thenPlan(
+    change,
+    plan([orderViewStatement(q, store, orderId)] as const, ([[row]]) => {
+      if (!row) throw orderNotFound();
+      return row.order;
+    }),
+  );
+}
+
+/** What 'Mark as paid' does, decided from the order as read. */
+export type MarkPaid =
+  | { kind: "as_is" }
+  | { kind: "capture"; reading: PaymentReading }
+  | { kind: "manual"; order: OrderReading; attempt: { id: string; attempt: number; amount: number } };
+
+const OPEN_ATTEMPT: readonly AttemptStatus[] = ["created", "pending", "authorized"];
+
 /**
  * 'Mark as paid': the money arrived outside the gateway (a bank transfer, cash). Captures, through the
- * status routine, the newest attempt still open (created, pending or authorized) while nothing is
+ * payment routine, the newest attempt still open (created, pending or authorized) while nothing is
  * captured (with a pre-order deposit, that is the deposit's), or the open attempt of a requested pre-order
  * balance; otherwise (every attempt failed, none exists, or part is already paid) it adds a `manual`
  * attempt for the balance and captures that. A failed gateway attempt is never revived: the gateway said
  * that payment did not happen, and a refund must go back the way the money came. Already paid (or
- * partly refunded since): nothing changes. Returns whether anything changed.
+ * partly refunded since): nothing changes.
  */
-export async function markPaid(tx: StoreTx, orderId: string): Promise<boolean> {
-  const order = await lockOrder(tx, orderId);
-  if (order.paymentStatus === "paid" || order.paymentStatus === "partially_refunded") return false;
-  if (order.paymentStatus === "refunded") throw conflict("order_refunded", `Order #${order.number} was refunded: it cannot be marked as paid again.`);
-  refuseClosed(order, "marked as paid");
-  // Part paid: only an open attempt for exactly what is left (a requested pre-order balance) is taken.
-  const partly = order.paymentStatus === "partially_paid";
-  const { rows: open } = NOTHING_CAPTURED.has(order.paymentStatus) || partly
-    ? await tx.$client.query<{ id: string }>(
-        `select id from payment_attempt a where store_id = $1 and order_id = $2 and status in ('created', 'pending', 'authorized')
-           and (not $3 or amount = $4::bigint - (select coalesce(sum(c.amount), 0) from payment_attempt c
-                                                  where c.store_id = $1 and c.order_id = $2 and c.status in ('captured', 'refunded')))
-         order by attempt desc limit 1`,
-        [tx.storeId, orderId, partly, order.total],
-      )
-    : { rows: [] };
-  const attemptId = open[0]?.id ?? (await addManualAttempt(tx, order));
-  await applyPaymentStatus(tx, attemptId, "captured", "mark_paid");
-  return true;
+export function markPaidReadingPlan(q: Q, store: SQL, orderId: string): Plan<MarkPaid> {
+  const reading = together({
+    order: orderReadingPlan(q, store, orderId),
+    number: plan([q.select({ number: shopOrder.number }).from(shopOrder).where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId)))] as const, ([[row]]) => row?.number),
+    ids: plan(
+      [q.select({ id: paymentAttempt.id, attempt: paymentAttempt.attempt }).from(paymentAttempt).where(and(eq(paymentAttempt.storeId, store), eq(paymentAttempt.orderId, orderId)))] as const,
+      ([rows]) => new Map(rows.map((a) => [a.attempt, a.id])),
+    ),
+  });
+  return mapPlan(reading, ({ order, number, ids }) => {
+    if (!order || number === undefined) throw orderNotFound();
+    const { facts } = order;
+    const paymentStatus = facts.paymentStatus as PaymentStatus;
+    if (paymentStatus === "paid" || paymentStatus === "partially_refunded") return { kind: "as_is" };
+    if (paymentStatus === "refunded") throw conflict("order_refunded", `Order #${number} was refunded: it cannot be marked as paid again.`);
+    refuseClosed({ status: facts.status, number }, "marked as paid");
+    const captured = facts.attempts.filter((a) => a.status === "captured" || a.status === "refunded").reduce((sum, a) => sum + a.amount, 0);
+    // Part paid: only an open attempt for exactly what is left (a requested pre-order balance) is taken.
+    const partly = paymentStatus === "partially_paid";
+    // Attempts are read in attempt order: the last open one is the newest.
+    const open = facts.attempts.filter((a) => OPEN_ATTEMPT.includes(a.status) && (!partly || a.amount === facts.total - captured)).at(-1);
+    const id = open && ids.get(open.attempt);
+    if (open && id) return { kind: "capture", reading: { attempt: { id, orderId: order.orderId, attempt: open.attempt, status: open.status }, order } };
+    const next = facts.attempts.reduce((n, a) => Math.max(n, a.attempt), 0) + 1;
+    return { kind: "manual", order, attempt: { id: crypto.randomUUID(), attempt: next, amount: Math.max(facts.total - captured, 0) } };
+  });
 }
 
-async function addManualAttempt(tx: StoreTx, order: LockedOrder): Promise<string> {
-  const { rows } = await tx.$client.query<{ id: string }>(
-    `insert into payment_attempt (store_id, order_id, attempt, idempotency_key, provider, amount)
-     select $1, $2, n, $2::text || ':' || n, 'manual', greatest($3::bigint - captured, 0)
-     from (select coalesce(max(attempt), 0) + 1 as n,
-                  coalesce(sum(amount) filter (where status in ('captured', 'refunded')), 0) as captured
-           from payment_attempt where store_id = $1 and order_id = $2) a
-     returning id`,
-    [tx.storeId, order.id, order.total],
-  );
-  return rows[0]!.id;
+/** 'Mark as paid' as decided, then the order as it is now. */
+export function markPaidPlan(q: Q, store: SQL, orderId: string, decision: MarkPaid): Plan<OrderView> {
+  if (decision.kind === "as_is") return thenOrderView(q, store, orderId);
+  const locked = lockOrderPlan(q, store, orderId).steps;
+  if (decision.kind === "capture") return thenOrderView(q, store, orderId, [...locked, ...paymentChange(q, store, decision.reading, "captured", "mark_paid").steps]);
+  const { order, attempt } = decision;
+  // The manual attempt is written as created, then moved by the payment routine like any other: its
+  // reading is the order's with the new attempt in it.
+  const added: PaymentReading = {
+    attempt: { id: attempt.id, orderId: order.orderId, attempt: attempt.attempt, status: "created" },
+    order: { ...order, facts: { ...order.facts, attempts: [...order.facts.attempts, { attempt: attempt.attempt, status: "created", amount: attempt.amount }] } },
+  };
+  return thenOrderView(q, store, orderId, [
+    ...locked,
+    ...recomputeSteps(q, store, order).guard,
+    q.insert(paymentAttempt).values({
+      id: attempt.id,
+      storeId: store,
+      orderId: order.orderId,
+      attempt: attempt.attempt,
+      idempotencyKey: `${order.orderId.toLowerCase()}:${attempt.attempt}`,
+      provider: "manual",
+      amount: attempt.amount,
+    }),
+    ...paymentChange(q, store, added, "captured", "mark_paid").steps,
+  ]);
 }
 
-export interface ReleasedItem {
-  variantId: string;
-  locationId: string;
-  quantity: number;
+/**
+ * Per stock row, what the order's parcel lines reserve there and what releasing gives back (never more
+ * than the row's reserved).
+ */
+function heldStock(store: SQL, orderId: string): SQL {
+  return sql`select il.id, il.variant_id, il.location_id, least(il.reserved, h.held) as quantity
+    from inventory_level il
+    join (select ol.variant_id, f.location_id, sum(fl.reserved)::int as held
+          from fulfillment_order_line fl
+          join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
+          join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
+          where fl.store_id = ${store} and f.order_id = ${orderId} and fl.reserved > 0
+          group by ol.variant_id, f.location_id) h on h.variant_id = il.variant_id and h.location_id = il.location_id
+    where il.store_id = ${store}`;
 }
 
 /**
  * Gives back the stock an order holds: per variant and location, `inventory_level.reserved` goes down by
  * what the order's parcel lines reserved (never below zero), the stock rows locked in id order like
  * checkout locks them, and the parcel lines then reserve nothing, so a second release finds nothing.
+ * `released` is the inventory.released payload, for a statement between the lock and the change.
  */
-export async function releaseReservations(tx: StoreTx, orderId: string): Promise<ReleasedItem[]> {
-  const { rows } = await tx.$client.query<{ id: string; variant_id: string; location_id: string; reserved: number; held: number }>(
-    `with held as (
-       select ol.variant_id, f.location_id, sum(fl.reserved)::int as held
-       from fulfillment_order_line fl
-       join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-       join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-       where fl.store_id = $1 and f.order_id = $2 and fl.reserved > 0
-       group by ol.variant_id, f.location_id)
-     select il.id, il.variant_id, il.location_id, il.reserved, h.held
-     from inventory_level il join held h on h.variant_id = il.variant_id and h.location_id = il.location_id
-     where il.store_id = $1
-     order by il.id for update of il`,
-    [tx.storeId, orderId],
-  );
-  const items = rows.map((r) => ({ id: r.id, variantId: r.variant_id, locationId: r.location_id, quantity: Math.min(r.reserved, r.held) }));
-  await tx.$client.query(
-    `update inventory_level il set reserved = il.reserved - x.quantity, updated_at = now()
-     from jsonb_to_recordset($2::jsonb) as x(id uuid, quantity int)
-     where il.store_id = $1 and il.id = x.id and x.quantity > 0`,
-    [tx.storeId, JSON.stringify(items.map(({ id, quantity }) => ({ id, quantity })))],
-  );
-  await tx.$client.query(
-    `update fulfillment_order_line fl set reserved = 0
-     from fulfillment_order f where f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-       and fl.store_id = $1 and f.order_id = $2 and fl.reserved > 0`,
-    [tx.storeId, orderId],
-  );
-  return items.filter((i) => i.quantity > 0).map(({ variantId, locationId, quantity }) => ({ variantId, locationId, quantity }));
+function releaseSteps(q: Q, store: SQL, orderId: string) {
+  const held = heldStock(store, orderId);
+  return {
+    lock: raw(q, sql`${held} order by il.id for update of il`),
+    released: sql`jsonb_build_object('orderId', ${orderId}::text, 'items', coalesce((
+      select jsonb_agg(jsonb_build_object('variantId', x.variant_id, 'locationId', x.location_id, 'quantity', x.quantity) order by x.id)
+      from (${held}) x where x.quantity > 0), '[]'::jsonb))`,
+    change: [
+      raw(
+        q,
+        sql`update inventory_level s set reserved = s.reserved - x.quantity, updated_at = now()
+            from (${held}) x where s.store_id = ${store} and s.id = x.id and x.quantity > 0`,
+      ),
+      raw(
+        q,
+        sql`update fulfillment_order_line fl set reserved = 0
+            from fulfillment_order f where f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
+              and fl.store_id = ${store} and f.order_id = ${orderId} and fl.reserved > 0`,
+      ),
+    ] as const,
+  };
 }
+
+/** What cancelling does, decided from the order as read. */
+export type Cancel = { kind: "as_is" } | { kind: "cancel"; order: Pick<LockedOrder, "number" | "status" | "paymentStatus" | "fulfillmentStatus"> };
 
 /**
  * Cancels an open order that holds no money and has shipped nothing: releases its reservations, sets
  * `cancelled` (its own action: recompute never leaves it) and writes `order.cancelled` and
- * `inventory.released`. An order already cancelled is answered as it is. Returns whether anything changed.
+ * `inventory.released`. An order already cancelled is answered as it is.
  */
-export async function cancelOrder(tx: StoreTx, orderId: string, reason: string | undefined): Promise<boolean> {
-  const order = await lockOrder(tx, orderId);
-  if (order.status === "cancelled") return false;
-  refuseClosed(order, "cancelled");
-  if (HOLDS_MONEY.has(order.paymentStatus) || order.status === "completed") {
-    throw conflict("refund_first", `Order #${order.number} is ${order.paymentStatus.replace(/_/g, " ")}: refund it first, then cancel.`);
-  }
-  if (order.fulfillmentStatus !== "unfulfilled") {
-    throw conflict("already_shipped", `Order #${order.number} is ${order.fulfillmentStatus.replace(/_/g, " ")}: a shipped order cannot be cancelled.`);
-  }
-  const items = await releaseReservations(tx, orderId);
-  await tx.$client.query("update shop_order set status = 'cancelled', updated_at = now() where store_id = $1 and id = $2", [tx.storeId, orderId]);
-  await emit(tx, "order.cancelled", { orderId, number: order.number, paymentStatus: order.paymentStatus, ...(reason ? { reason } : {}) });
-  await emit(tx, "inventory.released", { orderId, items });
-  return true;
+export function cancelReadingPlan(q: Q, store: SQL, orderId: string): Plan<Cancel> {
+  return plan(
+    [
+      q
+        .select({ number: shopOrder.number, status: shopOrder.status, paymentStatus: shopOrder.paymentStatus, fulfillmentStatus: shopOrder.fulfillmentStatus })
+        .from(shopOrder)
+        .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId))),
+    ] as const,
+    ([[row]]): Cancel => {
+      if (!row) throw orderNotFound();
+      const order = { ...row, status: row.status as OrderStatus, paymentStatus: row.paymentStatus as PaymentStatus };
+      if (order.status === "cancelled") return { kind: "as_is" };
+      refuseClosed(order, "cancelled");
+      if (HOLDS_MONEY.has(order.paymentStatus) || order.status === "completed") {
+        throw conflict("refund_first", `Order #${order.number} is ${order.paymentStatus.replace(/_/g, " ")}: refund it first, then cancel.`);
+      }
+      if (order.fulfillmentStatus !== "unfulfilled") {
+        throw conflict("already_shipped", `Order #${order.number} is ${order.fulfillmentStatus.replace(/_/g, " ")}: a shipped order cannot be cancelled.`);
+      }
+      return { kind: "cancel", order };
+    },
+  );
+}
+
+/** Cancelling as decided, then the order as it is now. */
+export function cancelPlan(q: Q, store: SQL, orderId: string, reason: string | undefined, decision: Cancel): Plan<OrderView> {
+  if (decision.kind === "as_is") return thenOrderView(q, store, orderId);
+  const { order } = decision;
+  const release = releaseSteps(q, store, orderId);
+  return thenOrderView(q, store, orderId, [
+    ...lockOrderPlan(q, store, orderId).steps,
+    unchanged(
+      q,
+      sql`exists (select 1 from shop_order where store_id = ${store} and id = ${orderId} and status = ${order.status}
+                    and payment_status = ${order.paymentStatus} and fulfillment_status = ${order.fulfillmentStatus})`,
+    ),
+    emitStep(q, "order.cancelled", { orderId, number: order.number, paymentStatus: order.paymentStatus, ...(reason ? { reason } : {}) }),
+    release.lock,
+    emitStep(q, "inventory.released", release.released),
+    ...release.change,
+    raw(q, sql`update shop_order set status = 'cancelled', updated_at = now() where store_id = ${store} and id = ${orderId}`),
+  ]);
 }

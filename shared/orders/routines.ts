@@ -103,9 +103,16 @@ export function paymentReadingPlan(q: Q, store: SQL, attemptId: string, lock = f
   );
 }
 
-/** Stops the unit as a lost race unless the order's facts are still as read; locks the order. */
-function orderAsRead(q: Q, store: SQL, reading: OrderReading): Step {
-  return unchanged(q, sql`(${factsOf(store, sql`${reading.orderId}::uuid`, true)}) = ${JSON.stringify(reading.facts)}::jsonb`);
+/**
+ * Locks the order, then stops the unit as a lost race unless its facts are still as read. Two statements:
+ * a statement that waits for a lock still reads other tables as they were when it began, so the facts
+ * are compared by the next one, which starts after the lock is held.
+ */
+function orderAsRead(q: Q, store: SQL, reading: OrderReading): Step[] {
+  return [
+    raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${reading.orderId} for update`),
+    unchanged(q, sql`(${factsOf(store, sql`${reading.orderId}::uuid`, false)}) = ${JSON.stringify(reading.facts)}::jsonb`),
+  ];
 }
 
 /**
@@ -144,11 +151,11 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
 }
 
 /**
- * The recompute routine as a change: its guard (the order as read, locked) and its writes. For a unit
- * whose earlier statements changed the order's rows on purpose, use `adjust` to say how (the guard then
- * must run before those statements: put `guard` first).
+ * The recompute routine as a change: its guard (the order locked, then its facts checked as read, two
+ * statements: see orderAsRead) and its writes. For a unit whose earlier statements change the order's
+ * rows on purpose, use `adjust` to say how; the guard then goes first.
  */
-export function recomputeSteps(q: Q, store: SQL, reading: OrderReading, adjust?: (facts: Facts) => Facts): { guard: Step; steps: Step[]; next: OrderStatuses } {
+export function recomputeSteps(q: Q, store: SQL, reading: OrderReading, adjust?: (facts: Facts) => Facts): { guard: Step[]; steps: Step[]; next: OrderStatuses } {
   return { guard: orderAsRead(q, store, reading), ...recomputeChange(q, store, reading, adjust) };
 }
 
@@ -161,8 +168,9 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
   const { attempt } = reading;
   const decision = decideAttemptStatus(attempt.status, requested);
   const guards = [
-    unchanged(q, sql`(select status from payment_attempt where store_id = ${store} and id = ${attempt.id} for update) = ${attempt.status}`),
-    orderAsRead(q, store, reading.order),
+    raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attempt.id} for update`),
+    unchanged(q, sql`(select status from payment_attempt where store_id = ${store} and id = ${attempt.id}) = ${attempt.status}`),
+    ...orderAsRead(q, store, reading.order),
   ];
   const refs = { ref: change.providerRef ?? null, paymentId: change.providerPaymentId ?? null };
   if (!decision.apply) {

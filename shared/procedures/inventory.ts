@@ -1,10 +1,10 @@
 import { and, asc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emit } from "../db/outbox";
+import { emitStep, ensure, ensureSql } from "../db/changes";
 import { ADJUSTMENT_REASONS, inventoryAdjustment, inventoryLevel, location, product, productVariant } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
-import { AppError, badRequest } from "../http/errors";
+import { AppError } from "../http/errors";
 import { plan } from "../db/plan";
+import type { Q, Step } from "../db/steps";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
@@ -53,13 +53,17 @@ export const createLocation = storeProcedure({
     sellsOnline: z.boolean().default(true).describe("Whether this location's stock can be sold online"),
     city: z.string().trim().min(1).max(120).optional(),
   }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .insert(location)
-      .values({ ...input, storeId: tx.storeId })
-      .returning(locationColumns);
-    await emit(tx, "location.created", { locationId: row!.id, sellsOnline: row!.sellsOnline });
-    return row!;
+  write: {
+    apply(q, { store }, input) {
+      const id = crypto.randomUUID();
+      return plan(
+        [
+          q.insert(location).values({ ...input, id, storeId: store }).returning(locationColumns),
+          emitStep(q, "location.created", { locationId: id, sellsOnline: input.sellsOnline }),
+        ] as const,
+        ([[row]]) => row!,
+      );
+    },
   },
 });
 
@@ -76,19 +80,22 @@ export const updateLocation = storeProcedure({
     sellsOnline: z.boolean().optional(),
     city: z.string().trim().min(1).max(120).nullable().optional(),
   }),
-  async run({ tx }, input) {
-    const { id, ...changes } = input;
-    const where = and(eq(location.storeId, tx.storeId), eq(location.id, id));
-    // Nothing to change: the location as it is (still NOT_FOUND for another store's id).
-    if (Object.keys(changes).length === 0) {
-      const [row] = await tx.select(locationColumns).from(location).where(where);
-      if (!row) throw locationNotFound();
-      return row;
-    }
-    const [row] = await tx.update(location).set(changes).where(where).returning(locationColumns);
-    if (!row) throw locationNotFound();
-    await emit(tx, "location.updated", { locationId: id, fields: Object.keys(changes) });
-    return row;
+  write: {
+    apply(q, { store }, input) {
+      const { id, ...changes } = input;
+      const where = and(eq(location.storeId, store), eq(location.id, id));
+      const found = ensure(q, sql`exists (select 1 from ${location} where ${where} for no key update)`, locationNotFound());
+      // Nothing to change: the location as it is (still NOT_FOUND for another store's id).
+      if (Object.keys(changes).length === 0) return plan([found, q.select(locationColumns).from(location).where(where)] as const, ([, [row]]) => row!);
+      return plan(
+        [
+          found,
+          q.update(location).set(changes).where(where).returning(locationColumns),
+          emitStep(q, "location.updated", { locationId: id, fields: Object.keys(changes) }),
+        ] as const,
+        ([, [row]]) => row!,
+      );
+    },
   },
 });
 
@@ -189,28 +196,39 @@ export const listLevels = storeProcedure({
   },
 });
 
-/**
- * The variant row is the lock for its stock: adjustments of one variant run one at a time, so the
- * before/after totals behind the restock rule are exact. NO KEY UPDATE leaves foreign-key checks free.
- */
-async function lockVariant(tx: StoreTx, variantId: string) {
-  const [row] = await tx
-    .select({ id: productVariant.id, productId: productVariant.productId })
-    .from(productVariant)
-    .where(and(eq(productVariant.storeId, tx.storeId), eq(productVariant.id, variantId)))
-    .for("no key update");
-  if (!row) throw variantNotFound();
-  return row;
+const levelOf = (store: SQL, variantId: string, locationId: string) =>
+  and(eq(inventoryLevel.storeId, store), eq(inventoryLevel.variantId, variantId), eq(inventoryLevel.locationId, locationId));
+
+/** Refuses (400) an adjustment that would take on hand below zero, naming the stock it found; locks the stock row when there is one. */
+function staysAtOrAboveZero(q: Q, store: SQL, input: { variantId: string; locationId: string; delta: number }): Step {
+  const onHand = (lock: boolean) =>
+    sql`coalesce((select ${inventoryLevel.onHand} from ${inventoryLevel} where ${levelOf(store, input.variantId, input.locationId)}${lock ? sql` for update` : sql``}), 0)`;
+  const why = sql`'would take on-hand below zero (on hand ' || ${onHand(false)} || ')'`;
+  return ensureSql(
+    q,
+    sql`${onHand(true)} + ${input.delta}::int >= 0`,
+    "BAD_REQUEST",
+    sql`'This adjustment ' || ${why} || '.'`,
+    sql`jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'delta', 'message', ${why})))`,
+  );
 }
 
-/** On hand minus reserved, summed over the locations that sell online. */
-async function onlineAvailable(tx: StoreTx, variantId: string): Promise<number> {
-  const [row] = await tx
-    .select({ n: sql<number>`coalesce(sum(${inventoryLevel.onHand} - ${inventoryLevel.reserved}), 0)::int` })
-    .from(inventoryLevel)
-    .innerJoin(location, levelLocationJoin)
-    .where(and(eq(inventoryLevel.storeId, tx.storeId), eq(inventoryLevel.variantId, variantId), eq(location.sellsOnline, true)));
-  return row?.n ?? 0;
+/**
+ * inventory.restocked, written only when the adjustment took what the locations that sell online have
+ * available (on hand minus reserved) from zero or less to more than zero; its row says whether it was.
+ */
+function restockedStep(q: Q, store: SQL, input: { variantId: string; locationId: string; delta: number }): Step<{ id: string }[]> {
+  const available = sql`(select coalesce(sum(l.on_hand - l.reserved), 0)::int from ${inventoryLevel} l
+    join ${location} o on o.store_id = l.store_id and o.id = l.location_id
+    where l.store_id = ${store} and l.variant_id = ${input.variantId} and o.sells_online)`;
+  const sellsOnline = sql`exists (select 1 from ${location} where ${location.storeId} = ${store} and ${location.id} = ${input.locationId} and ${location.sellsOnline})`;
+  return emitStep(
+    q,
+    "inventory.restocked",
+    sql`(select jsonb_build_object('variantId', ${productVariant.id}, 'productId', ${productVariant.productId}, 'available', ${available})
+         from ${productVariant} where ${productVariant.storeId} = ${store} and ${productVariant.id} = ${input.variantId})`,
+    { when: sql`${sellsOnline} and ${available} - ${input.delta}::int <= 0 and ${available} > 0` },
+  );
 }
 
 export const adjustInventory = storeProcedure({
@@ -233,56 +251,46 @@ export const adjustInventory = storeProcedure({
     reason: z.enum(ADJUSTMENT_REASONS),
     note: z.string().trim().max(500).optional(),
   }),
-  async run({ tx, member }, input) {
-    const variant = await lockVariant(tx, input.variantId);
-    const [loc] = await tx
-      .select({ id: location.id, sellsOnline: location.sellsOnline })
-      .from(location)
-      .where(and(eq(location.storeId, tx.storeId), eq(location.id, input.locationId)));
-    if (!loc) throw locationNotFound();
-    const [current] = await tx
-      .select({ onHand: inventoryLevel.onHand })
-      .from(inventoryLevel)
-      .where(
-        and(
-          eq(inventoryLevel.storeId, tx.storeId),
-          eq(inventoryLevel.variantId, variant.id),
-          eq(inventoryLevel.locationId, loc.id),
-        ),
-      )
-      .for("update");
-    const onHandBefore = current?.onHand ?? 0;
-    if (onHandBefore + input.delta < 0) {
-      const message = `would take on-hand below zero (on hand ${onHandBefore})`;
-      throw badRequest([{ path: "delta", message }], `This adjustment ${message}.`);
-    }
-    const [level] = await tx
-      .insert(inventoryLevel)
-      .values({ storeId: tx.storeId, variantId: variant.id, locationId: loc.id, onHand: onHandBefore + input.delta })
-      .onConflictDoUpdate({
-        target: [inventoryLevel.storeId, inventoryLevel.variantId, inventoryLevel.locationId],
-        set: { onHand: sql`${inventoryLevel}.on_hand + ${input.delta}`, updatedAt: sql`now()` },
-      })
-      .returning({ onHand: inventoryLevel.onHand, reserved: inventoryLevel.reserved });
-    const { onHand, reserved } = level!;
-    await tx.insert(inventoryAdjustment).values({
-      storeId: tx.storeId,
-      variantId: variant.id,
-      locationId: loc.id,
-      delta: input.delta,
-      onHandAfter: onHand,
-      reason: input.reason,
-      note: input.note,
-      memberId: member.id,
-    });
-    await emit(tx, "inventory.adjusted", { variantId: variant.id, locationId: loc.id, delta: input.delta, onHandAfter: onHand, reason: input.reason });
-    let restocked = false;
-    if (loc.sellsOnline) {
-      const after = await onlineAvailable(tx, variant.id);
-      restocked = after - input.delta <= 0 && after > 0;
-      if (restocked) await emit(tx, "inventory.restocked", { variantId: variant.id, productId: variant.productId, available: after });
-    }
-    return { variantId: variant.id, locationId: loc.id, onHand, reserved, available: onHand - reserved, restocked };
+  write: {
+    apply(q, { store, memberId }, input) {
+      const ids = { variantId: input.variantId, locationId: input.locationId };
+      const level = levelOf(store, input.variantId, input.locationId);
+      const onHandAfter = sql`(select ${inventoryLevel.onHand} from ${inventoryLevel} where ${level})`;
+      return plan(
+        [
+          // The variant row is the lock for its stock: adjustments of one variant run one at a time, so the
+          // before/after totals behind the restock rule are exact. NO KEY UPDATE leaves foreign-key checks free.
+          ensure(
+            q,
+            sql`exists (select 1 from ${productVariant} where ${productVariant.storeId} = ${store} and ${productVariant.id} = ${input.variantId} for no key update)`,
+            variantNotFound(),
+          ),
+          ensure(q, sql`exists (select 1 from ${location} where ${location.storeId} = ${store} and ${location.id} = ${input.locationId})`, locationNotFound()),
+          staysAtOrAboveZero(q, store, input),
+          q
+            .insert(inventoryLevel)
+            // A new row starts at the delta (never negative past the guard); the proposed row must pass the checks even when it updates.
+            .values({ ...ids, storeId: store, onHand: sql`greatest(${input.delta}::int, 0)` })
+            .onConflictDoUpdate({
+              target: [inventoryLevel.storeId, inventoryLevel.variantId, inventoryLevel.locationId],
+              set: { onHand: sql`${inventoryLevel}.on_hand + ${input.delta}`, updatedAt: sql`now()` },
+            })
+            .returning({ variantId: inventoryLevel.variantId, locationId: inventoryLevel.locationId, onHand: inventoryLevel.onHand, reserved: inventoryLevel.reserved }),
+          q.insert(inventoryAdjustment).values({ ...ids, storeId: store, delta: input.delta, onHandAfter, reason: input.reason, note: input.note, memberId }),
+          emitStep(
+            q,
+            "inventory.adjusted",
+            sql`(select jsonb_build_object('variantId', ${inventoryLevel.variantId}, 'locationId', ${inventoryLevel.locationId}, 'delta', ${input.delta}::int,
+                   'onHandAfter', ${inventoryLevel.onHand}, 'reason', ${input.reason}::text) from ${inventoryLevel} where ${level})`,
+          ),
+          restockedStep(q, store, input),
+        ] as const,
+        ([, , , [row], , , restocked]) => {
+          const { variantId, locationId, onHand, reserved } = row!;
+          return { variantId, locationId, onHand, reserved, available: onHand - reserved, restocked: restocked.length > 0 };
+        },
+      );
+    },
   },
 });
 

@@ -1,9 +1,8 @@
 import { and, desc, eq, gte, ilike, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { shopOrder } from "../db/schema";
-import { cancelOrder, markPaid } from "../orders/actions";
+import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
 import { orderDetailPlan } from "../orders/order-detail";
-import { loadOrderView } from "../orders/order-view";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../orders/status";
 import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";
@@ -115,9 +114,9 @@ export const setOrderStatus = storeProcedure({
   access: "orders.write",
   mutates: true,
   input: z.strictObject({ orderId, action: z.enum(["mark_paid"]) }),
-  async run({ tx }, input) {
-    await markPaid(tx, input.orderId);
-    return (await loadOrderView(tx, input.orderId))!;
+  write: {
+    prepare: (q, { store }, input) => markPaidReadingPlan(q, store, input.orderId),
+    apply: (q, { store }, input, decision: MarkPaid) => markPaidPlan(q, store, input.orderId, decision),
   },
 });
 
@@ -129,9 +128,9 @@ export const cancelOrderProcedure = storeProcedure({
   access: "orders.cancel",
   mutates: true,
   input: z.strictObject({ orderId, reason: z.string().trim().min(1).max(500).optional().describe("Why; kept with the order.cancelled event") }),
-  async run({ tx }, input) {
-    await cancelOrder(tx, input.orderId, input.reason);
-    return (await loadOrderView(tx, input.orderId))!;
+  write: {
+    prepare: (q, { store }, input) => cancelReadingPlan(q, store, input.orderId),
+    apply: (q, { store }, input, decision: Cancel) => cancelPlan(q, store, input.orderId, input.reason, decision),
   },
 });
 

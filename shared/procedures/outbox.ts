@@ -1,5 +1,6 @@
-import { and, desc, eq, gte, isNotNull } from "drizzle-orm";
+import { and, desc, eq, gte, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
+import { ensure } from "../db/changes";
 import { jobFailure, outboxEvent } from "../db/schema";
 import { AppError } from "../http/errors";
 import { plan } from "../db/plan";
@@ -44,14 +45,17 @@ export const retryDeadEvent = storeProcedure({
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid().describe("The dead event's id") }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .update(outboxEvent)
-      .set({ deadAt: null, attempts: 0, availableAt: new Date() })
-      .where(and(eq(outboxEvent.storeId, tx.storeId), eq(outboxEvent.id, input.id), isNotNull(outboxEvent.deadAt)))
-      .returning({ id: outboxEvent.id, kind: outboxEvent.kind });
-    if (!row) throw new AppError("NOT_FOUND", "No dead event with this id in this store.");
-    return { id: row.id, kind: row.kind, status: "queued" as const };
+  write: {
+    apply: (q, { store }, input) => {
+      const dead = and(eq(outboxEvent.storeId, store), eq(outboxEvent.id, input.id), isNotNull(outboxEvent.deadAt));
+      return plan(
+        [
+          ensure(q, sql`exists (select 1 from ${outboxEvent} where ${dead} for update)`, new AppError("NOT_FOUND", "No dead event with this id in this store.")),
+          q.update(outboxEvent).set({ deadAt: null, attempts: 0, availableAt: sql`now()` }).where(dead).returning({ id: outboxEvent.id, kind: outboxEvent.kind }),
+        ] as const,
+        ([, [row]]) => ({ id: row!.id, kind: row!.kind, status: "queued" as const }),
+      );
+    },
   },
 });
 

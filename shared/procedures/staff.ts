@@ -1,12 +1,12 @@
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { ROLE_LABELS, sortedPermissions } from "../auth/permissions";
 import { randomSecret, sha256Hex } from "../auth/tokens";
-import { emit } from "../db/outbox";
+import { emitStep, ensure } from "../db/changes";
 import { member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
-import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
-import { plan } from "../db/plan";
+import { constant, plan } from "../db/plan";
+import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";
 
 export const INVITATION_DAYS = 7;
@@ -15,25 +15,28 @@ const memberNotFound = () => new AppError("NOT_FOUND", "Member not found in this
 const lastOwner = () =>
   new AppError("CONFLICT", "The last Owner cannot be removed or demoted. Make another member Owner first.", { reason: "last_owner" });
 
-/** Locks the store's Owner rows and the target, so two concurrent demotions cannot both pass the check. */
-async function ownersLocked(tx: StoreTx): Promise<string[]> {
-  const rows = await tx
-    .select({ id: member.id })
-    .from(member)
-    .where(and(eq(member.storeId, tx.storeId), eq(member.role, "owner")))
-    .orderBy(asc(member.id))
-    .for("update");
-  return rows.map((r) => r.id);
-}
+/** Locks the store's Owner rows (in id order), so two concurrent demotions or removals cannot both pass the check. */
+const ownersLocked = (q: Q, store: SQL) =>
+  q.select({ id: member.id }).from(member).where(and(eq(member.storeId, store), eq(member.role, "owner"))).orderBy(asc(member.id)).for("update");
 
-async function targetLocked(tx: StoreTx, memberId: string) {
-  const [row] = await tx
-    .select({ id: member.id, userId: member.userId, role: member.role })
-    .from(member)
-    .where(and(eq(member.storeId, tx.storeId), eq(member.id, memberId)))
-    .for("update");
-  if (!row) throw memberNotFound();
-  return row;
+const ofMember = (store: SQL, memberId: string) => and(eq(member.storeId, store), eq(member.id, memberId));
+
+/** The member exists in the store; locked for the rest of the change. */
+const targetLocked = (q: Q, store: SQL, memberId: string) => ensure(q, sql`exists (select 1 from ${member} where ${ofMember(store, memberId)} for update)`, memberNotFound());
+
+/** Refuses to leave the store without an Owner when `leaves` (SQL over the target's row) holds; the Owners are locked first. */
+const keepsAnOwner = (q: Q, store: SQL, memberId: string, leaves: SQL) =>
+  ensure(
+    q,
+    sql`not exists (select 1 from ${member} where ${ofMember(store, memberId)} and ${member.role} = 'owner' and ${leaves})
+        or (select count(*) from ${member} where ${member.storeId} = ${store} and ${member.role} = 'owner') > 1`,
+    lastOwner(),
+  );
+
+/** A new invitation's secret, made before the unit: the database keeps only its SHA-256. */
+async function invitationSecret(): Promise<{ token: string; hash: string }> {
+  const token = randomSecret(32);
+  return { token, hash: await sha256Hex(token) };
 }
 
 export const me = storeProcedure({
@@ -96,42 +99,49 @@ export const inviteStaff = storeProcedure({
   access: "staff.write",
   mutates: true,
   input: z.strictObject({ email: z.email().max(320), role: z.enum(ROLES) }),
-  async run({ tx, member: inviter }, input) {
-    const email = input.email.trim();
-    const [existing] = await tx
-      .select({ id: member.id })
-      .from(member)
-      .innerJoin(userAccount, eq(userAccount.id, member.userId))
-      .where(and(eq(member.storeId, tx.storeId), sql`lower(${userAccount.email}) = lower(${email})`));
-    if (existing) {
-      throw new AppError("CONFLICT", "This person is already a member of the store.", { issues: [{ path: "email", message: "already a member" }] });
-    }
-    await tx
-      .update(staffInvitation)
-      .set({ revokedAt: sql`now()` })
-      .where(
-        and(
-          eq(staffInvitation.storeId, tx.storeId),
-          sql`lower(${staffInvitation.email}) = lower(${email})`,
-          isNull(staffInvitation.acceptedAt),
-          isNull(staffInvitation.revokedAt),
-        ),
+  write: {
+    // The token is made before the unit (no statement: no trip); the pipeline awaits what `prepare` answers.
+    prepare: () => constant(invitationSecret()),
+    apply(q, { store, memberId }, input, secret: { token: string; hash: string }) {
+      const email = input.email.trim();
+      const id = crypto.randomUUID();
+      return plan(
+        [
+          ensure(
+            q,
+            sql`not exists (select 1 from ${member} join ${userAccount} on ${userAccount.id} = ${member.userId}
+                            where ${member.storeId} = ${store} and lower(${userAccount.email}) = lower(${email}))`,
+            new AppError("CONFLICT", "This person is already a member of the store.", { issues: [{ path: "email", message: "already a member" }] }),
+          ),
+          q
+            .update(staffInvitation)
+            .set({ revokedAt: sql`now()` })
+            .where(
+              and(
+                eq(staffInvitation.storeId, store),
+                sql`lower(${staffInvitation.email}) = lower(${email})`,
+                isNull(staffInvitation.acceptedAt),
+                isNull(staffInvitation.revokedAt),
+              ),
+            ),
+          q
+            .insert(staffInvitation)
+            .values({
+              id,
+              storeId: store,
+              email,
+              role: input.role,
+              tokenHash: secret.hash,
+              invitedBy: memberId,
+              expiresAt: sql`now() + make_interval(days => ${INVITATION_DAYS})`,
+            })
+            .returning({ id: staffInvitation.id, email: staffInvitation.email, role: staffInvitation.role, expiresAt: staffInvitation.expiresAt }),
+          emitStep(q, "staff.invited", { invitationId: id, role: input.role }),
+        ] as const,
+        // The plain token exists only in this answer; the database keeps its SHA-256 hash.
+        ([, , [invitation]]) => ({ invitation: invitation!, acceptPath: `/invite/${secret.token}` }),
       );
-    const token = randomSecret(32);
-    const [invitation] = await tx
-      .insert(staffInvitation)
-      .values({
-        storeId: tx.storeId,
-        email,
-        role: input.role,
-        tokenHash: await sha256Hex(token),
-        invitedBy: inviter.id,
-        expiresAt: new Date(Date.now() + INVITATION_DAYS * 86_400_000),
-      })
-      .returning({ id: staffInvitation.id, email: staffInvitation.email, role: staffInvitation.role, expiresAt: staffInvitation.expiresAt });
-    await emit(tx, "staff.invited", { invitationId: invitation!.id, role: input.role });
-    // The plain token exists only in this answer; the database keeps its SHA-256 hash.
-    return { invitation: invitation!, acceptPath: `/invite/${token}` };
+    },
   },
 });
 
@@ -142,17 +152,27 @@ export const setStaffRole = storeProcedure({
   access: "staff.write",
   mutates: true,
   input: z.strictObject({ memberId: z.uuid(), role: z.enum(ROLES) }),
-  async run({ tx }, input) {
-    const owners = await ownersLocked(tx);
-    const target = await targetLocked(tx, input.memberId);
-    if (target.role === input.role) return { id: target.id, role: target.role };
-    if (target.role === "owner" && owners.length <= 1) throw lastOwner();
-    await tx
-      .update(member)
-      .set({ role: input.role, updatedAt: sql`now()` })
-      .where(and(eq(member.storeId, tx.storeId), eq(member.id, target.id)));
-    await emit(tx, "staff.role_changed", { memberId: target.id, from: target.role, to: input.role });
-    return { id: target.id, role: input.role };
+  write: {
+    apply(q, { store }, input) {
+      const target = ofMember(store, input.memberId);
+      const changes = sql`${member.role} <> ${input.role}`;
+      return plan(
+        [
+          ownersLocked(q, store),
+          targetLocked(q, store, input.memberId),
+          keepsAnOwner(q, store, input.memberId, changes),
+          // Only when the role changes, written before the row does (the event names the role it had).
+          emitStep(
+            q,
+            "staff.role_changed",
+            sql`(select jsonb_build_object('memberId', ${member.id}, 'from', ${member.role}, 'to', ${input.role}::text) from ${member} where ${target})`,
+            { when: sql`exists (select 1 from ${member} where ${target} and ${changes})` },
+          ),
+          q.update(member).set({ role: input.role, updatedAt: sql`now()` }).where(and(target, changes)),
+        ] as const,
+        () => ({ id: input.memberId.toLowerCase(), role: input.role }),
+      );
+    },
   },
 });
 
@@ -163,18 +183,25 @@ export const removeStaff = storeProcedure({
   access: "staff.write",
   mutates: true,
   input: z.strictObject({ memberId: z.uuid() }),
-  async run({ tx }, input) {
-    const owners = await ownersLocked(tx);
-    const target = await targetLocked(tx, input.memberId);
-    if (target.role === "owner" && owners.length <= 1) throw lastOwner();
-    await tx.delete(member).where(and(eq(member.storeId, tx.storeId), eq(member.id, target.id)));
-    // Sessions are not store-scoped rows; drop this store from the removed person's sessions.
-    await tx
-      .update(session)
-      .set({ activeStoreId: null })
-      .where(and(eq(session.userId, target.userId), eq(session.activeStoreId, tx.storeId)));
-    await emit(tx, "staff.removed", { memberId: target.id });
-    return { id: target.id, removed: true };
+  write: {
+    apply(q, { store }, input) {
+      const target = ofMember(store, input.memberId);
+      return plan(
+        [
+          ownersLocked(q, store),
+          targetLocked(q, store, input.memberId),
+          keepsAnOwner(q, store, input.memberId, sql`true`),
+          // Sessions are not store-scoped rows; drop this store from the removed person's sessions.
+          q
+            .update(session)
+            .set({ activeStoreId: null })
+            .where(and(sql`${session.userId} = (select ${member.userId} from ${member} where ${target})`, eq(session.activeStoreId, store))),
+          q.delete(member).where(target),
+          emitStep(q, "staff.removed", { memberId: input.memberId.toLowerCase() }),
+        ] as const,
+        () => ({ id: input.memberId.toLowerCase(), removed: true }),
+      );
+    },
   },
 });
 
@@ -185,22 +212,24 @@ export const revokeInvitation = storeProcedure({
   access: "staff.write",
   mutates: true,
   input: z.strictObject({ invitationId: z.uuid() }),
-  async run({ tx }, input) {
-    const [row] = await tx
-      .update(staffInvitation)
-      .set({ revokedAt: sql`now()` })
-      .where(
-        and(
-          eq(staffInvitation.storeId, tx.storeId),
-          eq(staffInvitation.id, input.invitationId),
-          isNull(staffInvitation.acceptedAt),
-          isNull(staffInvitation.revokedAt),
-        ),
-      )
-      .returning({ id: staffInvitation.id });
-    if (!row) throw new AppError("NOT_FOUND", "No open invitation with this id.");
-    await emit(tx, "staff.invitation_revoked", { invitationId: row.id });
-    return { id: row.id, revoked: true };
+  write: {
+    apply(q, { store }, input) {
+      const open = and(
+        eq(staffInvitation.storeId, store),
+        eq(staffInvitation.id, input.invitationId),
+        isNull(staffInvitation.acceptedAt),
+        isNull(staffInvitation.revokedAt),
+      );
+      const id = input.invitationId.toLowerCase();
+      return plan(
+        [
+          ensure(q, sql`exists (select 1 from ${staffInvitation} where ${open} for update)`, new AppError("NOT_FOUND", "No open invitation with this id.")),
+          q.update(staffInvitation).set({ revokedAt: sql`now()` }).where(open),
+          emitStep(q, "staff.invitation_revoked", { invitationId: id }),
+        ] as const,
+        () => ({ id, revoked: true }),
+      );
+    },
   },
 });
 

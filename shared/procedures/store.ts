@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ROLE_LABELS } from "../auth/permissions";
 import { hashPassword } from "../auth/password";
 import { emitStep } from "../db/changes";
-import { constant, plan } from "../db/plan";
+import { constant, plan, thenPlan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { SESSION_LIFETIMES } from "../auth/sessions";
 import type { Database } from "../db/database";
@@ -75,12 +75,14 @@ export const updateStore = storeProcedure({
       const settings = storePlan(q, storeId);
       if (changed.length === 0) return settings;
       const changes: Partial<typeof store.$inferInsert> = { ...fields, ...(storefrontPassword !== undefined ? { storefrontPasswordHash: passwordHash ?? null } : {}) };
-      const change = [
-        q.update(store).set({ ...changes, updatedAt: sql`now()` }).where(eq(store.id, storeId)),
-        // The event names what changed, never the password itself.
-        emitStep(q, "store.updated", { fields: changed }),
-      ];
-      return { steps: [...change, ...settings.steps], finish: (results) => settings.finish(results.slice(change.length)) };
+      return thenPlan(
+        [
+          q.update(store).set({ ...changes, updatedAt: sql`now()` }).where(eq(store.id, storeId)),
+          // The event names what changed, never the password itself.
+          emitStep(q, "store.updated", { fields: changed }),
+        ],
+        settings,
+      );
     },
   },
 });

@@ -1,5 +1,7 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
+import { ensure } from "../db/changes";
+import { plan } from "../db/plan";
 import { merchantTask, MERCHANT_TASK_KINDS } from "../db/schema";
 import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
@@ -45,16 +47,20 @@ export const completeTask = storeProcedure({
   access: "orders.write",
   mutates: true,
   input: z.strictObject({ id: z.uuid().describe("The task's id") }),
-  async run({ tx, member }, input) {
-    const [row] = await tx
-      .update(merchantTask)
-      .set({ status: "done", doneAt: new Date(), doneBy: member.id })
-      .where(and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.id, input.id), eq(merchantTask.status, "open")))
-      .returning({ id: merchantTask.id });
-    if (row) return { id: input.id, status: "done" as const };
-    const [existing] = await tx.select({ id: merchantTask.id }).from(merchantTask).where(and(eq(merchantTask.storeId, tx.storeId), eq(merchantTask.id, input.id)));
-    if (!existing) throw new AppError("NOT_FOUND", "No such task in this store.");
-    return { id: input.id, status: "done" as const };
+  write: {
+    apply: (q, { store, memberId }, input) => {
+      const task = and(eq(merchantTask.storeId, store), eq(merchantTask.id, input.id));
+      return plan(
+        [
+          ensure(q, sql`exists (select 1 from ${merchantTask} where ${task} for update)`, new AppError("NOT_FOUND", "No such task in this store.")),
+          q
+            .update(merchantTask)
+            .set({ status: "done", doneAt: sql`now()`, doneBy: memberId })
+            .where(and(task, eq(merchantTask.status, "open"))),
+        ] as const,
+        () => ({ id: input.id, status: "done" as const }),
+      );
+    },
   },
 });
 
