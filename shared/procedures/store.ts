@@ -4,7 +4,7 @@ import { ROLE_LABELS } from "../auth/permissions";
 import { hashPassword } from "../auth/password";
 import { emitStep } from "../db/changes";
 import { constant, plan, thenPlan } from "../db/plan";
-import type { Q } from "../db/steps";
+import { raw, type Q } from "../db/steps";
 import { SESSION_LIFETIMES } from "../auth/sessions";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
@@ -67,8 +67,12 @@ export const updateStore = storeProcedure({
     preorderDepositPercent: z.number().int("must be a whole number").min(1, "must be at least 1").max(100, "must be at most 100").optional(),
   }),
   write: {
-    // The password is hashed before the unit (no statement: no trip); the pipeline awaits what `prepare` answers.
-    prepare: (_q, _scope, input) => constant(passwordHashOf(input.storefrontPassword)),
+    // A new password is hashed (PBKDF2: real CPU) only once the first unit has admitted the caller, so a
+    // caller without settings.write cannot make the Worker spend it: two trips then, one otherwise.
+    prepare: (q, _scope, input) =>
+      typeof input.storefrontPassword === "string"
+        ? plan([raw(q, sql`select 1`)] as const, () => passwordHashOf(input.storefrontPassword))
+        : constant(input.storefrontPassword),
     apply(q, { store: storeId }, input, passwordHash: string | null | undefined) {
       const { storefrontPassword, ...fields } = input;
       const changed = Object.keys(input);
