@@ -8,10 +8,11 @@ import type { StoreTx } from "../db/with-store";
 import { isAppError, AppError } from "../http/errors";
 import { grantCaller, type Caller } from "../pipeline/principal";
 import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
-import { storeProcedure, procedureKey, type StoreContext } from "../procedures/define";
+import type { Door } from "../pipeline/check";
+import { storeProcedure, procedureKey, type StoreContext, type StoreProcedure } from "../procedures/define";
 import { findBaseProcedure } from "../procedures/registry";
 import { readChanges } from "./changes";
-import { changeToolFor, describeCall } from "./tools";
+import { changeToolFor, describeCall, type Proposal } from "./tools";
 
 /**
  * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md). A change tool
@@ -22,13 +23,14 @@ import { changeToolFor, describeCall } from "./tools";
  */
 export const APPROVAL_TTL_HOURS = 24;
 
-type ApprovalRow = typeof aiApproval.$inferSelect;
+export type ApprovalRow = typeof aiApproval.$inferSelect;
 
 export function approvalState(row: Pick<ApprovalRow, "status" | "expiresAt">, now = new Date()): ApprovalRow["status"] | "expired" {
   return row.status === "pending" && row.expiresAt.getTime() <= now.getTime() ? "expired" : row.status;
 }
 
-const view = (row: ApprovalRow) => ({ ...row, diff: readChanges(row.diff), state: approvalState(row) });
+/** A stored proposal as its readers see it: its diff in the current shape and its state (expired when past its time). */
+export const view = (row: ApprovalRow) => ({ ...row, diff: readChanges(row.diff), state: approvalState(row) });
 
 /**
  * Runs a proposal's change once, inside a savepoint of the caller's transaction, through the one
@@ -63,30 +65,34 @@ async function execute(ctx: StoreContext, caller: Caller, row: ApprovalRow, deci
 /**
  * The propose step (SPEC "MCP tools" 2; the pipeline's step 7): describes the change from what it would
  * touch, stores the proposal for the member who connected the client; with 'Changes need approval' off,
- * approves it at once with the connection's permissions. The input is already validated.
+ * approves it at once with the connection's permissions. The input is already validated. This is the
+ * step on an open transaction, for procedures without a write plan; ./proposal-units.ts takes the others
+ * in two round trips, storing the same row.
  */
 export const propose: Proposer = async (ctx, caller, proc, input, door) => {
   if (!caller.grant) throw new TypeError("Only an API grant's changes become proposals");
   const tool = changeToolFor(proc);
-  const proposal = tool ? await tool.describe(ctx.tx, input as Record<string, unknown>, ctx.store) : describeCall(proc, input as Record<string, unknown>);
+  const proposal = tool ? await tool.describe(ctx, input as Record<string, unknown>) : describeCall(proc, input as Record<string, unknown>);
   const [row] = await ctx.tx
     .insert(aiApproval)
-    .values({
-      storeId: ctx.tx.storeId,
-      grantId: caller.grant.id,
-      memberId: ctx.member.id,
-      source: door === "mcp" ? "mcp" : "api",
-      tool: tool?.name ?? null,
-      procedure: procedureKey(proc),
-      input: input as Record<string, unknown>,
-      summary: proposal.summary.slice(0, 2000),
-      diff: JSON.parse(JSON.stringify(proposal.diff)) as unknown[],
-      expiresAt: sql`now() + make_interval(hours => ${APPROVAL_TTL_HOURS})`,
-    })
+    .values({ storeId: ctx.tx.storeId, grantId: caller.grant.id, memberId: ctx.member.id, ...proposalColumns(proc, input, proposal, door) })
     .returning();
   const done = ctx.store.mcpChangesNeedApproval ? row! : await execute(ctx, caller, row!, null);
   return view(done);
 };
+
+/** A proposal's row but for its store, grant and member (the step-by-step path and ./proposal-units.ts store the same). */
+export function proposalColumns(proc: StoreProcedure, input: unknown, proposal: Proposal, door: Door) {
+  return {
+    source: door === "mcp" ? ("mcp" as const) : ("api" as const),
+    tool: changeToolFor(proc)?.name ?? null,
+    procedure: procedureKey(proc),
+    input: input as Record<string, unknown>,
+    summary: proposal.summary.slice(0, 2000),
+    diff: JSON.parse(JSON.stringify(proposal.diff)) as unknown[],
+    expiresAt: sql`now() + make_interval(hours => ${APPROVAL_TTL_HOURS})`,
+  };
+}
 
 /** A proposal as a client is told about it (the MCP tool's answer, /api/v1's 202). */
 export function proposalAnswer(p: ProposalView) {

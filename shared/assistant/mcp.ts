@@ -8,9 +8,10 @@ import { recordRead } from "../pipeline/activity";
 import type { Caller, Principal } from "../pipeline/principal";
 import { runRead } from "../pipeline/read";
 import { callerBehind } from "../pipeline/refusal";
-import { resolveCaller, runProcedure } from "../pipeline/run";
+import { resolveCaller, runProcedure, type Outcome } from "../pipeline/run";
 import { procedureKey } from "../procedures/define";
 import { propose, proposalAnswer } from "./approvals";
+import { finishProposal, proposalCall, proposeInUnits, readProposal } from "./proposal-units";
 import { TOOLS, visibleTools, type Tool } from "./tools";
 
 /**
@@ -33,8 +34,8 @@ export interface McpDeps {
   argumentsOf(requestId: string | number): unknown;
   /** Work after the answer (the read-activity upsert). */
   defer: (work: () => Promise<unknown>) => void;
-  /** A tools/call the door already ran with the caller's opening (./mcp.ts firstReadCall): its answer, by request id. */
-  early?: { id: string | number; result: CallToolResult } | undefined;
+  /** A tools/call the door began with the caller's opening (firstCall): its answer, by request id, made when the server calls it. */
+  early?: { id: string | number; result: () => Promise<CallToolResult> } | undefined;
 }
 
 const text = (value: unknown, isError = false): CallToolResult => ({
@@ -57,17 +58,21 @@ function recordToolRead(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, caller:
   if (grant) deps.defer(() => recordRead(deps.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(tool.procedure), via: "mcp" }));
 }
 
+/** A tool call's outcome as the model reads it: a proposal's answer (an error when it failed), or the read's output. */
+function answerOf(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, outcome: Outcome): CallToolResult {
+  if (outcome.kind === "proposed") {
+    const answer = proposalAnswer(outcome.proposal);
+    return text(answer, answer.status === "failed");
+  }
+  recordToolRead(deps, tool, outcome.caller);
+  return text(outcome.output);
+}
+
 async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallToolResult> {
-  const { db, principal, log } = deps;
+  const { db, principal, log, defer } = deps;
   try {
     // The POST's requests were counted together before any database work (workers/admin/mcp.ts).
-    const outcome = await runProcedure(db, principal, tool.procedure, args, { door: "mcp", log, propose });
-    if (outcome.kind === "proposed") {
-      const answer = proposalAnswer(outcome.proposal);
-      return text(answer, answer.status === "failed");
-    }
-    recordToolRead(deps, tool, outcome.caller);
-    return text(outcome.output);
+    return answerOf(deps, tool, await runProcedure(db, principal, tool.procedure, args, { door: "mcp", log, propose, proposeInUnits, defer }));
   } catch (e) {
     return failed(deps, tool, e);
   }
@@ -76,41 +81,61 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
 type Message = { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
 
 /**
- * A POST whose requests are all tools/call, the first naming a read tool with a plan: that first call can
- * run in the same round trip as the caller's opening, before the server is built (one trip, not two).
+ * A POST whose requests are all tools/call, the first naming a read tool with a plan or a change tool
+ * with a write plan: that call's first unit can carry the caller's opening, before the server is built
+ * (a read in one round trip, a change in two, not one more each).
  */
-export function firstReadCall(messages: readonly Message[]): { id: string | number; tool: Tool; args: unknown } | undefined {
+export function firstCall(messages: readonly Message[]): { id: string | number; tool: Tool; args: unknown } | undefined {
   const requests = messages.filter((m) => typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number"));
   if (requests.length === 0 || requests.some((m) => m.method !== "tools/call")) return undefined;
   const first = requests[0]!;
   const tool = TOOLS.find((t) => t.name === first.params?.name);
-  if (!tool || tool.kind !== "read" || !tool.procedure.read) return undefined;
+  if (!tool || !(tool.kind === "read" ? tool.procedure.read : tool.procedure.write)) return undefined;
   return { id: first.id as string | number, tool, args: first.params?.arguments ?? {} };
 }
 
+/** A read's one unit, or a change's first: the caller, and the call's answer for when the server asks for it. */
+async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">, tool: Tool, args: unknown, slug: string) {
+  const { db, principal, log, defer } = deps;
+  const proc = tool.procedure;
+  if (tool.kind === "read") {
+    if (!proc.read) throw new TypeError(`${tool.name} has no read plan`);
+    const outcome = await runRead(db, principal, { ...proc, read: proc.read }, args, { door: "mcp", log, slug });
+    recordToolRead(deps, tool, outcome.caller);
+    const result = text(outcome.output);
+    return { caller: outcome.caller, result: () => Promise.resolve(result) };
+  }
+  if (!proc.write) throw new TypeError(`${tool.name} has no write plan`);
+  const call = await proposalCall(db, principal, { ...proc, write: proc.write }, args, { door: "mcp", log, defer }, slug);
+  const reading = await readProposal(call);
+  // The second unit runs only if the server calls the tool (a tool this caller does not see is never called).
+  const result = () => finishProposal(call, reading).then((outcome) => answerOf(deps, tool, outcome), (e: unknown) => failed(deps, tool, e));
+  return { caller: reading.caller, result };
+}
+
 /**
- * Runs that first call. Answers the caller and the call's result, or the error when no caller was found
+ * Begins that first call. Answers the caller and the call's result, or the error when no caller was found
  * (an unknown, revoked or foreign token: the door answers 401 for the whole POST, as it would have).
  */
-export async function runFirstRead(
+export async function runFirstCall(
   deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">,
   call: { tool: Tool; args: unknown },
   slug: string,
-): Promise<{ caller: Caller; result: CallToolResult } | { error: unknown }> {
-  const proc = call.tool.procedure;
-  if (!proc.read) throw new TypeError(`${call.tool.name} has no read plan`);
+): Promise<{ caller: Caller; result: () => Promise<CallToolResult> } | { error: unknown }> {
   try {
-    const outcome = await runRead(deps.db, deps.principal, { ...proc, read: proc.read }, call.args, { door: "mcp", log: deps.log, slug });
-    recordToolRead(deps, call.tool, outcome.caller);
-    return { caller: outcome.caller, result: text(outcome.output) };
+    return await begin(deps, call.tool, call.args, slug);
   } catch (e) {
+    const answered = (caller: Caller) => {
+      const result = failed(deps, call.tool, e);
+      return { caller, result: () => Promise.resolve(result) };
+    };
     const caller = callerBehind(e);
-    if (caller) return { caller, result: failed(deps, call.tool, e) };
+    if (caller) return answered(caller);
     // Failed before the caller was known. An unknown or foreign token is the POST's 401; anything else
     // (a value Postgres refused, an overload) is the call's error, once the caller is found on its own.
     if (isAppError(e) && e.code === "UNAUTHORIZED") return { error: e };
     try {
-      return { caller: await resolveCaller(deps.db, deps.principal, "mcp", slug), result: failed(deps, call.tool, e) };
+      return answered(await resolveCaller(deps.db, deps.principal, "mcp", slug));
     } catch (unresolved) {
       return { error: unresolved };
     }
@@ -133,7 +158,7 @@ export function mcpServer(deps: McpDeps): McpServer {
         annotations: { readOnlyHint: tool.kind === "read", destructiveHint: false, openWorldHint: false },
       },
       (_parsed: unknown, extra: { requestId: string | number }) =>
-        deps.early && deps.early.id === extra.requestId ? Promise.resolve(deps.early.result) : callTool(deps, tool, deps.argumentsOf(extra.requestId)),
+        deps.early && deps.early.id === extra.requestId ? deps.early.result() : callTool(deps, tool, deps.argumentsOf(extra.requestId)),
     );
   }
   return server;

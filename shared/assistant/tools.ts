@@ -1,14 +1,17 @@
 import type { z } from "zod";
 import type { Permission } from "../auth/permissions";
-import type { StoreTx } from "../db/with-store";
+import type { Plan } from "../db/plan";
+import type { Q } from "../db/steps";
+import { readOn } from "../db/with-store";
 import { summary as salesSummary } from "../procedures/analytics";
 import { getPage, listPages, updatePage } from "../procedures/content";
 import { getCustomer, listCustomers } from "../procedures/customers";
-import { procedureKey, type Procedure, type StoreInfo, type StoreProcedure } from "../procedures/define";
+import { procedureKey, type Procedure, type StoreContext, type StoreInfo, type StoreProcedure } from "../procedures/define";
 import { createDiscount, listDiscounts } from "../procedures/discounts";
 import { adjustInventory, listLevels, listLocations } from "../procedures/inventory";
 import { getOrder, listOrders } from "../procedures/orders";
 import { getProduct, listProducts, updateProduct } from "../procedures/products";
+import { txScope, type Scope } from "../procedures/scope";
 import { textOrValue, valueChange, type Proposal } from "./changes";
 import { describeDiscountCreation, describeInventoryAdjustment, describePageUpdate, describeProductUpdate } from "./describe";
 
@@ -36,8 +39,13 @@ export interface ReadTool extends ToolBase {
 export interface ChangeTool<I extends z.ZodType = z.ZodType> extends ToolBase {
   kind: "change";
   procedure: StoreProcedure<I>;
-  /** Reads what the change would touch and says what it would do, before anything changes. */
-  describe(tx: StoreTx, input: z.output<I>, store: StoreInfo): Promise<Proposal>;
+  /**
+   * Reads what the change would touch and says what it would do, before anything changes: a plan, whose
+   * reads go with the caller's opening (./proposal-units.ts).
+   */
+  describePlan(q: Q, scope: Scope, input: z.output<I>): Plan<Proposal>;
+  /** The same on the caller's open transaction (the step-by-step proposal path, ./approvals.ts). */
+  describe(ctx: StoreContext, input: z.output<I>): Promise<Proposal>;
 }
 
 export type Tool = ReadTool | ChangeTool;
@@ -49,8 +57,9 @@ const permissionOf = (tool: Tool): Permission => {
 
 const read = (name: string, procedure: StoreProcedure, description: string): ReadTool => ({ kind: "read", name, procedure, description });
 
-function change<I extends z.ZodType>(name: string, procedure: StoreProcedure<I>, description: string, describe: ChangeTool<I>["describe"]): ChangeTool {
-  return { kind: "change", name, procedure, description, describe } as unknown as ChangeTool;
+function change<I extends z.ZodType>(name: string, procedure: StoreProcedure<I>, description: string, describePlan: ChangeTool<I>["describePlan"]): ChangeTool {
+  const describe: ChangeTool<I>["describe"] = (ctx, input) => readOn(ctx.tx, (q) => describePlan(q, txScope(ctx), input));
+  return { kind: "change", name, procedure, description, describePlan, describe } as unknown as ChangeTool;
 }
 
 export const TOOLS: readonly Tool[] = [
@@ -106,9 +115,10 @@ export const TOOLS: readonly Tool[] = [
 
 if (new Set(TOOLS.map((t) => t.name)).size !== TOOLS.length) throw new Error("Two tools share a name");
 
-/** The change tool that describes a procedure's changes, when the assistant has one. */
+/** The change tool that describes a procedure's changes, when the assistant has one (by key: the pipeline may hand on a copy). */
 export function changeToolFor(proc: Procedure): ChangeTool | undefined {
-  return TOOLS.find((t): t is ChangeTool => t.kind === "change" && t.procedure === proc);
+  const key = procedureKey(proc);
+  return TOOLS.find((t): t is ChangeTool => t.kind === "change" && procedureKey(t.procedure) === key);
 }
 
 /**

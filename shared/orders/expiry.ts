@@ -1,10 +1,14 @@
-import { emit } from "../db/outbox";
-import type { StoreTx } from "../db/with-store";
-import { lockOrder, NOTHING_CAPTURED, releaseReservations } from "./actions";
+import type { SQL } from "drizzle-orm";
+import { markEmits } from "../db/changes";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { changeOn, readOn, type StoreTx } from "../db/with-store";
+import { NOTHING_CAPTURED } from "./actions";
 
 /**
  * The end of a payment window (docs/order-status.md, "Payment windows"): the orders the expiry job
- * looks at, the reminder a manual-transfer order gets the day before, and the expiry itself.
+ * looks at, the reminder a manual-transfer order gets the day before, and the expiry itself, as plans a
+ * store's unit sends (the functions taking a transaction run the same plans on one that is open).
  */
 
 /** A manual-transfer order is reminded this long before its window closes. */
@@ -19,71 +23,149 @@ export interface SeenAttempt {
   amount: number;
 }
 
-export interface DueOrder {
+export type DueOrder = {
   id: string;
   number: number;
   /** Every attempt as it was when read: the expiry goes ahead only if none moved since. */
   attempts: SeenAttempt[];
-}
+};
 
 /** Open orders holding no captured money whose window closed by `now`, the longest-waiting first. */
-export async function dueUnpaidOrders(tx: StoreTx, now: Date, limit: number): Promise<DueOrder[]> {
-  const { rows } = await tx.$client.query<DueOrder>(
-    `select o.id, o.number,
-       coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'status', a.status, 'provider', a.provider,
-                  'providerRef', a.provider_ref, 'amount', a.amount) order by a.id)
-                 from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts
-     from shop_order o
-     where o.store_id = $1 and o.status = 'open' and o.payment_status in ('unpaid', 'pending', 'authorized') and o.expires_at <= $2
-     order by o.expires_at, o.id limit $3`,
-    [tx.storeId, now, limit],
+export function dueUnpaidPlan(q: Q, store: SQL, now: Date, limit: number): Plan<DueOrder[]> {
+  return plan(
+    [
+      raw<DueOrder>(
+        q,
+        sql`select o.id, o.number,
+              coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'status', a.status, 'provider', a.provider,
+                         'providerRef', a.provider_ref, 'amount', a.amount) order by a.id)
+                        from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts
+            from shop_order o
+            where o.store_id = ${store} and o.status = 'open' and o.payment_status in ('unpaid', 'pending', 'authorized') and o.expires_at <= ${now}
+            order by o.expires_at, o.id limit ${limit}`,
+      ),
+    ] as const,
+    ([rows]) => rows,
   );
-  return rows;
+}
+
+export function dueUnpaidOrders(tx: StoreTx, now: Date, limit: number): Promise<DueOrder[]> {
+  return readOn(tx, (q) => dueUnpaidPlan(q, sql`${tx.storeId}::uuid`, now, limit));
 }
 
 /**
  * Writes `order.payment_reminder` once for each manual-transfer order still unpaid whose window closes
  * within PAYMENT_REMINDER_BEFORE_MS of `now` (and has not closed). The mark is set by the same guarded
- * statement, so a re-run or a racing run reminds nobody twice. Returns how many were reminded.
+ * statement that writes the events, so a re-run or a racing run reminds nobody twice. Answers how many.
  */
-export async function remindUnpaid(tx: StoreTx, now: Date, limit: number): Promise<number> {
-  const { rows } = await tx.$client.query<{ id: string; number: number; expires_at: Date; amount: number }>(
-    `update shop_order o set payment_reminded_at = $2
-     where o.store_id = $1 and o.id in (
-         select id from shop_order where store_id = $1 and status = 'open' and payment_method = 'manual_transfer'
-           and payment_status in ('unpaid', 'pending') and payment_reminded_at is null and expires_at > $2 and expires_at <= $3
-         order by expires_at limit $4)
-       and o.status = 'open' and o.payment_reminded_at is null
-     returning o.id, o.number, o.expires_at, (o.total - o.balance_amount)::float8 as amount`,
-    [tx.storeId, now, new Date(now.getTime() + PAYMENT_REMINDER_BEFORE_MS), limit],
+export function remindUnpaidPlan(q: Q, store: SQL, now: Date, limit: number): Plan<number> {
+  const until = new Date(now.getTime() + PAYMENT_REMINDER_BEFORE_MS);
+  return plan(
+    [
+      markEmits(
+        raw<{ n: number }>(
+          q,
+          sql`with reminded as (
+                update shop_order o set payment_reminded_at = ${now}
+                where o.store_id = ${store} and o.id in (
+                    select id from shop_order where store_id = ${store} and status = 'open' and payment_method = 'manual_transfer'
+                      and payment_status in ('unpaid', 'pending') and payment_reminded_at is null and expires_at > ${now} and expires_at <= ${until}
+                    order by expires_at limit ${limit})
+                  and o.status = 'open' and o.payment_reminded_at is null
+                returning o.id, o.number, o.expires_at, o.total - o.balance_amount as amount),
+              events as (
+                insert into outbox_event (store_id, kind, payload)
+                select ${store}, 'order.payment_reminder', jsonb_build_object('orderId', id, 'number', number,
+                  'expiresAt', to_char(expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'amount', amount)
+                from reminded)
+            select count(*)::int as n from reminded`,
+        ),
+      ),
+    ] as const,
+    ([[row]]) => row!.n,
   );
-  for (const r of rows) {
-    await emit(tx, "order.payment_reminder", { orderId: r.id, number: r.number, expiresAt: new Date(r.expires_at).toISOString(), amount: r.amount });
-  }
-  return rows.length;
+}
+
+export function remindUnpaid(tx: StoreTx, now: Date, limit: number): Promise<number> {
+  return changeOn(tx, (q) => remindUnpaidPlan(q, sql`${tx.storeId}::uuid`, now, limit));
 }
 
 /**
- * Expires an order whose window closed: under the order's lock (attempts, then the order) it must still be
- * open, unshipped, hold no captured money, be past `expires_at`, and have exactly the attempts, in the
- * same statuses, that the gateway was asked about; otherwise nothing happens and the next run looks again.
- * Releases its reservations, sets `expired` (its own action: recompute never leaves it) and writes
- * `order.expired` and `inventory.released`. Returns whether it expired.
+ * Expires the orders whose window closed, each only if, under its lock, it is still open, unshipped,
+ * holds no captured money, is past `expires_at`, and has exactly the attempts, in the same statuses, that
+ * the gateway was asked about; otherwise nothing happens to it and the next run looks again. An expired
+ * order's reservations are released, it is `expired` (its own action: recompute never leaves it), and
+ * `order.expired` and `inventory.released` are written. Answers, per order, whether it expired.
+ *
+ * Locks first, as every order writer and checkout take them: the orders' attempts, the orders, then the
+ * stock rows they hold, in id order.
  */
-export async function expireOrder(tx: StoreTx, orderId: string, seen: readonly SeenAttempt[], now: Date): Promise<boolean> {
-  const order = await lockOrder(tx, orderId);
-  if (order.status !== "open" || !NOTHING_CAPTURED.has(order.paymentStatus) || order.fulfillmentStatus !== "unfulfilled") return false;
-  const { rows } = await tx.$client.query<{ due: boolean; attempts: string }>(
-    `select o.expires_at <= $3 as due,
-       coalesce((select string_agg(a.id || ':' || a.status, ',' order by a.id) from payment_attempt a
-                 where a.store_id = o.store_id and a.order_id = o.id), '') as attempts
-     from shop_order o where o.store_id = $1 and o.id = $2`,
-    [tx.storeId, orderId, now],
+export function expiryPlan(q: Q, store: SQL, orders: readonly Pick<DueOrder, "id" | "attempts">[], now: Date): Plan<boolean[]> {
+  if (orders.length === 0) return plan([], () => []);
+  const ids = sql`${sql.param(orders.map((o) => o.id))}::uuid[]`;
+  return plan(
+    [
+      raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = any(${ids}) order by id for update`),
+      raw(q, sql`select id from shop_order where store_id = ${store} and id = any(${ids}) order by id for update`),
+      raw(
+        q,
+        sql`select il.id from inventory_level il
+            where il.store_id = ${store} and (il.variant_id, il.location_id) in (
+              select ol.variant_id, f.location_id from fulfillment_order_line fl
+              join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
+              join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
+              where fl.store_id = ${store} and f.order_id = any(${ids}) and fl.reserved > 0)
+            order by il.id for update`,
+      ),
+      ...orders.map((o) => expireStep(q, store, o, now)),
+    ],
+    (results) => (results.slice(3) as { expired: boolean }[][]).map(([row]) => row!.expired),
   );
-  if (!rows[0]?.due || rows[0].attempts !== seen.map((a) => `${a.id}:${a.status}`).join(",")) return false;
-  const items = await releaseReservations(tx, orderId);
-  await tx.$client.query("update shop_order set status = 'expired', updated_at = now() where store_id = $1 and id = $2", [tx.storeId, orderId]);
-  await emit(tx, "order.expired", { orderId, number: order.number });
-  await emit(tx, "inventory.released", { orderId, items });
-  return true;
+}
+
+function expireStep(q: Q, store: SQL, order: Pick<DueOrder, "id" | "attempts">, now: Date): Step {
+  const seen = order.attempts.map((a) => `${a.id}:${a.status}`).join(",");
+  return markEmits(
+    raw(
+      q,
+      sql`with target as (
+            select o.id, o.number from shop_order o
+            where o.store_id = ${store} and o.id = ${order.id} and o.status = 'open' and o.payment_status = any(${sql.param([...NOTHING_CAPTURED])}::text[])
+              and o.fulfillment_status = 'unfulfilled' and o.expires_at <= ${now}
+              and coalesce((select string_agg(a.id || ':' || a.status, ',' order by a.id) from payment_attempt a
+                            where a.store_id = o.store_id and a.order_id = o.id), '') = ${seen}),
+          held as (
+            select il.id, il.variant_id, il.location_id, least(il.reserved, h.held) as quantity
+            from (select ol.variant_id, f.location_id, sum(fl.reserved)::int as held
+                  from fulfillment_order_line fl
+                  join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
+                  join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
+                  where fl.store_id = ${store} and f.order_id in (select id from target) and fl.reserved > 0
+                  group by ol.variant_id, f.location_id) h
+            join inventory_level il on il.store_id = ${store} and il.variant_id = h.variant_id and il.location_id = h.location_id),
+          levels as (
+            update inventory_level il set reserved = il.reserved - held.quantity, updated_at = now()
+            from held where il.store_id = ${store} and il.id = held.id and held.quantity > 0),
+          lines as (
+            update fulfillment_order_line fl set reserved = 0 from fulfillment_order f
+            where f.store_id = fl.store_id and f.id = fl.fulfillment_order_id and fl.store_id = ${store} and f.order_id in (select id from target) and fl.reserved > 0),
+          expired as (
+            update shop_order o set status = 'expired', updated_at = now() from target where o.store_id = ${store} and o.id = target.id
+            returning o.id, target.number),
+          events as (
+            insert into outbox_event (store_id, kind, payload)
+            select ${store}, 'order.expired', jsonb_build_object('orderId', id, 'number', number) from expired
+            union all
+            select ${store}, 'inventory.released', jsonb_build_object('orderId', id, 'items',
+              coalesce((select jsonb_agg(jsonb_build_object('variantId', variant_id, 'locationId', location_id, 'quantity', quantity) order by held.id)
+                        from held where quantity > 0), '[]'::jsonb))
+            from expired)
+        select exists (select 1 from expired) as expired`,
+    ),
+  );
+}
+
+export async function expireOrder(tx: StoreTx, orderId: string, seen: readonly SeenAttempt[], now: Date): Promise<boolean> {
+  const [expired] = await changeOn(tx, (q) => expiryPlan(q, sql`${tx.storeId}::uuid`, [{ id: orderId, attempts: [...seen] }], now));
+  return expired!;
 }

@@ -1,3 +1,7 @@
+import type { SQL } from "drizzle-orm";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q, type StatementClient } from "../db/steps";
+import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import type { CreatePaymentInput } from "../payments/gateway";
@@ -57,14 +61,21 @@ export async function newAttempt(tx: StoreTx, orderId: string, provider: string)
   return { id: inserted.rows[0]!.id, attempt, idempotencyKey: key, status: "created", provider, amount };
 }
 
-/** The attempt a gateway reference belongs to, in this store (null when none). */
-export async function attemptByRef(tx: StoreTx, provider: string, providerRef: string): Promise<{ id: string; orderId: string; amount: number } | null> {
-  const { rows } = await tx.$client.query<{ id: string; order_id: string; amount: string }>(
-    "select id, order_id, amount::text from payment_attempt where store_id = $1 and provider = $2 and provider_ref = $3",
-    [tx.storeId, provider, providerRef],
+/** The attempt a gateway reference names, as SQL a unit's statements take for its id (./readings.ts idFoundBy). */
+export const attemptIdByRef = (store: SQL, provider: string, providerRef: string): SQL =>
+  sql`(select id from payment_attempt where store_id = ${store} and provider = ${provider} and provider_ref = ${providerRef} limit 1)`;
+
+/** The attempt a gateway reference belongs to, in this store (null when none): one statement. */
+export function attemptByRefPlan(q: Q, store: SQL, provider: string, providerRef: string): Plan<{ id: string; orderId: string; amount: number } | null> {
+  return plan(
+    [raw<{ id: string; order_id: string; amount: string }>(q, sql`select id, order_id, amount::text from payment_attempt where store_id = ${store} and id = ${attemptIdByRef(store, provider, providerRef)}`)] as const,
+    ([[r]]) => (r ? { id: r.id, orderId: r.order_id, amount: Number(r.amount) } : null),
   );
-  const r = rows[0];
-  return r ? { id: r.id, orderId: r.order_id, amount: Number(r.amount) } : null;
+}
+
+/** The same inside a transaction that is open already. */
+export function attemptByRef(tx: StoreTx, provider: string, providerRef: string): Promise<{ id: string; orderId: string; amount: number } | null> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => attemptByRefPlan(q, sql`${tx.storeId}::uuid`, provider, providerRef));
 }
 
 /** What the gateway is asked for an attempt of an order (the one shape every caller builds). */

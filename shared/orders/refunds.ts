@@ -1,9 +1,12 @@
 import { uuidFrom } from "../db/ids";
 import { emit } from "../db/outbox";
-import type { StoreTx } from "../db/with-store";
+import { plan } from "../db/plan";
+import { sql } from "../db/steps";
+import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import { isGatewayError, type PaymentGateway } from "../payments/gateway";
 import { conflict, lockOrder } from "./actions";
+import { gatewayRefundChange, gatewayRefundReadingPlan } from "./gateway-refunds";
 import { applyPaymentStatus, recomputeOrderStatuses } from "./routines";
 import type { OrderStatuses } from "./status";
 import { addTask } from "./tasks";
@@ -118,36 +121,23 @@ async function settle(tx: StoreTx, orderId: string, attemptId: string, refundId:
 }
 
 /**
- * A refund the gateway reports by webhook: the pending row it answers becomes processed; a refund made
- * in the gateway's own dashboard (no row) is recorded, so payment_status never disagrees with the money.
- * A refund proves a capture, so an attempt whose capture report has not arrived yet is captured first.
- * Returns whether anything changed.
+ * A refund the gateway reports by webhook, on an open transaction (./gateway-refunds.ts): read with the
+ * attempt, the order and the refund row locked, then changed. Returns whether anything changed.
  */
 export async function recordGatewayRefund(
   tx: StoreTx,
   attempt: { id: string; orderId: string },
   report: { refundId: string; amount: number },
 ): Promise<boolean> {
-  await lockOrder(tx, attempt.orderId);
-  const { rows } = await tx.$client.query<{ id: string; status: string; amount: number; return_id: string | null }>(
-    "select id, status, amount::float8 as amount, return_id from refund where store_id = $1 and provider_refund_id = $2 for update",
-    [tx.storeId, report.refundId],
-  );
-  const known = rows[0];
-  if (known?.status === "processed") return false;
-  await applyPaymentStatus(tx, attempt.id, "captured", "webhook");
-  if (known) {
-    await tx.$client.query("update refund set status = 'processed', last_error = null, updated_at = now() where store_id = $1 and id = $2", [tx.storeId, known.id]);
-    await settle(tx, attempt.orderId, attempt.id, known.id, known.amount, known.return_id);
-  } else {
-    const id = await uuidFrom(`${attempt.id}:gateway-refund:${report.refundId}`);
-    await tx.$client.query(
-      `insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id)
-       values ($1, $2, $3, $4, $5, 'Refunded at the gateway', 'processed', $6)`,
-      [id, tx.storeId, attempt.orderId, attempt.id, report.amount, report.refundId],
-    );
-    await settle(tx, attempt.orderId, attempt.id, id, report.amount, null);
-  }
-  await recomputeOrderStatuses(tx, attempt.orderId);
-  return true;
+  const store = sql`${tx.storeId}::uuid`;
+  const reading = await readOn(tx, (q) => gatewayRefundReadingPlan(q, store, attempt.id, report.refundId, true));
+  if (!reading) throw new AppError("NOT_FOUND", "No such payment attempt in this store.");
+  const newId = await gatewayRefundId(attempt.id, report.refundId);
+  return changeOn(tx, (q) => {
+    const made = gatewayRefundChange(q, store, reading, report, newId);
+    return plan(made.steps, () => made.changed);
+  });
 }
+
+/** The row id of a refund made in the gateway's dashboard: the same for every report of it. */
+export const gatewayRefundId = (attemptId: string, refundId: string) => uuidFrom(`${attemptId}:gateway-refund:${refundId}`);

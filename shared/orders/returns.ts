@@ -1,21 +1,27 @@
-import { emit } from "../db/outbox";
-import type { StoreTx } from "../db/with-store";
+import type { SQL } from "drizzle-orm";
+import { emitStep, unchanged } from "../db/changes";
+import { plan, type Plan } from "../db/plan";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
 import type { PaymentGateway } from "../payments/gateway";
 import { conflict, lockOrder } from "./actions";
+import { orderNotFound } from "./order-detail";
 import { refundOrder, type RefundView } from "./refunds";
 
 /**
  * Returns (docs/order-status.md, "Returns"): units of shipped lines coming back, requested → approved or
  * rejected → received (optionally back into stock) → refunded. An order may have several; each step
- * writes `return.<step>` with the returnId, so each gets its own message (SPEC "Events"). Every step locks
- * the order first (the lock order every order writer keeps), then the return.
+ * writes `return.<step>` with the returnId, so each gets its own message (SPEC "Events"). Each is a reading
+ * and a change checked against it (two round trips); every change locks the order first (the lock order
+ * every order writer keeps), then the return. A refund calls the gateway, so it runs on an open transaction.
  */
 export const RETURN_STATUSES = ["requested", "approved", "rejected", "received", "refunded"] as const;
 export type ReturnStatus = (typeof RETURN_STATUSES)[number];
 
 /** The steps and the states each may start from. */
-const FROM: Readonly<Record<"approve" | "reject" | "receive" | "refund", readonly ReturnStatus[]>> = {
+export type ReturnStep = "approve" | "reject" | "receive" | "refund";
+const FROM: Readonly<Record<ReturnStep, readonly ReturnStatus[]>> = {
   approve: ["requested"],
   reject: ["requested", "approved"],
   receive: ["approved"],
@@ -31,69 +37,117 @@ export interface ReturnRequest {
   note?: string | undefined;
 }
 
-export async function requestReturn(tx: StoreTx, input: ReturnRequest): Promise<{ returnId: string; number: number }> {
-  const order = await lockOrder(tx, input.orderId);
-  if (order.status === "cancelled" || order.status === "expired") throw conflict(`order_${order.status}`, `Order #${order.number} is ${order.status}: nothing was sent, so nothing can come back.`);
-  // What each line may still return: its units in shipments that left (not cancelled, not back to origin),
-  // less the units already in returns that were not rejected.
-  const { rows } = await tx.$client.query<{ id: string; title: string; shipped: number; returning: number }>(
-    `select ol.id, ol.product_title as title,
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+
+/**
+ * What each line of an order may still return: its units in shipments that left (not cancelled, not back
+ * to origin), less the units already in returns that were not rejected.
+ */
+function returnableSql(store: SQL, orderId: string): SQL {
+  return sql`select ol.id, ol.product_title as title,
        coalesce((select sum(fl.quantity) from fulfillment_order_line fl
                  where fl.store_id = ol.store_id and fl.order_line_id = ol.id
                    and exists (select 1 from shipment s where s.store_id = fl.store_id and s.fulfillment_order_id = fl.fulfillment_order_id
-                               and s.status = any($3))), 0)::int as shipped,
+                               and s.status = any(${sql.param(SHIPPED_STATUSES)}::text[]))), 0)::int as shipped,
        coalesce((select sum(rl.quantity) from order_return_line rl join order_return r on r.store_id = rl.store_id and r.id = rl.return_id
                  where rl.store_id = ol.store_id and rl.order_line_id = ol.id and r.status <> 'rejected'), 0)::int as returning
-     from order_line ol where ol.store_id = $1 and ol.order_id = $2`,
-    [tx.storeId, order.id, SHIPPED_STATUSES],
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const issues: { path: string; message: string }[] = [];
-  const seen = new Set<string>();
-  input.lines.forEach((line, i) => {
-    const found = byId.get(line.orderLineId);
-    if (!found) return issues.push({ path: `lines.${i}.orderLineId`, message: "not a line of this order" });
-    if (seen.has(line.orderLineId)) return issues.push({ path: `lines.${i}.orderLineId`, message: "listed twice" });
-    seen.add(line.orderLineId);
-    const left = found.shipped - found.returning;
-    if (line.quantity > left) issues.push({ path: `lines.${i}.quantity`, message: `${found.title}: at most ${Math.max(0, left)} can be returned (shipped ${found.shipped}, already returning ${found.returning})` });
-  });
-  if (issues.length > 0) throw new AppError("CONFLICT", "These units cannot be returned.", { reason: "not_returnable", issues });
-  const { rows: made } = await tx.$client.query<{ id: string; number: number }>(
-    `insert into order_return (store_id, order_id, number, reason, note)
-     select $1, $2, coalesce(max(number), 0) + 1, $3, $4 from order_return where store_id = $1 and order_id = $2
-     returning id, number`,
-    [tx.storeId, order.id, input.reason, input.note ?? null],
-  );
-  const ret = made[0]!;
-  await tx.$client.query(
-    `insert into order_return_line (store_id, return_id, order_line_id, quantity)
-     select $1, $2, x.line, x.quantity from jsonb_to_recordset($3::jsonb) as x(line uuid, quantity int)`,
-    [tx.storeId, ret.id, JSON.stringify(input.lines.map((l) => ({ line: l.orderLineId, quantity: l.quantity })))],
-  );
-  await emit(tx, "return.requested", { orderId: order.id, returnId: ret.id, number: ret.number });
-  return { returnId: ret.id, number: ret.number };
+     from order_line ol where ol.store_id = ${store} and ol.order_id = ${orderId}`;
 }
 
-interface LockedReturn {
+/** A return's request checked against the order as read: the order open or completed, each line returnable. */
+export function requestReturnPlan(q: Q, store: SQL, input: ReturnRequest): Plan<{ orderId: string }> {
+  return plan(
+    [
+      raw<{ id: string; number: number; status: string }>(q, sql`select id, number, status from shop_order where store_id = ${store} and id = ${input.orderId}`),
+      raw<{ id: string; title: string; shipped: number; returning: number }>(q, returnableSql(store, input.orderId)),
+    ] as const,
+    ([[order], rows]) => {
+      if (!order) throw orderNotFound();
+      if (order.status === "cancelled" || order.status === "expired") {
+        throw conflict(`order_${order.status}`, `Order #${order.number} is ${order.status}: nothing was sent, so nothing can come back.`);
+      }
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const issues: { path: string; message: string }[] = [];
+      const seen = new Set<string>();
+      input.lines.forEach((line, i) => {
+        const found = byId.get(line.orderLineId);
+        if (!found) return issues.push({ path: `lines.${i}.orderLineId`, message: "not a line of this order" });
+        if (seen.has(line.orderLineId)) return issues.push({ path: `lines.${i}.orderLineId`, message: "listed twice" });
+        seen.add(line.orderLineId);
+        const left = found.shipped - found.returning;
+        if (line.quantity > left) issues.push({ path: `lines.${i}.quantity`, message: `${found.title}: at most ${Math.max(0, left)} can be returned (shipped ${found.shipped}, already returning ${found.returning})` });
+      });
+      if (issues.length > 0) throw new AppError("CONFLICT", "These units cannot be returned.", { reason: "not_returnable", issues });
+      return { orderId: order.id };
+    },
+  );
+}
+
+/**
+ * Opens the return checked by `requestReturnPlan`: under the order's lock each line must still be
+ * returnable (else the request is read and checked again), numbered after the order's other returns.
+ */
+export function requestReturnChange(q: Q, store: SQL, input: ReturnRequest): Plan<{ returnId: string; number: number }> {
+  const returnId = crypto.randomUUID();
+  const lines = json(input.lines.map((l) => ({ line: l.orderLineId, quantity: l.quantity })));
+  return plan(
+    [
+      // The order locked first; the next statement, which starts once the lock is held, sees every return before this one.
+      raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${input.orderId} for update`),
+      unchanged(
+        q,
+        sql`(select status from shop_order where store_id = ${store} and id = ${input.orderId}) not in ('cancelled', 'expired')
+            and not exists (select 1 from jsonb_to_recordset(${lines}) as x(line uuid, quantity int) left join (${returnableSql(store, input.orderId)}) r on r.id = x.line
+                            where r.id is null or r.shipped - r.returning < x.quantity)`,
+      ),
+      raw<{ id: string; number: number }>(
+        q,
+        sql`insert into order_return (id, store_id, order_id, number, reason, note)
+            select ${returnId}::uuid, ${store}, ${input.orderId}::uuid, coalesce(max(number), 0) + 1, ${input.reason}, ${input.note ?? null}
+            from order_return where store_id = ${store} and order_id = ${input.orderId}
+            returning id, number`,
+      ),
+      raw(
+        q,
+        sql`insert into order_return_line (store_id, return_id, order_line_id, quantity)
+            select ${store}, ${returnId}::uuid, x.line, x.quantity from jsonb_to_recordset(${lines}) as x(line uuid, quantity int)`,
+      ),
+      emitStep(q, "return.requested", sql`(select jsonb_build_object('orderId', order_id, 'returnId', id, 'number', number) from order_return where store_id = ${store} and id = ${returnId})`),
+    ] as const,
+    ([, , [made]]) => ({ returnId: made!.id, number: made!.number }),
+  );
+}
+
+export type ReturnRow = {
   id: string;
   orderId: string;
   number: number;
   orderNumber: number;
   status: ReturnStatus;
+};
+
+/** A return of the store with its order's number (with `lock`, the return row locked); null when none. */
+export function returnPlan(q: Q, store: SQL, returnId: string, lock = false): Plan<ReturnRow | null> {
+  return plan(
+    [
+      raw<ReturnRow>(
+        q,
+        sql`select r.id, r.order_id as "orderId", r.number, o.number as "orderNumber", r.status
+            from order_return r join shop_order o on o.store_id = r.store_id and o.id = r.order_id
+            where r.store_id = ${store} and r.id = ${returnId}${lock ? sql` for update of r` : sql``}`,
+      ),
+    ] as const,
+    ([[row]]) => row ?? null,
+  );
 }
 
-async function lockReturn(tx: StoreTx, returnId: string, step: keyof typeof FROM): Promise<LockedReturn> {
-  const { rows: found } = await tx.$client.query<{ order_id: string }>("select order_id from order_return where store_id = $1 and id = $2", [tx.storeId, returnId]);
-  if (!found[0]) throw new AppError("NOT_FOUND", "No such return in this store.", { issues: [{ path: "returnId", message: "not found" }] });
-  const order = await lockOrder(tx, found[0].order_id);
-  const { rows } = await tx.$client.query<{ status: ReturnStatus; number: number }>(
-    "select status, number from order_return where store_id = $1 and id = $2 for update",
-    [tx.storeId, returnId],
-  );
-  const ret = { id: returnId, orderId: order.id, number: rows[0]!.number, orderNumber: order.number, status: rows[0]!.status };
+const noSuchReturn = () => new AppError("NOT_FOUND", "No such return in this store.", { issues: [{ path: "returnId", message: "not found" }] });
+
+/** The return, when `step` may start from its status; else NOT_FOUND or CONFLICT. */
+export function returnFor(ret: ReturnRow | null, step: ReturnStep): ReturnRow {
+  if (!ret) throw noSuchReturn();
   if (!FROM[step].includes(ret.status)) {
-    throw new AppError("CONFLICT", `Return ${ret.number} of order #${order.number} is ${ret.status}: it cannot be ${step === "refund" ? "refunded" : `${step}d`} (only from ${FROM[step].join(" or ")}).`, {
+    throw new AppError("CONFLICT", `Return ${ret.number} of order #${ret.orderNumber} is ${ret.status}: it cannot be ${step === "refund" ? "refunded" : `${step}d`} (only from ${FROM[step].join(" or ")}).`, {
       reason: `return_${ret.status}`,
       issues: [{ path: "returnId", message: `is ${ret.status}` }],
     });
@@ -101,31 +155,32 @@ async function lockReturn(tx: StoreTx, returnId: string, step: keyof typeof FROM
   return ret;
 }
 
-async function move(tx: StoreTx, ret: LockedReturn, to: ReturnStatus, extra: Record<string, unknown> = {}, note?: string): Promise<void> {
-  await tx.$client.query(
-    "update order_return set status = $3, note = coalesce($4, note), updated_at = now() where store_id = $1 and id = $2",
-    [tx.storeId, ret.id, to, note ?? null],
-  );
-  await emit(tx, `return.${to}`, { orderId: ret.orderId, returnId: ret.id, number: ret.number, ...extra });
+/** The order, then the return, locked; the return still as read (else it is read and checked again). */
+export function returnAsRead(q: Q, store: SQL, ret: ReturnRow): Step[] {
+  return [
+    raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${ret.orderId} for update`),
+    raw(q, sql`select 1 from order_return where store_id = ${store} and id = ${ret.id} for update`),
+    unchanged(q, sql`(select status from order_return where store_id = ${store} and id = ${ret.id}) = ${ret.status}`),
+  ];
 }
 
-export async function approveReturn(tx: StoreTx, returnId: string): Promise<void> {
-  await move(tx, await lockReturn(tx, returnId, "approve"), "approved");
-}
-
-export async function rejectReturn(tx: StoreTx, returnId: string, reason: string): Promise<void> {
-  await move(tx, await lockReturn(tx, returnId, "reject"), "rejected", { reason }, `Rejected: ${reason}`);
+/** The return moves to `to`, with its `return.<to>` event (the returnId and number in it). */
+export function moveSteps(q: Q, store: SQL, ret: ReturnRow, to: ReturnStatus, extra: Record<string, unknown> = {}, note?: string): Step[] {
+  return [
+    raw(q, sql`update order_return set status = ${to}, note = coalesce(${note ?? null}, note), updated_at = now() where store_id = ${store} and id = ${ret.id}`),
+    emitStep(q, `return.${to}`, { orderId: ret.orderId, returnId: ret.id, number: ret.number, ...extra }),
+  ];
 }
 
 /**
- * The units arrived back. With `restock`, they go back on hand at the location each came from (the
- * parcel's), each with an adjustment row `returned`; damaged goods are received without restocking.
+ * The units arrived back: they go back on hand at the location each came from (the parcel's), each with
+ * an adjustment row `returned`. (Damaged goods are received without these steps.)
  */
-export async function receiveReturn(tx: StoreTx, returnId: string, restock: boolean, memberId: string | null): Promise<void> {
-  const ret = await lockReturn(tx, returnId, "receive");
-  if (restock) {
-    await tx.$client.query(
-      `with back as (
+export function restockSteps(q: Q, store: SQL, ret: ReturnRow, memberId: SQL): Step[] {
+  return [
+    raw(
+      q,
+      sql`with back as (
          select il.id, rl.quantity from order_return_line rl
          join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
          join lateral (select f.location_id from fulfillment_order_line fl
@@ -133,18 +188,25 @@ export async function receiveReturn(tx: StoreTx, returnId: string, restock: bool
                        where fl.store_id = rl.store_id and fl.order_line_id = ol.id and f.location_id is not null
                        order by f.position limit 1) src on true
          join inventory_level il on il.store_id = rl.store_id and il.variant_id = ol.variant_id and il.location_id = src.location_id
-         where rl.store_id = $1 and rl.return_id = $2
+         where rl.store_id = ${store} and rl.return_id = ${ret.id}
          order by il.id for update of il),
        levels as (
          update inventory_level il set on_hand = il.on_hand + back.quantity, updated_at = now()
-         from back where il.store_id = $1 and il.id = back.id returning il.variant_id, il.location_id, il.on_hand, back.quantity)
+         from back where il.store_id = ${store} and il.id = back.id returning il.variant_id, il.location_id, il.on_hand, back.quantity)
        insert into inventory_adjustment (store_id, variant_id, location_id, delta, on_hand_after, reason, note, member_id)
-       select $1, variant_id, location_id, quantity, on_hand, 'returned', $3, $4 from levels`,
-      [tx.storeId, returnId, `Return ${ret.number} of order #${ret.orderNumber}`, memberId],
-    );
-    await tx.$client.query("update order_return set restocked = true where store_id = $1 and id = $2", [tx.storeId, returnId]);
-  }
-  await move(tx, ret, "received", { restocked: restock });
+       select ${store}, variant_id, location_id, quantity, on_hand, 'returned', ${`Return ${ret.number} of order #${ret.orderNumber}`}, ${memberId} from levels`,
+    ),
+    raw(q, sql`update order_return set restocked = true where store_id = ${store} and id = ${ret.id}`),
+  ];
+}
+
+/** The return checked and locked on an open transaction (the order first, as every order writer locks). */
+async function lockReturn(tx: StoreTx, returnId: string, step: ReturnStep): Promise<ReturnRow> {
+  const store = sql`${tx.storeId}::uuid`;
+  const found = await readOn(tx, (q) => returnPlan(q, store, returnId));
+  if (!found) throw noSuchReturn();
+  await lockOrder(tx, found.orderId);
+  return returnFor(await readOn(tx, (q) => returnPlan(q, store, returnId, true)), step);
 }
 
 /**
@@ -166,6 +228,6 @@ export async function refundReturn(
     [tx.storeId, returnId],
   );
   const { refunds } = await refundOrder(tx, { orderId: ret.orderId, amount: amount ?? Math.floor(rows[0]!.value), reason: `Return ${ret.number}`, returnId }, gateway, memberId);
-  await move(tx, ret, "refunded", { amount: refunds.reduce((n, r) => n + r.amount, 0) });
+  await changeOn(tx, (q) => plan(moveSteps(q, sql`${tx.storeId}::uuid`, ret, "refunded", { amount: refunds.reduce((n, r) => n + r.amount, 0) }), () => undefined));
   return { refunds };
 }

@@ -19,11 +19,12 @@ import { boundBySettings, checkCaller, viaOf, type Door } from "./check";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
 import { callerFrom, invalidToken, openingFor, type Caller, type Principal } from "./principal";
 import { runRead, sendCallerUnit } from "./read";
-import { runWrite, writesDirectly } from "./write";
+import { mayPropose, runWrite, writesDirectly, type ProposalOptions } from "./write";
 
 export type { Door } from "./check";
 export { boundBySettings, checkCaller } from "./check";
 export { tooManyRequests, withHeaders, type Outcome, type ProposalView, type Proposer, type RunOptions } from "./outcome";
+export type { ProposalOptions, ProposalUnits } from "./write";
 
 /**
  * The one executor pipeline (ARCHITECTURE §4-§7, STYLE 13). Every procedure call runs these steps in
@@ -86,11 +87,14 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
 }
 
 /** Steps 1-9: limit, then one store unit for the principal, then the checks and the work. */
-export async function runProcedure(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
+export async function runProcedure(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: ProposalOptions): Promise<Outcome> {
   // A read with a plan goes in one round trip: the opening admits the caller, the plan follows it; a
-  // change with a write plan in at most two (./write.ts).
+  // change with a write plan in at most two (./write.ts), a proposal too where the door gives its units.
   if (!isSessionProcedure(proc) && proc.read) return runRead(db, principal, { ...proc, read: proc.read }, rawInput, options);
   if (!isSessionProcedure(proc) && proc.write && writesDirectly(principal, options)) return runWrite(db, principal, { ...proc, write: proc.write }, rawInput, options);
+  if (!isSessionProcedure(proc) && proc.write && options.proposeInUnits && mayPropose(principal, options)) {
+    return options.proposeInUnits(db, principal, { ...proc, write: proc.write }, rawInput, options);
+  }
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
   // A session known by its cookie's hash is resolved first for the step-by-step path.

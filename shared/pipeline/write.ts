@@ -26,12 +26,35 @@ import { withCaller } from "./refusal";
  */
 export const RETRIES = 3;
 
-/** Doors whose change may become a proposal (AI approvals) go the step-by-step way (./run.ts). */
+/** Doors where a change never becomes a proposal: a member's session, a created token at /api/v1. */
 export function writesDirectly(principal: Principal, options: Pick<RunOptions, "door">): boolean {
   return options.door === "session" || (options.door === "token" && principal.kind === "token");
 }
 
-type WriteProcedure = StoreProcedure & { write: WritePlan<unknown, unknown> };
+/** Doors where a change may become a proposal (AI approvals): anything over MCP, an OAuth connection at /api/v1. */
+export function mayPropose(principal: Principal, options: Pick<RunOptions, "door">): boolean {
+  return options.door === "mcp" || (options.door === "token" && principal.kind === "oauth");
+}
+
+export type WriteProcedure = StoreProcedure & { write: WritePlan<unknown, unknown> };
+
+/**
+ * Step 7 for a change with a write plan, in at most two round trips: the assistant's
+ * (shared/assistant/proposal-units.ts), given by the doors where a change may become a proposal.
+ */
+export type ProposalUnits = (db: Database, principal: Principal, proc: WriteProcedure, rawInput: unknown, options: ProposalOptions) => Promise<Outcome>;
+
+export interface ProposalOptions extends RunOptions {
+  proposeInUnits?: ProposalUnits;
+  /** Work after the answer (the door's), e.g. storing an approved proposal's result. */
+  defer?: (work: () => Promise<unknown>) => void;
+}
+
+/** A unit's guard found what its first trip read out of date (`unchanged`, SQLSTATE CR409). */
+export const lostRace = (e: unknown): boolean => pgErrorOf(e)?.code === "CR409";
+
+/** A change that lost its race RETRIES times. */
+export const concurrentChange = () => new AppError("CONFLICT", "This changed while it was being saved; reload and try again.", { reason: "concurrent_change" });
 
 export async function runWrite(db: Database, principal: Principal, proc: WriteProcedure, rawInput: unknown, options: RunOptions): Promise<Outcome> {
   const decision = options.limit ? await options.limit() : undefined;
@@ -61,8 +84,8 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
         if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, input), options);
         return { kind: "done", output: output.change, caller, decision, ...(session ? { session } : {}) };
       } catch (e) {
-        if (pgErrorOf(e)?.code !== "CR409") throw e;
-        if (attempt >= RETRIES) throw new AppError("CONFLICT", "This changed while it was being saved; reload and try again.", { reason: "concurrent_change" });
+        if (!lostRace(e)) throw e;
+        if (attempt >= RETRIES) throw concurrentChange();
       }
     }
   } catch (e) {
@@ -80,7 +103,7 @@ async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build
 }
 
 /** A committed change's outside work: a failure is logged, never turned into a failed change. */
-async function afterCommit(work: () => Promise<void>, options: RunOptions): Promise<void> {
+export async function afterCommit(work: () => Promise<void>, options: RunOptions): Promise<void> {
   try {
     await work();
   } catch (e) {
@@ -92,7 +115,7 @@ async function afterCommit(work: () => Promise<void>, options: RunOptions): Prom
  * An API door's change is logged in the change's own unit (./activity.ts recordWrite): the grant comes
  * from the unit's opening (app.grant_id), so it costs no trip of its own.
  */
-function activityStep(principal: Principal, proc: StoreProcedure, door: RunOptions["door"]) {
+export function activityStep(principal: Principal, proc: StoreProcedure, door: RunOptions["door"]) {
   if (principal.kind !== "token" && principal.kind !== "oauth") return undefined;
   if (door !== "token" && door !== "mcp") return undefined;
   return (q: Parameters<typeof raw>[0]) =>

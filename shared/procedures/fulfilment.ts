@@ -1,14 +1,36 @@
+import type { SQL } from "drizzle-orm";
 import { z } from "zod";
-import { loadOrderView } from "../orders/order-view";
+import { mapPlan, plan, type Plan } from "../db/plan";
+import type { Q, ResultOf, Step } from "../db/steps";
+import { loadOrderView, orderViewStatement, type OrderView } from "../orders/order-view";
 import { refundOrder } from "../orders/refunds";
-import { approveReturn, receiveReturn, refundReturn, rejectReturn, requestReturn } from "../orders/returns";
-import { applyShipmentStatus, fulfilParcel } from "../orders/shipments";
+import {
+  moveSteps,
+  refundReturn,
+  requestReturnChange,
+  requestReturnPlan,
+  restockSteps,
+  returnAsRead,
+  returnFor,
+  returnPlan,
+  type ReturnRow,
+  type ReturnStatus,
+  type ReturnStep,
+} from "../orders/returns";
+import { shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../orders/shipment-status";
+import { fulfilParcel } from "../orders/shipments";
+import { decideShipmentStatus } from "../orders/status";
 import { AppError } from "../http/errors";
 import { storeProcedure, type StoreContext } from "./define";
 
 /**
  * What happens to an order after it is paid (issue 11 part 8): shipping its parcels, RTO, refunds and
  * returns. Money and stock move through the routines in shared/orders; these are their doors.
+ *
+ * Changes that call no provider are write plans (a reading, then the change checked against it: two round
+ * trips). Shipping and refunds call the courier or the gateway between reading and writing, which a write
+ * plan has no place for yet: they run on the store's open transaction (shipping already as a reading, a
+ * booking and a change: shared/orders/shipments.ts).
  */
 const orderId = z.uuid().describe("The order's id");
 const returnId = z.uuid().describe("The return's id");
@@ -38,10 +60,20 @@ export const fulfillOrder = storeProcedure({
   }),
   async run(ctx, input) {
     const courier = input.tracking ? undefined : await ctx.services?.courier?.(ctx.tx.storeId);
-    const { shipmentId } = await fulfilParcel(ctx.tx, input, courier, ctx.member.id);
-    return { shipmentId, order: await view(ctx, input.orderId) };
+    return fulfilParcel(ctx.tx, input, courier, ctx.member.id);
   },
 });
+
+const noSuchShipment = () =>
+  new AppError("NOT_FOUND", "This order has no such shipment.", { issues: [{ path: "shipmentId", message: "not a shipment of this order" }] });
+
+/** The change's statements, then the order as they left it (read by the same unit). */
+function thenView(q: Q, store: SQL, orderId: string, change: readonly Step[]): Plan<OrderView> {
+  const view = orderViewStatement(q, store, orderId);
+  return plan([...change, view], (results) => (results.at(-1) as ResultOf<typeof view>)[0]!.order);
+}
+
+const rtoOf = (input: { delivered: boolean }) => (input.delivered ? "rto_delivered" : "rto_initiated");
 
 export const markRto = storeProcedure({
   router: "orders",
@@ -51,14 +83,17 @@ export const markRto = storeProcedure({
   access: "orders.write",
   mutates: true,
   input: z.strictObject({ orderId, shipmentId: z.uuid(), delivered: z.boolean().default(false).describe("The parcel is back at origin") }),
-  async run(ctx, input) {
-    const { rows } = await ctx.tx.$client.query("select 1 from shipment where store_id = $1 and id = $2 and order_id = $3", [ctx.tx.storeId, input.shipmentId, input.orderId]);
-    if (rows.length === 0) throw new AppError("NOT_FOUND", "This order has no such shipment.", { issues: [{ path: "shipmentId", message: "not a shipment of this order" }] });
-    const applied = await applyShipmentStatus(ctx.tx, input.shipmentId, input.delivered ? "rto_delivered" : "rto_initiated", "merchant");
-    if (!applied.applied && applied.status !== (input.delivered ? "rto_delivered" : "rto_initiated")) {
-      throw new AppError("CONFLICT", `This shipment is ${applied.status.replace(/_/g, " ")}: it cannot be marked as returning.`, { reason: `shipment_${applied.status}` });
-    }
-    return view(ctx, input.orderId);
+  write: {
+    prepare: (q, { store }, input) =>
+      mapPlan(shipmentReadingPlan(q, store, { id: input.shipmentId, orderId: input.orderId }), (reading) => {
+        if (!reading) throw noSuchShipment();
+        const { status } = reading.shipment;
+        if (!decideShipmentStatus(status, rtoOf(input)).apply && status !== rtoOf(input)) {
+          throw new AppError("CONFLICT", `This shipment is ${status.replace(/_/g, " ")}: it cannot be marked as returning.`, { reason: `shipment_${status}` });
+        }
+        return reading;
+      }),
+    apply: (q, { store }, input, reading: ShipmentReading) => thenView(q, store, input.orderId, shipmentChange(q, store, reading, rtoOf(input), "merchant").steps),
   },
 });
 
@@ -89,52 +124,74 @@ export const requestReturnProcedure = storeProcedure({
     reason: text(500),
     note: text(2000).optional(),
   }),
-  run: async (ctx, input) => requestReturn(ctx.tx, input),
+  write: {
+    prepare: (q, { store }, input) => requestReturnPlan(q, store, input),
+    apply: (q, { store }, input) => requestReturnChange(q, store, input),
+  },
 });
 
-const returnStep = <I extends z.ZodObject>(name: string, description: string, input: I, run: (ctx: StoreContext, input: z.output<I>) => Promise<unknown>, access: "orders.write" | "orders.refund" = "orders.write") =>
-  storeProcedure({ router: "returns", name, description, access, mutates: true, input, run });
+/**
+ * A step of a return as a write plan: the return read and checked for the step, then `change` (the order
+ * and the return locked, the return still as read), answering the return's new status.
+ */
+const returnStep = <I extends z.ZodObject<{ returnId: typeof returnId }>>(
+  name: ReturnStep,
+  description: string,
+  input: I,
+  to: ReturnStatus,
+  change: (q: Q, store: SQL, ret: ReturnRow, input: z.output<I>, memberId: SQL) => Step[],
+) =>
+  storeProcedure({
+    router: "returns",
+    name,
+    description,
+    access: "orders.write",
+    mutates: true,
+    input,
+    write: {
+      prepare: (q, { store }, input) => mapPlan(returnPlan(q, store, input.returnId), (ret) => returnFor(ret, name)),
+      apply: (q, { store, memberId }, input, ret: ReturnRow) =>
+        plan([...returnAsRead(q, store, ret), ...change(q, store, ret, input, memberId)], () => ({ returnId: input.returnId, status: to })),
+    },
+  });
 
 export const approveReturnProcedure = returnStep(
   "approve",
   "Approve a requested return: the customer may send the units back. Writes return.approved.",
   z.strictObject({ returnId }),
-  async (ctx, input) => {
-    await approveReturn(ctx.tx, input.returnId);
-    return { returnId: input.returnId, status: "approved" };
-  },
+  "approved",
+  (q, store, ret) => moveSteps(q, store, ret, "approved"),
 );
 
 export const rejectReturnProcedure = returnStep(
   "reject",
   "Reject a requested or approved return, with the reason the customer will be told. Writes return.rejected.",
   z.strictObject({ returnId, reason: text(500) }),
-  async (ctx, input) => {
-    await rejectReturn(ctx.tx, input.returnId, input.reason);
-    return { returnId: input.returnId, status: "rejected" };
-  },
+  "rejected",
+  (q, store, ret, input) => moveSteps(q, store, ret, "rejected", { reason: input.reason }, `Rejected: ${input.reason}`),
 );
 
 export const receiveReturnProcedure = returnStep(
   "receive",
   "The approved return's units arrived: with restock (default true) they go back on hand where they shipped from, each with a 'returned' stock adjustment. Writes return.received.",
   z.strictObject({ returnId, restock: z.boolean().default(true) }),
-  async (ctx, input) => {
-    await receiveReturn(ctx.tx, input.returnId, input.restock, ctx.member.id);
-    return { returnId: input.returnId, status: "received" };
-  },
+  "received",
+  (q, store, ret, input, memberId) => [...(input.restock ? restockSteps(q, store, ret, memberId) : []), ...moveSteps(q, store, ret, "received", { restocked: input.restock })],
 );
 
-export const refundReturnProcedure = returnStep(
-  "refund",
-  "Refund a received return: amount in minor units, default the returned units' value less their share of discounts, through the order's refund routine. Writes return.refunded.",
-  z.strictObject({ returnId, amount: minor.optional() }),
-  async (ctx, input) => {
+export const refundReturnProcedure = storeProcedure({
+  router: "returns",
+  name: "refund",
+  description:
+    "Refund a received return: amount in minor units, default the returned units' value less their share of discounts, through the order's refund routine. Writes return.refunded.",
+  access: "orders.refund",
+  mutates: true,
+  input: z.strictObject({ returnId, amount: minor.optional() }),
+  async run(ctx, input) {
     const { refunds } = await refundReturn(ctx.tx, input.returnId, input.amount, await gatewayOf(ctx), ctx.member.id);
     return { returnId: input.returnId, status: "refunded", refunds };
   },
-  "orders.refund",
-);
+});
 
 export const fulfilmentProcedures = [
   fulfillOrder,

@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { AREA_SCOPES } from "#shared/api/grants";
 import { propose, proposalAnswer } from "#shared/assistant/approvals";
+import { proposeInUnits } from "#shared/assistant/proposal-units";
 import { AppError, isAppError } from "#shared/http/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
@@ -53,6 +54,8 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
       services: providerServices(c.env),
       limit: () => countCalls(c, principal),
       propose,
+      proposeInUnits,
+      defer: c.var.defer,
     });
     for (const [name, value] of Object.entries(outcome.decision ? rateLimitHeaders(outcome.decision) : {})) c.header(name, value);
     c.header("cache-control", "no-store");

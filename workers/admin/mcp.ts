@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono, type Context } from "hono";
 import { isSlug, mcpMetadataUrl } from "#shared/api/mcp-urls";
-import { firstReadCall, mcpServer, runFirstRead, type McpDeps } from "#shared/assistant/mcp";
+import { firstCall, mcpServer, runFirstCall, type McpDeps } from "#shared/assistant/mcp";
 import { AppError, isAppError } from "#shared/http/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import type { Caller, Principal } from "#shared/pipeline/principal";
@@ -94,15 +94,15 @@ mcp.post("/api/mcp/:slug", async (c) => {
   if (!decision.allowed) throw tooManyRequests(decision, "this connection");
 
   // The caller is resolved in Postgres (a grant of one store is refused in any other, SPEC Authentication
-  // 6): with the POST's first tool call when it is a read (one round trip), else on its own.
+  // 6): with the POST's first tool call when it has a plan (a read's one unit, a change's first), else on its own.
   const deps = { db: c.var.db, principal, log: c.var.log, defer: c.var.defer };
   const unauthorized = (e: unknown) =>
     isAppError(e) && e.code === "UNAUTHORIZED" ? new AppError(e.code, e.message, e.data, { ...limitHeaders, ...challenge(c, slug, "invalid_token") }) : e;
-  const first = firstReadCall(messagesOf(body));
+  const first = firstCall(messagesOf(body));
   let caller: Caller;
   let early: McpDeps["early"];
   if (first) {
-    const ran = await runFirstRead(deps, first, slug);
+    const ran = await runFirstCall(deps, first, slug);
     if ("error" in ran) throw unauthorized(ran.error);
     caller = ran.caller;
     early = { id: first.id, result: ran.result };

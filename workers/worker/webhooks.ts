@@ -2,15 +2,11 @@ import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import type { HonoEnv } from "#shared/http/app";
-import { withStore, type StoreTx } from "#shared/db/with-store";
 import { AppError } from "#shared/http/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
-import { attemptByRef } from "#shared/orders/payments";
-import { recordGatewayRefund } from "#shared/orders/refunds";
-import { applyPaymentStatus } from "#shared/orders/routines";
+import { applyPaymentReport, applyShipmentReport } from "#shared/orders/reports";
 import { gatewayConfigFromEnv, storeGateway } from "#shared/payments/select";
-import { applyShipmentStatus, shipmentByAwb } from "#shared/orders/shipments";
 import { courierConfigFromEnv, isWebhookSegmentOf, storeCourier } from "#shared/shipping/select";
 import type { WorkerBindings } from "./env";
 
@@ -18,9 +14,10 @@ import type { WorkerBindings } from "./env";
  * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
  * hostile flood costs as little as possible: the per-IP limit (120 a minute, before anything is read), the
  * provider and store id's shape, a body of at most 64 KiB, the signature with the store's secret (401,
- * nothing written, before the body is parsed as anything), then one store unit: the event id recorded
- * (a second delivery changes nothing and answers 200), the attempt found by the provider's reference,
- * its status applied through the one routine. 2xx only after that unit commits.
+ * nothing written, before the body is parsed as anything), then two round trips: one reads whether the
+ * event id was seen (a second delivery changes nothing and answers 200), the attempt the provider's
+ * reference names and its reading; one records the event id with the status applied through the one
+ * routine. 2xx only after that unit commits.
  */
 export const WEBHOOK_POLICY: LimitPolicy = { limit: 120, windowMs: 60_000 };
 const WEBHOOK_MAX_BYTES = 64 * 1024;
@@ -45,15 +42,6 @@ const guards = [
   }),
 ] as const;
 
-/** A delivery recorded by the provider's event id: false when it was already applied (answer 200, change nothing). */
-async function firstDelivery(tx: StoreTx, provider: string, eventId: string): Promise<boolean> {
-  const { rowCount } = await tx.$client.query(
-    "insert into webhook_receipt (store_id, provider, event_id) values ($1, $2, $3) on conflict (store_id, provider, event_id) do nothing",
-    [tx.storeId, provider, eventId],
-  );
-  return rowCount === 1;
-}
-
 webhooks.post(
   "/webhooks/payments/:provider/:storeId",
   ...guards,
@@ -62,27 +50,11 @@ webhooks.post(
     const config = gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>);
     if (!storeId.success || c.req.param("provider") !== config.provider) throw notHere();
     const sg = await storeGateway(config, storeId.data);
-    const raw = await c.req.text();
-    const event = await sg.gateway.verifyWebhook(raw, c.req.raw.headers, sg.webhookSecret);
+    const body = await c.req.text();
+    const event = await sg.gateway.verifyWebhook(body, c.req.raw.headers, sg.webhookSecret);
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
     if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-    const outcome = await withStore(c.var.db, storeId.data, async (tx) => {
-      if (!(await firstDelivery(tx, sg.provider, event.eventId))) return { duplicate: true };
-      const attempt = await attemptByRef(tx, sg.provider, event.providerRef);
-      // Unknown here: nothing is kept (the receipt rolls back), so the provider's retry can still apply it.
-      if (!attempt) throw new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
-      if (event.status === "refunded") {
-        // A refund report names the refund (its amount, not the payment's): it goes to the refund rows.
-        const changed = await recordGatewayRefund(tx, attempt, { refundId: event.refundId ?? event.eventId, amount: event.amount });
-        return { duplicate: false, applied: changed, status: "refunded" };
-      }
-      if (event.amount !== attempt.amount && event.status === "captured") {
-        c.var.log.warn("payment.amount_mismatch", { attemptId: attempt.id, expected: attempt.amount, received: event.amount });
-      }
-      const applied = await applyPaymentStatus(tx, attempt.id, event.status, "webhook", { providerPaymentId: event.providerPaymentId });
-      return { duplicate: false, applied: applied.applied, status: applied.status };
-    });
-    return c.json({ ok: true, ...outcome });
+    return c.json({ ok: true, ...(await applyPaymentReport(c.var.db, storeId.data, sg.provider, event, c.var.log)) });
   },
 );
 
@@ -97,16 +69,9 @@ webhooks.post("/webhooks/shipments/:provider/:storeId", ...guards, async (c) => 
   const config = courierConfigFromEnv(c.env as unknown as Record<string, unknown>);
   if (!storeId.success || !isWebhookSegmentOf(c.req.param("provider"), config.provider)) throw notHere();
   const sc = await storeCourier(config, storeId.data);
-  const raw = await c.req.text();
-  const event = await sc.courier.verifyWebhook(raw, c.req.raw.headers, sc.webhookSecret);
+  const body = await c.req.text();
+  const event = await sc.courier.verifyWebhook(body, c.req.raw.headers, sc.webhookSecret);
   if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature or token does not match this store's.", { reason: "bad_signature" });
   if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-  const outcome = await withStore(c.var.db, storeId.data, async (tx) => {
-    if (!(await firstDelivery(tx, `courier:${sc.provider}`, event.eventId))) return { duplicate: true };
-    const shipment = await shipmentByAwb(tx, sc.provider, event.awb);
-    if (!shipment) throw new AppError("NOT_FOUND", "No shipment with this tracking number in this store.", { reason: "unknown_shipment" });
-    const applied = await applyShipmentStatus(tx, shipment.id, event.status, "webhook", { providerStatus: event.providerStatus, occurredAt: event.occurredAt });
-    return { duplicate: false, applied: applied.applied, status: applied.status };
-  });
-  return c.json({ ok: true, ...outcome });
+  return c.json({ ok: true, ...(await applyShipmentReport(c.var.db, storeId.data, sc.provider, event)) });
 });

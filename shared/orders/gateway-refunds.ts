@@ -1,0 +1,124 @@
+import type { SQL } from "drizzle-orm";
+import { emitStep, unchanged } from "../db/changes";
+import { mapPlan, plan, together, type Plan } from "../db/plan";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { readingAfter, withAttemptStatus } from "./readings";
+import { paymentChange, paymentReadingPlan, recomputeSteps, type PaymentReading } from "./routines";
+import type { AttemptStatus } from "./status";
+
+/**
+ * A refund the gateway reports (webhook), as a reading and a change: the pending row it answers becomes
+ * processed; a refund made in the gateway's own dashboard (no row) is recorded, so payment_status never
+ * disagrees with the money. A refund proves a capture, so an attempt whose capture report has not arrived
+ * yet is captured first; an attempt all of whose money went back moves to `refunded`. The change replays
+ * the routines in the order they ran on a transaction (capture, the refund row, the attempt refunded, the
+ * recompute), each guarded against the order as the ones before it left it.
+ */
+export interface GatewayRefundReport {
+  refundId: string;
+  amount: number;
+}
+
+export interface GatewayRefundReading {
+  payment: PaymentReading;
+  /** The attempt's amount, and what processed refunds gave back of it so far. */
+  attemptAmount: number;
+  refunded: number;
+  /** The row the report answers (a refund made here), or null (one made in the gateway's dashboard). */
+  known: { id: string; attemptId: string; status: "pending" | "processed" | "failed"; amount: number; returnId: string | null } | null;
+  /** The order's processed refunds, as its facts list them (by id). */
+  processedIds: string[];
+}
+
+/** Reads the attempt, its order's facts and the refund rows a report changes (with `lock`: attempt, order, refund row). */
+export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: string, refundId: string, lock = false): Plan<GatewayRefundReading | null> {
+  const read = together({
+    // With `lock`, the attempt, then its order, locked by statements of their own (one that waited for a lock reads other rows as they were when it began).
+    locks: lock
+      ? plan(
+          [
+            raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attemptId} for update`),
+            raw(q, sql`select 1 from shop_order where store_id = ${store} and id = (select order_id from payment_attempt where store_id = ${store} and id = ${attemptId}) for update`),
+          ] as const,
+          () => undefined,
+        )
+      : plan([], () => undefined),
+    payment: paymentReadingPlan(q, store, attemptId, lock),
+    rows: plan(
+      [
+        raw<{ amount: number; refunded: number }>(
+          q,
+          sql`select a.amount::float8 as amount,
+                coalesce((select sum(r.amount) from refund r where r.store_id = a.store_id and r.payment_attempt_id = a.id and r.status = 'processed'), 0)::float8 as refunded
+              from payment_attempt a where a.store_id = ${store} and a.id = ${attemptId}`,
+        ),
+        raw<NonNullable<GatewayRefundReading["known"]>>(
+          q,
+          sql`select id, payment_attempt_id as "attemptId", status, amount::float8 as amount, return_id as "returnId"
+              from refund where store_id = ${store} and provider_refund_id = ${refundId}${lock ? sql` for update` : sql``}`,
+        ),
+        raw<{ id: string }>(
+          q,
+          sql`select r.id from refund r where r.store_id = ${store} and r.status = 'processed'
+                and r.order_id = (select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})
+              order by r.id`,
+        ),
+      ] as const,
+      ([[attempt], [known], processed]) => ({ attempt, known: known ?? null, processedIds: processed.map((r) => r.id) }),
+    ),
+  });
+  return mapPlan(read, ({ payment, rows }) =>
+    payment && rows.attempt
+      ? { payment, attemptAmount: rows.attempt.amount, refunded: rows.attempt.refunded, known: rows.known, processedIds: rows.processedIds }
+      : null,
+  );
+}
+
+/**
+ * The change for a report read as `reading`; `newId` names the row of a dashboard refund. Answers whether
+ * anything changed (a refund already processed changes nothing).
+ */
+export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundReading, report: GatewayRefundReport, newId: string): { steps: Step[]; changed: boolean } {
+  const { known, payment } = reading;
+  if (known?.status === "processed") return { steps: [], changed: false };
+  const { attempt } = payment;
+  const withStatus = (status: AttemptStatus) => withAttemptStatus(attempt.attempt, status);
+  const captured = paymentChange(q, store, payment, "captured", "webhook");
+  const refund = known ? { id: known.id, amount: known.amount, returnId: known.returnId } : { id: newId, amount: report.amount, returnId: null };
+  // The order's processed refunds are listed by id: this one takes its place among them.
+  const at = reading.processedIds.filter((id) => id < refund.id).length;
+  const refundedOrder = readingAfter(payment.order, captured.applied.order, (facts) => ({
+    ...withStatus(captured.applied.status)(facts),
+    refunds: [...facts.refunds.slice(0, at), { amount: refund.amount }, ...facts.refunds.slice(at)],
+  }));
+  const ofThisAttempt = !known || known.attemptId === attempt.id;
+  const full = reading.attemptAmount <= reading.refunded + (ofThisAttempt ? refund.amount : 0);
+  const afterCapture: PaymentReading = { attempt: { ...attempt, status: captured.applied.status }, order: refundedOrder };
+  const refunded = full ? paymentChange(q, store, afterCapture, "refunded", "refund") : undefined;
+  const last = refunded ? readingAfter(refundedOrder, refunded.applied.order, withStatus(refunded.applied.status)) : refundedOrder;
+  const recompute = recomputeSteps(q, store, last);
+  return {
+    steps: [
+      ...captured.steps,
+      ...(known ? [raw(q, sql`select 1 from refund where store_id = ${store} and id = ${known.id} for update`)] : []),
+      unchanged(
+        q,
+        known
+          ? sql`(select status from refund where store_id = ${store} and id = ${known.id}) = ${known.status}`
+          : sql`not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`,
+      ),
+      known
+        ? raw(q, sql`update refund set status = 'processed', last_error = null, updated_at = now() where store_id = ${store} and id = ${known.id}`)
+        : raw(
+            q,
+            sql`insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id)
+                values (${newId}, ${store}, ${attempt.orderId}, ${attempt.id}, ${report.amount}, 'Refunded at the gateway', 'processed', ${report.refundId})`,
+          ),
+      emitStep(q, "order.refunded", { orderId: attempt.orderId, refundId: refund.id, amount: refund.amount, ...(refund.returnId ? { returnId: refund.returnId } : {}) }),
+      ...(refunded ? refunded.steps : []),
+      ...recompute.guard,
+      ...recompute.steps,
+    ],
+    changed: true,
+  };
+}

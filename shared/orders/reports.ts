@@ -1,0 +1,132 @@
+import type { SQL } from "drizzle-orm";
+import type { Database } from "../db/database";
+import { plan, together, type Plan } from "../db/plan";
+import { raw, sql, type Q, type Step } from "../db/steps";
+import { sendStoreUnit } from "../db/unit";
+import { AppError } from "../http/errors";
+import type { Logger } from "../log";
+import type { PaymentEvent } from "../payments/gateway";
+import type { ShipmentUpdate } from "../shipping/courier";
+import { gatewayRefundChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";
+import { attemptByRefPlan, attemptIdByRef } from "./payments";
+import { idFoundBy, retryLostRaces } from "./readings";
+import { gatewayRefundId } from "./refunds";
+import { paymentChange, paymentReadingPlan, type PaymentReading } from "./routines";
+import { shipmentChange, shipmentReadingPlan } from "./shipment-status";
+
+/**
+ * What a provider's verified report changes (workers/worker/webhooks.ts is their door): a payment's status
+ * through the payment routine, a refund into the refund rows, a shipment's status through the shipment
+ * routine. Each delivery is two round trips: one reads whether its event id was seen (a second delivery
+ * changes nothing), the row its reference names and that row's reading; one records the event id with the
+ * change decided from the reading. An unknown reference keeps nothing, so the provider's retry can still
+ * apply it once the row exists.
+ */
+
+/** Whether a delivery with the provider's event id was applied already (a second one changes nothing). */
+const receiptSeen = (q: Q, store: SQL, provider: string, eventId: string) =>
+  plan(
+    [raw<{ seen: boolean }>(q, sql`select exists (select 1 from webhook_receipt where store_id = ${store} and provider = ${provider} and event_id = ${eventId}) as seen`)] as const,
+    ([[row]]) => row!.seen,
+  );
+
+/**
+ * The delivery recorded by its change's own unit, first: when a racing delivery recorded it first, this
+ * unit lost the race (CR409), and reading again answers it as a duplicate.
+ */
+const receiptStep = (q: Q, store: SQL, provider: string, eventId: string): Step =>
+  raw(
+    q,
+    sql`with kept as (insert into webhook_receipt (store_id, provider, event_id) values (${store}, ${provider}, ${eventId})
+                      on conflict (store_id, provider, event_id) do nothing returning id)
+        select unit.unchanged(exists (select 1 from kept)) as ok`,
+  );
+
+export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string };
+
+/** What a delivery reads (after whether it was seen), and the change it decides from that reading. */
+interface Delivery<R> {
+  read(q: Q, store: SQL): Plan<R>;
+  decide(reading: R): Promise<(q: Q, store: SQL) => { steps: Step[]; outcome: Outcome }>;
+}
+
+/**
+ * A verified delivery in two round trips: one reads whether it was seen and what it changes, one writes
+ * its receipt and the change decided from that reading (read again when a racing writer got there first).
+ */
+function deliver<R>(db: Database, storeId: string, provider: string, eventId: string, delivery: Delivery<R>): Promise<Outcome> {
+  const store = sql`${storeId}::uuid`;
+  return retryLostRaces(async () => {
+    const { seen, reading } = await sendStoreUnit(db, storeId, (q) => together({ seen: receiptSeen(q, store, provider, eventId), reading: delivery.read(q, store) }));
+    if (seen) return { duplicate: true };
+    const change = await delivery.decide(reading);
+    return sendStoreUnit(
+      db,
+      storeId,
+      (q) => {
+        const made = change(q, store);
+        return plan([receiptStep(q, store, provider, eventId), ...made.steps], () => made.outcome);
+      },
+      { readOnly: false },
+    );
+  });
+}
+
+const unknownPayment = () => new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
+
+/** A payment's new status, through the payment routine. */
+function paymentReport(provider: string, event: PaymentEvent, log: Logger): Delivery<{ attempt: { id: string; amount: number } | null; reading: PaymentReading | null }> {
+  return {
+    read: (q, store) =>
+      together({
+        attempt: attemptByRefPlan(q, store, provider, event.providerRef),
+        reading: paymentReadingPlan(q, store, idFoundBy(attemptIdByRef(store, provider, event.providerRef))),
+      }),
+    async decide({ attempt, reading }) {
+      if (!attempt || !reading) throw unknownPayment();
+      if (event.amount !== attempt.amount && event.status === "captured") {
+        log.warn("payment.amount_mismatch", { attemptId: attempt.id, expected: attempt.amount, received: event.amount });
+      }
+      return (q, store) => {
+        const made = paymentChange(q, store, reading, event.status, "webhook", { providerPaymentId: event.providerPaymentId });
+        return { steps: made.steps, outcome: { duplicate: false, applied: made.applied.applied, status: made.applied.status } };
+      };
+    },
+  };
+}
+
+/** A refund report names the refund (its amount, not the payment's): it goes to the refund rows. */
+function refundReport(provider: string, event: PaymentEvent): Delivery<GatewayRefundReading | null> {
+  const report = { refundId: event.refundId ?? event.eventId, amount: event.amount };
+  return {
+    read: (q, store) => gatewayRefundReadingPlan(q, store, idFoundBy(attemptIdByRef(store, provider, event.providerRef)), report.refundId),
+    async decide(reading) {
+      if (!reading) throw unknownPayment();
+      const newId = await gatewayRefundId(reading.payment.attempt.id, report.refundId);
+      return (q, store) => {
+        const made = gatewayRefundChange(q, store, reading, report, newId);
+        return { steps: made.steps, outcome: { duplicate: false, applied: made.changed, status: "refunded" } };
+      };
+    },
+  };
+}
+
+/** A payment provider's report: a refund goes to the refund rows, any other status through the payment routine. */
+export function applyPaymentReport(db: Database, storeId: string, provider: string, event: PaymentEvent, log: Logger): Promise<Outcome> {
+  if (event.status === "refunded") return deliver(db, storeId, provider, event.eventId, refundReport(provider, event));
+  return deliver(db, storeId, provider, event.eventId, paymentReport(provider, event, log));
+}
+
+/** A courier's report: the shipment its tracking number names moves through the shipment routine. */
+export function applyShipmentReport(db: Database, storeId: string, provider: string, event: ShipmentUpdate): Promise<Outcome> {
+  return deliver(db, storeId, `courier:${provider}`, event.eventId, {
+    read: (q, store) => shipmentReadingPlan(q, store, { provider, awb: event.awb }),
+    async decide(reading) {
+      if (!reading) throw new AppError("NOT_FOUND", "No shipment with this tracking number in this store.", { reason: "unknown_shipment" });
+      return (q, store) => {
+        const made = shipmentChange(q, store, reading, event.status, "webhook", { providerStatus: event.providerStatus, occurredAt: event.occurredAt });
+        return { steps: made.steps, outcome: { duplicate: false, applied: made.applied.applied, status: made.applied.status } };
+      };
+    },
+  });
+}
