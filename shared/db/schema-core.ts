@@ -111,6 +111,8 @@ export const outboxEvent = pgTable("outbox_event", {
   lastError: text("last_error"),
   deadAt: ts("dead_at"),
   seq: bigserial("seq", { mode: "number" }).notNull(),
+  /** The payload's orderId, kept by a trigger (migration 0026) so an order's timeline reads an index. */
+  orderId: uuid("order_id"),
 });
 
 // Admin and catalog (migrations/0002_admin_catalog.sql) ------------------------------------------------
@@ -220,6 +222,9 @@ export const customer = pgTable("customer", {
   note: text("note"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
+  /** lower(email) and lower(first_name || ' ' || last_name), kept by a trigger (migration 0026): searchable under RLS. */
+  emailLower: text("email_lower"),
+  nameLower: text("name_lower"),
 });
 
 export const DISCOUNT_KINDS = ["percentage", "fixed_amount"] as const;

@@ -22,6 +22,8 @@ export const shopOrder = pgTable("shop_order", {
   number: integer("number").notNull(),
   cartId: uuid("cart_id"),
   email: text("email").notNull(),
+  /** lower(email), kept by a trigger (migration 0026): an index condition under RLS, where lower() is not. */
+  emailLower: text("email_lower"),
   phone: text("phone"),
   shippingAddress: jsonb("shipping_address").$type<Record<string, string>>().notNull(),
   shipToState: text("ship_to_state").notNull(),

@@ -111,7 +111,9 @@ type DetailRow = {
 
 /**
  * The order's own fields, lines (by position), attempts (newest first) and the outbox events that name it
- * in `payload.orderId` (oldest first; events of one transaction share its time and are ordered by kind).
+ * in `payload.orderId` (oldest first; events of one transaction share its time and are ordered by kind),
+ * read by `order_id`, which a trigger fills from the payload (migration 0026; an expression on the payload
+ * cannot use an index under RLS).
  */
 export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDetail> {
   const detail = raw<DetailRow>(
@@ -125,7 +127,7 @@ export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDe
            'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at) order by a.attempt desc)
          from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts,
        coalesce((select json_agg(json_build_object('kind', e.kind, 'createdAt', e.created_at) order by e.created_at, e.kind, e.id)
-         from outbox_event e where e.store_id = o.store_id and e.payload->>'orderId' = o.id::text), '[]'::json) as events,
+         from outbox_event e where e.store_id = o.store_id and e.order_id = o.id), '[]'::json) as events,
        coalesce((select json_agg(json_build_object('id', s.id, 'parcelId', s.fulfillment_order_id, 'provider', s.provider, 'awb', s.awb,
            'courierName', s.courier_name, 'trackingUrl', s.tracking_url, 'status', s.status, 'statusAt', s.status_at, 'createdAt', s.created_at,
            'events', coalesce((select json_agg(json_build_object('status', se.status, 'providerStatus', se.provider_status, 'source', se.source,

@@ -249,13 +249,6 @@ export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: B
   return plan(steps, (results) => ({ shipmentId, order: (results.at(-1) as ResultOf<typeof view>)[0]!.order }));
 }
 
-/** Ships a parcel on an open transaction: read with the locks taken, book, change. */
-export async function fulfilParcel(tx: StoreTx, input: FulfilInput, courier: Courier | undefined, memberId: string): Promise<{ shipmentId: string; order: OrderView }> {
-  const store = sql`${tx.storeId}::uuid`;
-  const reading = await readOn(tx, (q) => fulfilReadingPlan(q, store, input, true));
-  const booked = await bookParcel(reading, input, courier);
-  return changeOn(tx, (q) => fulfilChange(q, store, reading, booked, sql`${memberId}::uuid`));
-}
 
 /** The shipment routine on an open transaction: read with the order, then the shipment, locked; decide; change. */
 export async function applyShipmentStatus(

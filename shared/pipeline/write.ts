@@ -8,7 +8,7 @@ import { issuesOf } from "../http/validate";
 import { errorFields } from "../log";
 import { procedureKey, type StoreProcedure, type WritePlan } from "../procedures/define";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
-import type { Principal } from "./principal";
+import type { Caller, Principal } from "./principal";
 import { sendCallerUnit, type UnitCall } from "./read";
 import { withCaller } from "./refusal";
 
@@ -68,9 +68,11 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
       throw withCaller(badRequest(issuesOf(parsed.error)), caller);
     }
     const input = parsed.data;
-    const { prepare, apply } = proc.write;
+    const { prepare, decide, apply } = proc.write;
     for (let attempt = 1; ; attempt++) {
-      const prepared = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input, options.services ?? {})) : undefined;
+      const read = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input, options.services ?? {})) : undefined;
+      // A decision outside Postgres (a courier's booking) comes between the units, never inside one.
+      const prepared = decide ? await decide(read?.value, options.services ?? {}, input, storeOf(read?.caller, principal)) : read?.value;
       try {
         const { caller, output, session } = await sendCallerUnit(db, {
           ...base,
@@ -94,12 +96,20 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
 }
 
 /** What `prepare` answers, awaited: from its own unit, or at once when it needs nothing read (e.g. a handle given). */
-async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<P> {
+async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<{ value: P; caller?: Caller }> {
   const probe = build(collector().q, unitScope(false, () => {
     throw new Error("prepare's plan asked for its caller");
   }));
-  if (probe.steps.length === 0) return probe.finish([]);
-  return (await sendCallerUnit(db, { ...base, plan: build })).output;
+  if (probe.steps.length === 0) return { value: await probe.finish([]) };
+  const { output, caller } = await sendCallerUnit(db, { ...base, plan: build });
+  return { value: await output, caller };
+}
+
+/** The store a decision works for: the first unit's caller's, or the principal's own when it names one. */
+function storeOf(caller: Caller | undefined, principal: Principal): string {
+  if (caller) return caller.store.id;
+  if (principal.kind === "oauth" || (principal.kind === "member" && principal.storeId)) return principal.storeId!;
+  throw new Error("A write plan with `decide` needs a `prepare` that reads (its first unit names the store)");
 }
 
 /** A committed change's outside work: a failure is logged, never turned into a failed change. */

@@ -8,8 +8,33 @@ import { DISCOUNT_STATE } from "./discounts";
 export const RANGE_DAYS_MAX = 366;
 const DAY_MS = 86_400_000;
 
+/** Payment states in which money was received (as shared/marketing/work.ts counts a buyer). */
+const MONEY_RECEIVED = "('partially_paid', 'paid', 'partially_refunded', 'refunded')";
+
 const day = z.iso.date().describe("A calendar date, YYYY-MM-DD (UTC)");
 const startOf = (d: string, offset = "Z") => Date.parse(`${d}T00:00:00${offset === "+00:00" ? "Z" : offset}`);
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * A range at an offset as instants [start, end), the whole UTC days inside it [firstDay, endDay) (read from
+ * the daily rollups, migration 0027), and the parts of a UTC day left at either end (read from the rows):
+ * none at +00:00, together one day at any other offset.
+ */
+export function rangeParts(input: { from: string; to: string; utcOffset: string }): {
+  start: number;
+  end: number;
+  firstDay: string;
+  endDay: string;
+  edges: [number, number][];
+} {
+  const start = startOf(input.from, input.utcOffset);
+  const end = startOf(input.to, input.utcOffset) + DAY_MS;
+  const first = Math.ceil(start / DAY_MS) * DAY_MS;
+  const last = Math.floor(end / DAY_MS) * DAY_MS;
+  const edges = ([[start, first], [last, end]] as [number, number][]).filter(([a, b]) => a < b);
+  return { start, end, firstDay: isoDay(first), endDay: isoDay(last), edges };
+}
 
 interface ProductCounts {
   total: number;
@@ -45,9 +70,28 @@ export const summary = storeProcedure({
     }),
   read(q, scope, input) {
     const sid = scope.store;
-    const start = sql`${new Date(startOf(input.from, input.utcOffset)).toISOString()}::timestamptz`;
-    const end = sql`${new Date(startOf(input.to, input.utcOffset) + DAY_MS).toISOString()}::timestamptz`;
-    const inRange = (column: string) => sql`${sql.raw(column)} >= ${start} and ${sql.raw(column)} < ${end}`;
+    const { start, end, firstDay, endDay, edges } = rangeParts(input);
+    const at = (ms: number) => sql`${new Date(ms).toISOString()}::timestamptz`;
+    const inRange = (column: string) => sql`${sql.raw(column)} >= ${at(start)} and ${sql.raw(column)} < ${at(end)}`;
+    // Whole UTC days from the rollups; the parts of a day at either end (a range at an offset other than
+    // +00:00) from the rows themselves, by time: at most one day of rows in all.
+    const days = sql`d.store_id = ${sid} and d.day >= ${firstDay}::date and d.day < ${endDay}::date`;
+    const inEdges = (column: string) =>
+      sql.join(
+        edges.map(([from, to]) => sql`(${sql.raw(column)} >= ${at(from)} and ${sql.raw(column)} < ${at(to)})`),
+        sql` or `,
+      );
+    const orderEdges = edges.length
+      ? sql` union all
+          select 1, (o.status in ('cancelled', 'expired'))::int,
+            case when o.status not in ('cancelled', 'expired') then o.total else 0 end,
+            case when o.status not in ('cancelled', 'expired') and o.payment_status in ${sql.raw(MONEY_RECEIVED)} then o.total else 0 end
+          from shop_order o where o.store_id = ${sid} and (${inEdges("o.placed_at")})`
+      : sql``;
+    const customerEdges = edges.length ? sql` union all select 1 from ${customer} c where c.store_id = ${sid} and (${inEdges("c.created_at")})` : sql``;
+    const stockEdges = edges.length
+      ? sql` union all select 1, greatest(a.delta, 0) from ${inventoryAdjustment} a where a.store_id = ${sid} and (${inEdges("a.created_at")})`
+      : sql``;
     const totals = q
       .select({
         products: sql<ProductCounts>`(select json_build_object(
@@ -62,10 +106,10 @@ export const summary = storeProcedure({
           'preorder', count(*) filter (where v.preorder)
         ) from ${productVariant} v where v.store_id = ${sid})`,
         customers: sql<{ total: number; newInRange: number; acceptsMarketing: number }>`(select json_build_object(
-          'total', count(*),
-          'newInRange', count(*) filter (where ${inRange("c.created_at")}),
-          'acceptsMarketing', count(*) filter (where c.accepts_marketing)
-        ) from ${customer} c where c.store_id = ${sid})`,
+          'total', coalesce((select t.customers from analytics_customer_total t where t.store_id = ${sid}), 0),
+          'newInRange', coalesce(sum(created), 0),
+          'acceptsMarketing', coalesce((select t.accepting from analytics_customer_total t where t.store_id = ${sid}), 0)
+        ) from (select d.created from analytics_customer_day d where ${days}${customerEdges}) x)`,
         stock: sql<{ unitsOnHand: number; unitsAvailable: number; stockValueMinor: number }>`(select json_build_object(
           'unitsOnHand', coalesce(sum(l.on_hand), 0),
           'unitsAvailable', coalesce(sum(l.on_hand - l.reserved), 0),
@@ -74,19 +118,19 @@ export const summary = storeProcedure({
           join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id
           where l.store_id = ${sid})`,
         adjustments: sql<{ unitsReceivedInRange: number; adjustmentsInRange: number }>`(select json_build_object(
-          'unitsReceivedInRange', coalesce(sum(a.delta) filter (where a.delta > 0), 0),
-          'adjustmentsInRange', count(*)
-        ) from ${inventoryAdjustment} a where a.store_id = ${sid} and ${inRange("a.created_at")})`,
+          'unitsReceivedInRange', coalesce(sum(units_received), 0),
+          'adjustmentsInRange', coalesce(sum(adjustments), 0)
+        ) from (select d.adjustments, d.units_received from analytics_stock_day d where ${days}${stockEdges}) x)`,
         discounts: sql<{ live: number; total: number }>`(select json_build_object(
           'live', count(*) filter (where ${DISCOUNT_STATE} = 'live'),
           'total', count(*)
         ) from ${discount} d where d.store_id = ${sid})`,
         orders: sql<{ placed: number; cancelled: number; salesMinor: number; paidMinor: number }>`(select json_build_object(
-          'placed', count(*),
-          'cancelled', count(*) filter (where o.status in ('cancelled', 'expired')),
-          'salesMinor', coalesce(sum(o.total) filter (where o.status not in ('cancelled', 'expired')), 0),
-          'paidMinor', coalesce(sum(o.total) filter (where o.status not in ('cancelled', 'expired') and o.payment_status in ('partially_paid', 'paid', 'partially_refunded', 'refunded')), 0)
-        ) from shop_order o where o.store_id = ${sid} and ${inRange("o.placed_at")})`,
+          'placed', coalesce(sum(placed), 0),
+          'cancelled', coalesce(sum(cancelled), 0),
+          'salesMinor', coalesce(sum(sales_minor), 0),
+          'paidMinor', coalesce(sum(paid_minor), 0)
+        ) from (select d.placed, d.cancelled, d.sales_minor, d.paid_minor from analytics_order_day d where ${days}${orderEdges}) x)`,
         pages: sql<{ published: number; draft: number }>`(select json_build_object(
           'published', count(*) filter (where g.status = 'published'),
           'draft', count(*) filter (where g.status = 'draft')

@@ -127,6 +127,11 @@ export interface WritePlan<I, O, P = unknown> {
    * once, of which the unit stores only a hash); its answer may be a promise, whose value `apply` gets.
    */
   prepare?(q: Q, scope: Scope, input: I, services: Services): Plan<P | Promise<P>>;
+  /**
+   * Between the two units, outside Postgres (a courier's booking): what `apply` gets instead of `prepare`'s
+   * answer. It must be safe to repeat, since a lost race runs prepare, decide and apply again.
+   */
+  decide?(prepared: P, services: Services, input: I, storeId: string): Promise<unknown>;
   apply(q: Q, scope: Scope, input: I, prepared: P): Plan<O>;
   /**
    * Work outside Postgres once the change has committed (a KV entry, an OAuth provider's tokens), with
@@ -174,7 +179,8 @@ export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I,
 /** A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the other. */
 async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input: I): Promise<O> {
   const scope = txScope(ctx);
-  const prepared = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input, ctx.services ?? {})) : undefined;
+  const read = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input, ctx.services ?? {})) : undefined;
+  const prepared = write.decide ? await write.decide(read, ctx.services ?? {}, input, ctx.store.id) : read;
   const output = await changeOn(ctx.tx, (q) => write.apply(q, scope, input, prepared));
   if (write.after && ctx.services) await write.after(output, ctx.services, input);
   return output;

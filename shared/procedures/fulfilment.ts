@@ -18,7 +18,7 @@ import {
   type ReturnStep,
 } from "../orders/returns";
 import { shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../orders/shipment-status";
-import { fulfilParcel } from "../orders/shipments";
+import { bookParcel, fulfilChange, fulfilReadingPlan, type Booked, type FulfilReading } from "../orders/shipments";
 import { decideShipmentStatus } from "../orders/status";
 import { AppError } from "../http/errors";
 import { storeProcedure, type StoreContext } from "./define";
@@ -58,9 +58,15 @@ export const fulfillOrder = storeProcedure({
       })
       .optional(),
   }),
-  async run(ctx, input) {
-    const courier = input.tracking ? undefined : await ctx.services?.courier?.(ctx.tx.storeId);
-    return fulfilParcel(ctx.tx, input, courier, ctx.member.id);
+  write: {
+    // Two units with the courier's booking between them: the parcel read, booked (its shipment id comes
+    // from the parcel's shipment count, so a repeat books the same shipment), then recorded under guards.
+    prepare: (q, { store }, input) => fulfilReadingPlan(q, store, input),
+    async decide(reading: FulfilReading, services, input, storeId) {
+      const courier = input.tracking ? undefined : await services.courier?.(storeId);
+      return { reading, booked: await bookParcel(reading, input, courier) };
+    },
+    apply: (q, { store, memberId }, _input, decided: { reading: FulfilReading; booked: Booked }) => fulfilChange(q, store, decided.reading, decided.booked, memberId),
   },
 });
 

@@ -10,8 +10,9 @@ import { newTrace, tripsOf } from "../../test/proxy";
 /**
  * Round trips of the order flow's changes after checkout (modelled on ./round-trips.test.ts "round trips:
  * changes"): RTO marks and the steps of a return read, then change (two round trips; one when the reading
- * refuses). Shipping with the store's courier and refunds call the courier or the gateway between reading
- * and writing and still run on the store's open transaction. Then the guards these changes took on.
+ * refuses). Shipping reads, books the courier between the two units (or records the merchant's own
+ * tracking), then changes: two. Refunds call the gateway inside the store's open transaction (the refund's
+ * key must be claimed before the call: docs/decisions/0015-one-round-trip.md). Then the guards.
  */
 const db = testDb();
 const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
@@ -35,6 +36,7 @@ async function shippedOrder(quantity = 2) {
   const [line] = await sql<{ id: string }>("select id from order_line where order_id = $1", [paid.orderId]);
   const shipped = await change<{ shipmentId: string }>(browser, "orders/fulfill", { orderId: paid.orderId, parcelId: parcel!.id, tracking: ship });
   expect(shipped.status).toBe(200);
+  expect(shipped.turns).toBe(2);
   return { s, sql, browser, orderId: paid.orderId, shipmentId: shipped.json.shipmentId, lineId: line!.id };
 }
 
