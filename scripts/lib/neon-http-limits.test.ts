@@ -112,6 +112,20 @@ describe("distance (rttMs)", () => {
     expect(proxy.stats()).toMatchObject({ rttMs: 40, httpQueries: 2, turns: 2 });
   });
 
+  it("setRttMs changes the HTTP path's distance while the proxy runs", async () => {
+    const proxy = await start({});
+    const sql = neon(url());
+    expect(await sql`select 1 as a`).toEqual([{ a: 1 }]);
+    proxy.setRttMs(40);
+    const since = performance.now();
+    expect(await sql`select 2 as b`).toEqual([{ b: 2 }]);
+    expect(performance.now() - since).toBeGreaterThanOrEqual(40);
+    expect(proxy.stats()).toMatchObject({ rttMs: 40, httpQueries: 2 });
+    proxy.setRttMs(0);
+    expect(proxy.rttMs).toBe(0);
+    expect(proxy.stats().rttMs).toBe(0);
+  });
+
   it("holds each WebSocket turn for rttMs before it reaches Postgres", async () => {
     const proxy = await start({ rttMs: 40 });
     const since = performance.now();

@@ -46,9 +46,17 @@ export interface QueryAnswer {
 
 type Answer = { status: number; body: object };
 
+/**
+ * The simulated distance to the database, shared by the proxy's two paths and read at every round trip,
+ * so that the running proxy's setRttMs changes it for the next one.
+ */
+export interface Distance {
+  ms: number;
+}
+
 export interface SqlContext {
   pool: HttpConnectionPool;
-  rttMs: number;
+  distance: Distance;
   /** A well-formed request, before it runs: one round trip. */
   onRequest(request: SqlRequest): void;
   /** Aborted when the proxy closes. */
@@ -73,8 +81,8 @@ export async function serveSql(req: http.IncomingMessage, res: http.ServerRespon
     } catch (e) {
       answer = errorAnswer(e);
     }
-    // Distance: the answer of every query that was served, rows or error, comes rttMs later.
-    if (counted) await holdFor(ctx.rttMs, ctx.closing);
+    // Distance: the answer of every query that was served, rows or error, comes rttMs later (as set now).
+    if (counted) await holdFor(ctx.distance.ms, ctx.closing);
   }
   if (!res.destroyed) res.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
 }

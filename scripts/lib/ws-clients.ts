@@ -1,5 +1,6 @@
 import net from "node:net";
 import type { WebSocket } from "ws";
+import type { Distance } from "./neon-http";
 import { LoginRelay, startupParameters } from "./pg-login";
 import type { TurnedAway, UpstreamSlots } from "./proxy-slots";
 import { traceOf, type TraceBook, type TraceRef } from "./proxy-traces";
@@ -30,7 +31,8 @@ export interface WsSide {
   slots: UpstreamSlots;
   counters: WsCounters;
   traces: TraceBook;
-  rttMs: number;
+  /** Read at each turn: a change applies from the next turn on. */
+  distance: Distance;
   login: "neon" | "bytes";
   /** Upstream sockets open now, for the proxy's close(). */
   sockets: Set<net.Socket>;
@@ -65,7 +67,7 @@ interface Client {
 const TRY_AGAIN_LATER = 1013;
 
 /** Answers the function that takes each accepted WebSocket. */
-export function webSocketClients({ slots, counters, traces, rttMs, login, sockets }: WsSide): (ws: WebSocket, target: Target) => void {
+export function webSocketClients({ slots, counters, traces, distance, login, sockets }: WsSide): (ws: WebSocket, target: Target) => void {
   function admit(ws: WebSocket, target: Target) {
     counters.connections++;
     const client: Client = { ws, target, pending: [], state: "queued", serverSpoke: true, startup: Buffer.alloc(0), wsTurns: 0, turnAt: 0, held: [] };
@@ -75,7 +77,8 @@ export function webSocketClients({ slots, counters, traces, rttMs, login, socket
       if (client.serverSpoke) newTurn(client);
       client.serverSpoke = false;
       counters.bytesUp += data.length;
-      if (rttMs === 0) return deliver(client, data);
+      // Nothing held (the distance may have just dropped to 0 behind held chunks): straight through.
+      if (distance.ms === 0 && client.held.length === 0) return deliver(client, data);
       client.held.push({ bytes: data, at: client.turnAt });
       if (!client.holdTimer) releaseHeld(client);
     });
@@ -101,7 +104,7 @@ export function webSocketClients({ slots, counters, traces, rttMs, login, socket
     counters.wsTurns++;
     client.wsTurns++;
     if (client.trace) traces.count(client.trace, "wsTurns");
-    client.turnAt = performance.now() + rttMs;
+    client.turnAt = performance.now() + distance.ms;
   }
 
   /** Passes on the held chunks whose turn may go on now (by the monotonic clock), and waits for the next. */

@@ -195,6 +195,27 @@ describe("distance and traces on the WebSocket path", () => {
     c0.ws.close();
   });
 
+  it("setRttMs changes the distance of a running proxy from the next turn on; a turn's later chunks stay in order", async () => {
+    const { proxy, connect } = await setup({});
+    const c0 = await connect("c0");
+    await received(c0, "c0");
+    expect(() => proxy.setRttMs(-1)).toThrow(/rttMs must be a whole number of at least 0/);
+    proxy.setRttMs(40);
+    expect(proxy.rttMs).toBe(40);
+    const since = performance.now();
+    c0.ws.send("a");
+    await received(c0, "c0a");
+    expect(performance.now() - since).toBeGreaterThanOrEqual(40);
+    // Dropped to 0 while a chunk of the turn is held: the next chunk waits behind it, not past it.
+    c0.ws.send("b");
+    await new Promise((r) => setTimeout(r, 5));
+    proxy.setRttMs(0);
+    c0.ws.send("c");
+    await received(c0, "c0abc");
+    expect(stat(proxy)).toMatchObject({ wsTurns: 3, rttMs: 0 });
+    c0.ws.close();
+  });
+
   it("counts a client's turns and its connection for the trace its StartupMessage's application_name names", async () => {
     const { proxy, connect } = await setup({});
     const answer = await connect(startupMessage({ user: "app_user", database: "commerce", application_name: "t:trace-ws-1" }));

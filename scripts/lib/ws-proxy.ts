@@ -2,7 +2,7 @@ import http from "node:http";
 import type net from "node:net";
 import { WebSocketServer } from "ws";
 import { HttpConnectionPool } from "./neon-http-pool";
-import { serveSql, type SqlContext } from "./neon-http";
+import { serveSql, type Distance, type SqlContext } from "./neon-http";
 import { LOOPBACK } from "./neon-http-request";
 import { UpstreamSlots, type SlotCounters, type SlotLimits } from "./proxy-slots";
 import { TRACE_ID, TraceBook, type TraceView } from "./proxy-traces";
@@ -26,7 +26,9 @@ import { webSocketClients, type WsCounters } from "./ws-clients";
  * does SCRAM with Postgres, so the Worker does not spend SCRAM's CPU on every connection.
  *
  * `rttMs` simulates the distance to the database: each WebSocket turn is held that long before it
- * reaches Postgres, each HTTP answer that long before it leaves.
+ * reaches Postgres, each HTTP answer that long before it leaves. `setRttMs` changes it while the proxy
+ * runs (bench/edge.ts measures at two distances without restarting the Workers): both paths read it at
+ * each round trip, so the next one is held for the new value.
  *
  * It counts round trips, which bench/ reads from GET /stats: WebSocket "turns" (the client speaking
  * again after the server has answered) plus HTTP queries, in all and per trace (./proxy-traces.ts,
@@ -74,7 +76,10 @@ export function proxyRttMsFromEnv(env: Record<string, string | undefined> = proc
 export interface RunningProxy {
   port: number;
   limits: ProxyLimits;
-  rttMs: number;
+  /** The distance now (see setRttMs). */
+  readonly rttMs: number;
+  /** Changes the distance for every round trip from now on, on both paths (a whole number of ms from 0). */
+  setRttMs(ms: number): void;
   stats(): ProxyStats;
   /** What GET /stats/trace/<traceId> answers. */
   trace(traceId: string, options?: { statements?: boolean }): TraceView;
@@ -115,10 +120,10 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
     maxQueue: options.maxQueue ?? DEFAULT_PROXY_LIMITS.maxQueue,
     queueTimeoutMs: options.queueTimeoutMs ?? DEFAULT_PROXY_LIMITS.queueTimeoutMs,
   };
-  const rttMs = wholeNumber("rttMs", options.rttMs, 0) ?? 0;
+  const distance: Distance = { ms: wholeNumber("rttMs", options.rttMs, 0) ?? 0 };
   const totals: ProxyStats = {
     connections: 0, turns: 0, wsTurns: 0, httpQueries: 0, bytesUp: 0, bytesDown: 0, opened: 0, active: 0, queued: 0,
-    peakActive: 0, peakQueued: 0, waitMsTotal: 0, waitMsMax: 0, refused: 0, timedOut: 0, abandoned: 0, rttMs,
+    peakActive: 0, peakQueued: 0, waitMsTotal: 0, waitMsMax: 0, refused: 0, timedOut: 0, abandoned: 0, rttMs: distance.ms,
   };
   const traces = new TraceBook(options.captureStatements ?? false);
   const slots: UpstreamSlots = new UpstreamSlots(limits, totals, () => pool.closeOneIdle());
@@ -135,7 +140,7 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
 
   const sql: SqlContext = {
     pool,
-    rttMs,
+    distance,
     closing: closing.signal,
     onRequest({ trace, statements, begin }) {
       totals.httpQueries++;
@@ -166,7 +171,7 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
     }
   });
   const wss = new WebSocketServer({ noServer: true });
-  const admit = webSocketClients({ slots, counters: totals, traces, rttMs, login: options.login ?? "neon", sockets });
+  const admit = webSocketClients({ slots, counters: totals, traces, distance, login: options.login ?? "neon", sockets });
 
   server.on("upgrade", (req, socket, head) => {
     const target = parseTarget(req.url);
@@ -187,7 +192,13 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
   return {
     port: boundPort,
     limits,
-    rttMs,
+    get rttMs() {
+      return distance.ms;
+    },
+    setRttMs(ms) {
+      distance.ms = wholeNumber("rttMs", ms, 0) ?? 0;
+      totals.rttMs = distance.ms;
+    },
     stats: () => ({ ...totals }),
     trace: (traceId, { statements = false } = {}) => traces.view(traceId, statements),
     resetStats,

@@ -36,6 +36,24 @@ export async function loadStoreFacts(db: Database, storeId: string): Promise<Sto
 }
 
 /**
+ * A hostname's store and that store's facts in one round trip (the gate's two held entries missed
+ * together: the host's entry refreshes once a minute, and its store's facts with it).
+ */
+export async function loadHostAndFacts(db: Database, hostname: string): Promise<{ storeId: string | null; facts: StoreFacts | null }> {
+  const facts = storefrontFacts();
+  const [opened, rows] = await db.sendHttp(
+    [
+      { sql: "select nullif(set_config('app.store_id', coalesce(privileged.store_id_by_hostname($1)::text, ''), true), '') as store_id", params: [hostname], method: "execute" },
+      { sql: facts.text, params: [...facts.params], method: "execute" },
+    ],
+    { readOnly: true },
+  );
+  const storeId = ((opened?.[0] as { store_id?: string | null } | undefined)?.store_id ?? null) || null;
+  const row = rows?.[0] as Record<string, unknown> | undefined;
+  return { storeId, facts: storeId && row ? await factsFromRow(row) : null };
+}
+
+/**
  * The `onStorefrontChange` hook of a runtime's databases: when the runtime binds the HOSTS namespace, a
  * commit that changed a store's storefront overwrites the store's facts there at once. A failed write is
  * logged and never fails the committed request: the facts' 60 s hold bounds how long it can matter.

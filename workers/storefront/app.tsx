@@ -1,9 +1,8 @@
-import { storeIdByHostname } from "#shared/db/privileged";
 import { createApp } from "#shared/http/app";
 import { AppError } from "#shared/http/errors";
 import { errorPage } from "#shared/http/html";
-import { normaliseHostname, resolveHost, resolveStoreFacts } from "#shared/storefront/hosts";
-import { loadStoreFacts } from "#shared/storefront/store-facts";
+import { normaliseHostname, resolveHost, resolveStoreFacts, type StoreFacts } from "#shared/storefront/hosts";
+import { loadHostAndFacts, loadStoreFacts } from "#shared/storefront/store-facts";
 import type { StorefrontEnv } from "./context";
 import { cachedPage, edgeCacheKey, type CacheStatus } from "./edge-cache";
 import { beacon } from "./links";
@@ -39,12 +38,18 @@ app.use(async function storefrontGate(c, next) {
   const hostname = normaliseHostname(c.req.header("host") ?? new URL(c.req.url).host);
   if (!hostname) throw new AppError("NOT_FOUND", "No store is served at this address.", { reason: "unknown_host" });
   let started = performance.now();
-  const host = await resolveHost(c.env.HOSTS, hostname, (h) => storeIdByHostname(c.var.db, h));
+  // A host the HOSTS cache does not hold is looked up with its store's facts, in one round trip.
+  let fetched: StoreFacts | null | undefined;
+  const host = await resolveHost(c.env.HOSTS, hostname, async (h) => {
+    const found = await loadHostAndFacts(c.var.db, h);
+    fetched = found.facts;
+    return found.storeId;
+  });
   const timings = [timing("host", host.cached, started)];
   const { storeId } = host;
   if (!storeId) throw new AppError("NOT_FOUND", `No store is served at ${hostname}.`, { reason: "unknown_host" }, { "server-timing": timings.join(", ") });
   started = performance.now();
-  const { facts, cached } = await resolveStoreFacts(c.env.HOSTS, storeId, () => loadStoreFacts(c.var.db, storeId));
+  const { facts, cached } = await resolveStoreFacts(c.env.HOSTS, storeId, () => (fetched !== undefined ? Promise.resolve(fetched) : loadStoreFacts(c.var.db, storeId)));
   timings.push(timing("store", cached, started));
   if (!facts) throw new AppError("NOT_FOUND", "This store is no longer open.", undefined, { "server-timing": timings.join(", ") });
   c.header("server-timing", timings.join(", "));

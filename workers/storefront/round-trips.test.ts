@@ -39,6 +39,13 @@ describe("round trips: the storefront", () => {
     }
   });
 
+  it("a host the HOSTS cache does not hold yet costs one more: the host and its store's facts together", async () => {
+    const s = await shop();
+    const buyer = new Shopper(s.hostname);
+    const first = await traced(buyer, "GET", `/products?c=${crypto.randomUUID()}`);
+    expect(`${first.answer.status} ${first.trips.turns}`).toBe("200 2");
+  });
+
   it("the cart: read in one round trip, page and API", async () => {
     const s = await shop();
     const buyer = new Shopper(s.hostname);
