@@ -6,7 +6,10 @@ export interface Ping {
   error?: string;
 }
 
-/** A real `select 1`, bounded in time so a hung database reads as down instead of hanging the caller. */
+/**
+ * A real `select 1` over the HTTP path the Workers' units use (one round trip, no connection to set up),
+ * bounded in time so a hung database reads as down instead of hanging the caller.
+ */
 export async function pingDatabase(db: Database, timeoutMs = 3_000): Promise<Ping> {
   const started = Date.now();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -14,7 +17,7 @@ export async function pingDatabase(db: Database, timeoutMs = 3_000): Promise<Pin
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    const { rows } = await Promise.race([db.pool.query<{ one: number }>("select 1 as one"), timeout]);
+    const rows = await Promise.race([db.rows<{ one: number }>("select 1 as one"), timeout]);
     return { up: rows[0]?.one === 1, latencyMs: Date.now() - started };
   } catch (e) {
     return { up: false, latencyMs: Date.now() - started, error: e instanceof Error ? e.message : String(e) };
