@@ -161,8 +161,8 @@ async function main(): Promise<void> {
       },
       databaseRoundTrips: {
         perRequest: roundTrips,
-        healthConnectionSetup: health - 1,
-        note: "Counted at the local proxy: WebSocket turns plus HTTP queries (a batch is one). turnsPerRequest is everything the proxy saw; answerPath and afterAnswer come from each request's trace (x-commerce-trace), the answer's path and the work after the answer (waitUntil). The hot paths go over Neon's HTTP path: one request a unit, no connection to set up. /health still uses the WebSocket Pool, so its count includes the connection's setup and end (startup, password: the proxy does SCRAM with Postgres, as Neon's does; Terminate) besides the select: healthConnectionSetup; Neon's pipelined connect sends startup and password with the first query.",
+        health,
+        note: "Counted at the local proxy: WebSocket turns plus HTTP queries (a batch is one). turnsPerRequest is everything the proxy saw; answerPath and afterAnswer come from each request's trace (x-commerce-trace), the answer's path and the work after the answer (waitUntil). Every path here goes over Neon's HTTP path: one request a unit, no connection to set up; /health's select 1 too.",
       },
     };
     const adminResult = {
