@@ -18,6 +18,9 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             LOG_LEVEL: "warn",
             DATABASE_URL: inject("databaseUrl"),
             DB_WS_PROXY: inject("wsProxy"),
+            // Room for one HTTP round trip on a busy 2-core machine; the timeout's own tests
+            // (db-unavailable.test.ts) set a short one.
+            DB_CONNECT_TIMEOUT_MS: "30000",
             // The local payment gateway (shared/payments/local.ts): test-only secrets.
             PAYMENT_GATEWAY: "local",
             LOCAL_GATEWAY_SECRET: "local-gateway-test-secret",

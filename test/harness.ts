@@ -65,6 +65,9 @@ export function testDb(): Database {
   const db = new Database({
     url: bindings.DATABASE_URL,
     wsProxy: bindings.DB_WS_PROXY || undefined,
+    // A test's own setup and checks are not what is under test: on a busy 2-core machine one HTTP round
+    // trip may pass the runtimes' 5 s bound, so they get room (the timeout's 503 has its own tests).
+    connectTimeoutMs: 30_000,
     onStorefrontChange: pushStoreFactsTo(env, createLogger({ test: true }, "warn")),
   });
   afterAll(() => db.close());

@@ -1,5 +1,5 @@
-/** The counters the local WebSocket proxy's GET /stats answers (scripts/lib/ws-proxy.ts has them all). */
-type Counter = "connections" | "opened" | "active" | "queued" | "peakActive" | "peakQueued" | "waitMsTotal" | "waitMsMax" | "refused" | "timedOut" | "abandoned";
+/** The counters the local proxy's GET /stats answers, WebSocket and HTTP (scripts/lib/ws-proxy.ts has them all). */
+type Counter = "connections" | "httpQueries" | "turns" | "opened" | "active" | "queued" | "peakActive" | "peakQueued" | "waitMsTotal" | "waitMsMax" | "refused" | "timedOut" | "abandoned";
 
 export type ProxyStatsView = Record<Counter, number> & { limits: { maxUpstream: number; maxQueue: number; queueTimeoutMs: number } };
 
@@ -28,3 +28,6 @@ export async function tripsOf(address: string, trace: string): Promise<Trips> {
   if (!res.ok) throw new Error(`proxy /stats/trace: ${res.status}`);
   return (await res.json()) as Trips;
 }
+
+/** Times the Workers reached the database, as the proxy counted: HTTP requests (one round trip each) and WebSocket connections. */
+export const reached = (s: Pick<ProxyStatsView, "httpQueries" | "connections">) => s.httpQueries + s.connections;
