@@ -132,6 +132,7 @@ from scale_fixture.st s cross join scale_fixture.params p cross join lateral gen
  * store's newest), one per event the order's life emitted, with the order id in the payload as the order
  * timeline reads it. Mostly relayed; the big store's newest 600 wait (a backlog), 3 % of stores are stuck
  * behind a failing row (their newest events wait, attempts 3, with the error), and 0.4 % of rows are dead.
+ * Then every customer's customer.created, sent: rows naming no order, which the retention prunes.
  */
 export const OUTBOX_INSERTS: Step[] = [
   {
@@ -168,6 +169,16 @@ from (
   ) e
 ) e
 order by e.at, e.ord`,
+  },
+  {
+    // Events that name no order, which the daily prune deletes 30 days after they were sent (migration 0028):
+    // each customer's customer.created, relayed two seconds after it was written.
+    name: "outbox_event (customers)",
+    sql: `
+insert into outbox_event (store_id, kind, payload, created_at, available_at, processed_at)
+select c.store_id, 'customer.created', jsonb_build_object('customerId', c.id), c.created_at, c.created_at, least(c.created_at + interval '2 seconds', p.now_at)
+from customer c cross join scale_fixture.params p
+order by c.store_id, c.created_at`,
   },
 ];
 

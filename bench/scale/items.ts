@@ -1,4 +1,6 @@
-import { collector, sql } from "#shared/db/steps";
+import type { Plan } from "#shared/db/plan";
+import { collector, sql, type Q } from "#shared/db/steps";
+import { pruneCutoffs, pruneStorePlan } from "#shared/jobs/activity-prune";
 import { isSessionProcedure } from "#shared/procedures/define";
 import { unitScope } from "#shared/procedures/scope";
 import { findProcedure } from "#shared/registry";
@@ -36,6 +38,8 @@ interface Def {
   from: string;
   /** A read procedure ("orders.list") and its input for a store: the statements are the code's own. */
   procedure?: { key: string; input: (s: StoreContext, now: Date) => unknown };
+  /** Or a store unit's plan, built by the code (a job's unit): its statements as the unit sends them. */
+  plan?: (q: Q, now: Date) => Plan<unknown>;
   /** Or the statement, written out. */
   sql?: string;
   params?: (s: StoreContext, now: Date) => unknown[];
@@ -76,108 +80,52 @@ export async function planStatements(key: string, input: unknown): Promise<State
   if (!proc || isSessionProcedure(proc) || !proc.read) throw new Error(`${key} is not a read procedure`);
   const parsed: unknown = proc.input.parse(input);
   const scope = { ...unitScope(false, () => { throw new Error("no caller while building"); }), can: () => sql<boolean>`true` };
+  return statementsOfPlan(key, (q) => proc.read!(q, scope, parsed as never));
+}
+
+/** The statements of a plan, as a unit sends them. */
+async function statementsOfPlan(what: string, build: (q: Q) => Plan<unknown>): Promise<Statement[]> {
   const { q, run } = collector();
-  const plan = proc.read(q, scope, parsed as never);
+  const plan = build(q);
   const sent: Statement[] = [];
   await run(plan.steps, (statements) => {
     sent.push(...statements.map((s) => ({ sql: s.sql, params: s.params })));
     return Promise.resolve(statements.map(() => []));
   }).catch(() => undefined);
-  if (sent.length !== plan.steps.length) throw new Error(`${key}: the plan's statements could not be built`);
+  if (sent.length !== plan.steps.length) throw new Error(`${what}: the plan's statements could not be built`);
   return sent;
 }
 
 const MONEY_RECEIVED = "('partially_paid', 'paid', 'partially_refunded', 'refunded')";
 
-/** orders.list's page as shared/procedures/orders.ts builds it (for the pending changes written out here). */
-const ORDER_PAGE = `select "id", "number", case when true then "email" end, "status", "payment_status", "fulfillment_status", "currency", "total", "placed_at" from "shop_order"`;
-const ORDER_BY = `order by "shop_order"."placed_at" desc, "shop_order"."number" desc`;
-/** pagePlan's capped count of a query with one row per matching row (shared/procedures/paging.ts). */
-const capped = (matching: string) => `select count(*)::int from (${matching} limit 10001) matching`;
-
 const DEFS: Def[] = [
   { name: "orders.list", from: "procedures/orders.ts listOrders, no filter", procedure: { key: "orders.list", input: () => ({}) } },
-  {
-    name: "orders.list email", from: "listOrders, email (a customer's orders)",
-    procedure: { key: "orders.list", input: (s) => ({ email: s.email ?? "nobody@example.com" }) },
-    pending: {
-      what: "shared/procedures/orders.ts ordersPagePlan: lower(email) = $x -> email_lower = $x (and customerOrdersPlan: lower(email) = (select lower(c.email) …) -> email_lower = (select c.email_lower …))",
-      today: /lower\("shop_order"\."email"\) = \$1/,
-      statements: (s) => [
-        { sql: `${ORDER_PAGE} where ("shop_order"."store_id" = ${UNIT_STORE} and (true and "shop_order"."email_lower" = $1)) ${ORDER_BY} limit $2`, params: [s.email ?? "nobody@example.com", 20] },
-        { sql: capped(`select 1 from "shop_order" where ("shop_order"."store_id" = ${UNIT_STORE} and (true and "shop_order"."email_lower" = $1))`), params: [s.email ?? "nobody@example.com"] },
-      ],
-    },
-  },
+  { name: "orders.list email", from: "listOrders, email (a customer's orders)", procedure: { key: "orders.list", input: (s) => ({ email: s.email ?? "nobody@example.com" }) } },
   { name: "orders.list status", from: "listOrders, status open", procedure: { key: "orders.list", input: () => ({ status: "open" }) } },
-  {
-    name: "orders.list query", from: "listOrders, query 'sharma' (part of the email)",
-    procedure: { key: "orders.list", input: () => ({ query: "sharma" }) },
-    pending: {
-      what: "shared/procedures/orders.ts ordersPagePlan: ilike(email, p) -> email_lower like lower(p), and the page's rows picked by the same where from the covering index first (… and (store_id, number) in (select store_id, number from shop_order where <where> order by placed_at desc, number desc limit n offset k))",
-      today: /"shop_order"\."email" ilike \$1/,
-      statements: () => {
-        const where = `("shop_order"."store_id" = ${UNIT_STORE} and (true and "shop_order"."email_lower" like lower($1)))`;
-        return [
-          {
-            sql: `${ORDER_PAGE} where "shop_order"."store_id" = ${UNIT_STORE} and ("shop_order"."store_id", "shop_order"."number") in (
-  select "shop_order"."store_id", "shop_order"."number" from "shop_order" where ${where} ${ORDER_BY} limit $2) ${ORDER_BY}`,
-            params: ["%sharma%", 20],
-          },
-          { sql: capped(`select 1 from "shop_order" where ${where}`), params: ["%sharma%"] },
-        ];
-      },
-    },
-  },
+  { name: "orders.list query", from: "listOrders, query 'sharma' (part of the email)", procedure: { key: "orders.list", input: () => ({ query: "sharma" }) } },
   { name: "orders.get", from: "procedures/orders.ts getOrder (orders/order-detail.ts, the timeline included)", procedure: { key: "orders.get", input: (s) => ({ id: s.orderId ?? NONE }) } },
   { name: "customers.list", from: "procedures/customers.ts listCustomers", procedure: { key: "customers.list", input: () => ({}) } },
-  {
-    name: "customers.list search", from: "listCustomers, query 'sharma'",
-    procedure: { key: "customers.list", input: () => ({ query: "sharma" }) },
-    pending: {
-      what: "shared/procedures/customers.ts listCustomers: concat_ws(' ', first_name, last_name), email, phone ILIKE p -> name_lower, email_lower, phone LIKE lower(p), and the page's rows picked by the same where from the covering index first (… and id in (select id from customer where <where> order by created_at desc, id desc limit n offset k))",
-      today: /concat_ws\(' ', "customer"\."first_name", "customer"\."last_name"\) ilike \$1/,
-      statements: () => {
-        const where = `("customer"."store_id" = ${UNIT_STORE} and ("customer"."name_lower" like lower($1) or (true and ("customer"."email_lower" like lower($1) or "customer"."phone" like lower($1)))))`;
-        return [
-          {
-            sql: `select "id", "first_name", "last_name", "accepts_marketing", "created_at", "updated_at" from "customer"
-where "customer"."store_id" = ${UNIT_STORE} and "customer"."id" in (
-  select "customer"."id" from "customer" where ${where} order by "customer"."created_at" desc, "customer"."id" desc limit $2)
-order by "customer"."created_at" desc, "customer"."id" desc`,
-            params: ["%sharma%", 20],
-          },
-          { sql: capped(`select 1 from "customer" where ${where}`), params: ["%sharma%"] },
-        ];
-      },
-    },
-  },
+  { name: "customers.list search", from: "listCustomers, query 'sharma'", procedure: { key: "customers.list", input: () => ({ query: "sharma" }) } },
   { name: "inventory.history", from: "procedures/inventory.ts inventoryHistory", procedure: { key: "inventory.history", input: (s) => ({ variantId: s.variantId ?? NONE }) } },
   { name: "analytics.summary 30d", from: "procedures/analytics.ts summary, 30 days at +05:30", procedure: { key: "analytics.summary", input: (_s, now) => istDays(now, 30) } },
   { name: "analytics.summary 365d", from: "procedures/analytics.ts summary, 365 days at +05:30", procedure: { key: "analytics.summary", input: (_s, now) => istDays(now, 365) } },
   { name: "orders.waiting", from: "procedures/overview.ts waitingOrders", procedure: { key: "orders.waiting", input: () => ({}) } },
   {
     name: "marketing buyers", from: "marketing/work.ts startDueCampaignsPlan, audience buyers (the SELECT of its insert)",
-    sql: `select c.store_id, c.id, $1::uuid, lower(c.email) from customer c
-where c.store_id = ${UNIT_STORE} and c.accepts_marketing and c.email is not null
-  and exists (select 1 from shop_order o where o.store_id = c.store_id and o.email = lower(c.email) and o.payment_status in ${MONEY_RECEIVED})`,
-    params: () => [NONE],
-    pending: {
-      what: "shared/marketing/work.ts AUDIENCE_SQL (buyers and non_buyers): o.email = lower(c.email) -> o.email_lower = c.email_lower; startDueCampaignsPlan's recipient lower(c.email) -> c.email_lower; queueDueEnrolmentsPlan: lower(c.email) = e.email -> c.email_lower = e.email",
-      today: /o\.email = lower\(c\.email\)/,
-      statements: () => [{
-        sql: `select c.store_id, c.id, $1::uuid, c.email_lower from customer c
+    sql: `select c.store_id, c.id, $1::uuid, c.email_lower from customer c
 where c.store_id = ${UNIT_STORE} and c.accepts_marketing and c.email is not null
   and exists (select 1 from shop_order o where o.store_id = c.store_id and o.email_lower = c.email_lower and o.payment_status in ${MONEY_RECEIVED})`,
-        params: [NONE],
-      }],
-    },
+    params: () => [NONE],
   },
   {
     name: "relay pick", from: "events/relay.ts relayStore (FOR UPDATE SKIP LOCKED)", readOnly: false,
     sql: `select id, kind, payload, created_at, attempts from outbox_event
 where store_id = $1 and processed_at is null and dead_at is null and available_at <= $2 order by seq limit $3 for update skip locked`,
     params: (s, now) => [s.id, now, 100],
+  },
+  {
+    name: "prune (store unit)", from: "jobs/activity-prune.ts pruneStorePlan: old API activity, a batch of sent outbox rows naming no order (rolled back)", readOnly: false,
+    plan: (q, now) => pruneStorePlan(q, pruneCutoffs(now)),
   },
   {
     name: "host lookup", from: "db/privileged.ts storeIdByHostname", sql: "select privileged.store_id_by_hostname($1) as id",
@@ -195,7 +143,8 @@ where store_id = $1 and processed_at is null and dead_at is null and available_a
       ["job {marketing}-tick", "store_ids_with_marketing_work", "$1, $2", (now: Date) => [now, 500]],
       ["job {shipping}-track", "store_ids_with_open_shipments", "$1", (_now: Date) => [500]],
       ["job {domains}-verify", "store_ids_with_domains_to_verify", "$1, $2", (now: Date) => [now, 100]],
-      ["job {api}-activity-prune", "store_ids_with_old_activity", "$1, $2", (now: Date) => [new Date(now.getTime() - 90 * DAY), 500]],
+      ["job {api}-activity-prune", "store_ids_with_old_activity", "$1, $2", (now: Date) => [pruneCutoffs(now).activity, 500]],
+      ["job {api}-activity-prune outbox", "store_ids_with_sent_outbox", "$1, $2", (now: Date) => [pruneCutoffs(now).sentOutbox, 500]],
     ] as const
   ).map(([name, fn, placeholders, args]): Def => ({
     name, from: `db/privileged.ts (privileged.${fn})`, sql: `select id from privileged.${fn}(${placeholders}) as id`,
@@ -204,7 +153,11 @@ where store_id = $1 and processed_at is null and dead_at is null and available_a
 ];
 
 async function statementsOf(d: Def, s: StoreContext, now: Date): Promise<Statement[]> {
-  const built = d.procedure ? await planStatements(d.procedure.key, d.procedure.input(s, now)) : [{ sql: d.sql!, params: d.params?.(s, now) ?? [] }];
+  const built = d.procedure
+    ? await planStatements(d.procedure.key, d.procedure.input(s, now))
+    : d.plan
+      ? await statementsOfPlan(d.name, (q) => d.plan!(q, now))
+      : [{ sql: d.sql!, params: d.params?.(s, now) ?? [] }];
   if (!d.pending) return built;
   if (!built.some((b) => d.pending!.today.test(b.sql))) {
     throw new Error(`${d.name}: today's statement no longer matches ${d.pending.today} (the pending change was made?): remove \`pending\` from bench/scale/items.ts`);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
 import { emit } from "./outbox";
-import { storeIdByHostname, storeIdByInvitation, storeIdBySlug, storeIdsForUser, storeIdsWithPendingOutbox } from "./privileged";
+import { storeIdByHostname, storeIdByInvitation, storeIdBySlug, storeIdsForUser, storeIdsWithPendingOutbox, storeIdsWithSentOutbox } from "./privileged";
 import { withStore } from "./with-store";
 import { outboxEvent } from "./schema";
-import { eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 
 const db = testDb();
 
@@ -27,6 +27,7 @@ describe("privileged id lookups", () => {
       "store_ids_with_open_shipments",
       "store_ids_with_pending_outbox",
       "store_ids_with_preorder_balance_work",
+      "store_ids_with_sent_outbox",
       "store_ids_with_unpaid_orders_due",
     ]);
     for (const r of rows) {
@@ -94,6 +95,28 @@ describe("privileged id lookups", () => {
     expect(ids).toContain(due.id);
     expect(ids).not.toContain(processed.id);
     expect(ids).not.toContain(later.id);
+  });
+
+  it("list stores with outbox rows sent before the cutoff that name no order; not unsent, dead or an order's rows", async () => {
+    const sent = await makeStore(db);
+    const unsent = await makeStore(db);
+    const dead = await makeStore(db);
+    const ofOrder = await makeStore(db);
+    const recent = await makeStore(db);
+    const long = new Date("2001-01-01T00:00:00Z");
+    const cutoff = new Date("2001-02-01T00:00:00Z");
+    const add = (storeId: string, values: { processedAt?: Date; deadAt?: Date; payload?: Record<string, unknown> }) =>
+      withStore(db, storeId, (tx) => tx.insert(outboxEvent).values({ storeId: tx.storeId, kind: "product.updated", createdAt: long, availableAt: long, ...values }));
+    await add(sent.id, { processedAt: long });
+    await add(unsent.id, {});
+    await add(dead.id, { deadAt: long });
+    await add(ofOrder.id, { processedAt: long, payload: { orderId: crypto.randomUUID() } });
+    await add(recent.id, { processedAt: new Date("2001-03-01T00:00:00Z") });
+    const ids = await storeIdsWithSentOutbox(db, cutoff, 5000);
+    // The daily prune of another test file may have deleted the row first (it is long past the retention).
+    const left = await withStore(db, sent.id, (tx) => tx.select({ id: outboxEvent.id }).from(outboxEvent).where(and(eq(outboxEvent.storeId, tx.storeId), isNotNull(outboxEvent.processedAt))));
+    if (left.length > 0) expect(ids).toContain(sent.id);
+    for (const s of [unsent, dead, ofOrder, recent]) expect(ids).not.toContain(s.id);
   });
 
   it("cannot be used to read anything but ids: app_user has no access to what they read", async () => {

@@ -14,11 +14,15 @@ import { raw, sql, type Q } from "../db/steps";
 /** Payment states in which money was received: the order counts as bought. */
 export const MONEY_RECEIVED = "('partially_paid', 'paid', 'partially_refunded', 'refunded')";
 
-/** Who a campaign's audience is, on top of consent (always required) and an email address (`k` is the campaign, `c` the customer). */
+/**
+ * Who a campaign's audience is, on top of consent (always required) and an email address (`k` is the campaign,
+ * `c` the customer). Buyers are matched by the stored lower-cased emails (migration 0026): `=` on plain
+ * columns is an index condition under RLS (shop_order_email_lower_idx), `lower()` is not.
+ */
 const AUDIENCE_SQL = `case k.audience
   when 'subscribers' then true
-  when 'buyers' then exists (select 1 from shop_order o where o.store_id = c.store_id and o.email = lower(c.email) and o.payment_status in ${MONEY_RECEIVED})
-  when 'non_buyers' then not exists (select 1 from shop_order o where o.store_id = c.store_id and o.email = lower(c.email) and o.payment_status in ${MONEY_RECEIVED})
+  when 'buyers' then exists (select 1 from shop_order o where o.store_id = c.store_id and o.email_lower = c.email_lower and o.payment_status in ${MONEY_RECEIVED})
+  when 'non_buyers' then not exists (select 1 from shop_order o where o.store_id = c.store_id and o.email_lower = c.email_lower and o.payment_status in ${MONEY_RECEIVED})
 end`;
 
 /** A claim lasts this long; a row still queued after it is claimed again. */
@@ -38,7 +42,7 @@ export function startDueCampaignsPlan(q: Q, now: Date): Plan<{ campaigns: number
               where store_id = ${CURRENT_STORE} and status = 'scheduled' and starts_at <= ${now} returning id, audience),
             added as (
               insert into marketing_message (store_id, customer_id, campaign_id, recipient)
-              select c.store_id, c.id, k.id, lower(c.email) from started k join customer c on c.store_id = ${CURRENT_STORE}
+              select c.store_id, c.id, k.id, c.email_lower from started k join customer c on c.store_id = ${CURRENT_STORE}
               where c.accepts_marketing and c.email is not null and ${sql.raw(AUDIENCE_SQL)}
               on conflict do nothing returning 1)
             select (select count(*)::int from started) as campaigns, (select count(*)::int from added) as messages`,
@@ -67,9 +71,9 @@ export function queueDueEnrolmentsPlan(q: Q, now: Date, limit: number): Plan<{ q
         sql`with due as (
               select e.id, a.kind, a.enabled,
                 (o.payment_status in ${sql.raw(MONEY_RECEIVED)} or exists (
-                   select 1 from shop_order later where later.store_id = o.store_id and later.email = o.email and later.id <> o.id
+                   select 1 from shop_order later where later.store_id = o.store_id and later.email_lower = o.email_lower and later.id <> o.id
                      and later.placed_at >= o.placed_at and later.payment_status in ${sql.raw(MONEY_RECEIVED)})) as converted,
-                (select c.id from customer c where c.store_id = e.store_id and lower(c.email) = e.email and c.accepts_marketing) as customer_id
+                (select c.id from customer c where c.store_id = e.store_id and c.email_lower = e.email and c.accepts_marketing) as customer_id
               from marketing_enrolment e
               join marketing_automation a on a.store_id = e.store_id and a.id = e.automation_id
               join shop_order o on o.store_id = e.store_id and o.id = e.order_id
@@ -82,7 +86,7 @@ export function queueDueEnrolmentsPlan(q: Q, now: Date, limit: number): Plan<{ q
               from due),
             added as (
               insert into marketing_message (store_id, customer_id, enrolment_id, recipient)
-              select c.store_id, c.id, d.id, lower(c.email) from judged d join customer c on c.store_id = ${CURRENT_STORE} and c.id = d.customer_id
+              select c.store_id, c.id, d.id, c.email_lower from judged d join customer c on c.store_id = ${CURRENT_STORE} and c.id = d.customer_id
               where d.reason is null
               on conflict do nothing),
             decided as (

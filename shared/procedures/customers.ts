@@ -1,4 +1,4 @@
-import { and, desc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
@@ -61,6 +61,17 @@ const detailColumns = {
   note: customer.note,
 };
 
+/** customers.list's order, newest first: customer_store_search_idx's key. */
+const NEWEST_FIRST = [desc(customer.createdAt), desc(customer.id)];
+
+/**
+ * Newest first; the search matches exactly what `ILIKE '%text%'` on the name (`concat_ws(' ', first_name,
+ * last_name)`), the email and the phone matched: ILIKE is lower() of both sides, then LIKE, so it is
+ * `name_lower` / `email_lower` LIKE lower(p), and the phone (digits and `+` only, by its check) LIKE lower(p).
+ * No LIKE is an index condition under RLS (docs/database.md "Scale"): the search filters the entries of
+ * customer_store_search_idx, which covers those three columns, so the page's customers are picked from it
+ * first (an index-only scan that stops at the page) and only their rows read; the count reads it too.
+ */
 export const listCustomers = storeProcedure({
   router: "customers",
   name: "list",
@@ -76,17 +87,19 @@ export const listCustomers = storeProcedure({
     const conditions: (SQL | undefined)[] = [eq(customer.storeId, store)];
     if (input.query) {
       const pattern = likePattern(input.query);
+      const like = (column: SQLWrapper) => sql`${column} like lower(${pattern})`;
       conditions.push(
         or(
-          ilike(sql`concat_ws(' ', ${customer.firstName}, ${customer.lastName})`, pattern),
+          like(customer.nameLower),
           // An AI client barred from customer details may not probe them by searching either.
-          and(contact, or(ilike(customer.email, pattern), ilike(customer.phone, pattern))),
+          and(contact, or(like(customer.emailLower), like(customer.phone))),
         ),
       );
     }
     const where = and(...conditions);
+    const page = q.select({ id: customer.id }).from(customer).where(where).orderBy(...NEWEST_FIRST).limit(input.pageSize).offset(offsetOf(input));
     return pagePlan(
-      q.select(summaryColumns).from(customer).where(where).orderBy(desc(customer.createdAt), desc(customer.id)).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(summaryColumns).from(customer).where(and(eq(customer.storeId, store), inArray(customer.id, page))).orderBy(...NEWEST_FIRST),
       q.select(countColumn()).from(customer).where(where),
       input,
     );

@@ -14,7 +14,7 @@ import { localRouter } from "#shared/domains/router-local";
 import { domainAt, routedEvent } from "#shared/domains/testing";
 import { verifyStore } from "#shared/domains/verify";
 import type { RoutedEvent } from "#shared/events/routes";
-import { pruneStore } from "#shared/jobs/activity-prune";
+import { pruneCutoffs, pruneStore } from "#shared/jobs/activity-prune";
 import { marketingTick } from "#shared/jobs/marketing-tick";
 import { forEachStore } from "#shared/jobs/per-store";
 import { createLogger } from "#shared/log";
@@ -273,7 +273,7 @@ describe("round trips: custom domains", () => {
 });
 
 describe("round trips: bookkeeping", () => {
-  it("a store's old API activity is pruned in one round trip", async () => {
+  it("a store's old API activity and sent outbox rows are pruned in one round trip", async () => {
     const s = await makeStore(db);
     const [grant] = await sqlIn<{ id: string }>(s, "select id from api_grant");
     await sqlIn(s, "insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start, last_at) values ($1, $2, 'products.list', 'read', 'token', $3, $3)", [
@@ -281,8 +281,8 @@ describe("round trips: bookkeeping", () => {
       grant!.id,
       new Date(Date.now() - 100 * 86_400_000),
     ]);
-    const pruned = await traced((t) => pruneStore(t, s.id, new Date(Date.now() - 90 * 86_400_000)));
-    expect([pruned.result, pruned.trips.turns]).toEqual([1, 1]);
+    const pruned = await traced((t) => pruneStore(t, s.id, pruneCutoffs(new Date())));
+    expect([pruned.result, pruned.trips.turns]).toEqual([{ deleted: 1, outboxDeleted: 0 }, 1]);
   });
 
   it("a job's failure in a store is recorded for its merchant in one round trip", async () => {
