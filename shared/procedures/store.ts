@@ -121,7 +121,7 @@ export interface MyStore {
 
 /**
  * A session and the stores its person is a member of, each read inside its own store, in one round
- * trip (migration 0039); null when the session is unknown or has ended. Sorted by name.
+ * trip (migration 0029); null when the session is unknown or has ended. Sorted by name.
  */
 export async function storesOfSession(db: Database, idHash: string): Promise<{ session: SessionInfo & { touch: boolean }; stores: MyStore[] } | null> {
   try {
