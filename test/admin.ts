@@ -21,6 +21,12 @@ export async function sessionFor(db: Database, userId: string, activeStoreId: st
   return { cookie: `wc_session=${sessionId}`, csrf: await csrfTokenFor(sessionId), sessionId };
 }
 
+/** A new store and its owner signed in to it. */
+export async function ownerOf(db: Database): Promise<{ store: TestStore; browser: Browser }> {
+  const store = await makeStore(db);
+  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
+}
+
 /** POST /api/rpc/<path> as the admin UI does it: JSON, same-origin, with the session cookie. */
 export function rpc(browser: Browser | null, path: string, input?: unknown, headers: Record<string, string> = {}): Promise<Response> {
   const all: Record<string, string> = { "content-type": "application/json", origin: ADMIN, ...(browser ? { cookie: browser.cookie } : {}), ...headers };

@@ -1,3 +1,6 @@
+import { env } from "cloudflare:workers";
+import { Database } from "#shared/db/database";
+
 /** The counters the local proxy's GET /stats answers, WebSocket and HTTP (scripts/lib/ws-proxy.ts has them all). */
 type Counter = "connections" | "httpQueries" | "turns" | "opened" | "active" | "queued" | "peakActive" | "peakQueued" | "waitMsTotal" | "waitMsMax" | "refused" | "timedOut" | "abandoned";
 
@@ -31,3 +34,27 @@ export async function tripsOf(address: string, trace: string): Promise<Trips> {
 
 /** Times the Workers reached the database, as the proxy counted: HTTP requests (one round trip each) and WebSocket connections. */
 export const reached = (s: Pick<ProxyStatsView, "httpQueries" | "connections">) => s.httpQueries + s.connections;
+
+/** The suite's proxy, as the Workers' bindings name it. */
+const bindings = () => env as unknown as { DATABASE_URL: string; DB_WS_PROXY: string };
+
+/** Sends one request with a fresh trace header; answers it, its body and the round trips the proxy counted. */
+export async function traced(send: (headers: Record<string, string>) => Promise<Response>) {
+  const trace = newTrace();
+  const res = await send({ "x-commerce-trace": trace });
+  const body = await res.text();
+  return { res, status: res.status, body, json: <T = unknown>() => (JSON.parse(body) as { json: T }).json, trips: await tripsOf(bindings().DB_WS_PROXY, trace) };
+}
+
+/** Runs `work` on a database whose round trips are traced; answers its result and what the proxy counted. */
+export async function tracedWork<T>(work: (db: Database) => Promise<T>): Promise<{ result: T; trips: Trips }> {
+  const { DATABASE_URL, DB_WS_PROXY } = bindings();
+  const trace = newTrace();
+  const db = new Database({ url: DATABASE_URL, wsProxy: DB_WS_PROXY, trace });
+  try {
+    const result = await work(db);
+    return { result, trips: await tripsOf(DB_WS_PROXY, trace) };
+  } finally {
+    await db.close();
+  }
+}

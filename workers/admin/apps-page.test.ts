@@ -1,18 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { appDelivery } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { page, postForm, rpc, rpcJson, sessionFor } from "../../test/admin";
+import { page, postForm, rpc, rpcJson, sessionFor, ownerOf } from "../../test/admin";
 import type { CreatedApp } from "../../test/apps";
-import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { testDb, type TestStore } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 
 /** Settings → Apps and an app's delivery log (issue 12), through the real admin Worker. */
 const db = testDb();
 
-async function owner() {
-  const store = await makeStore(db);
-  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
-}
+const owner = () => ownerOf(db);
 
 const fields = (csrf: string, extra: Record<string, string>) => ({ csrf, action: "create", name: "Books", url: "https://books.example.com/hooks", kinds: "", ...extra });
 

@@ -2,20 +2,17 @@ import { AREA_SCOPES } from "#shared/api/grants";
 import { describe, expect, it } from "vitest";
 import { appDelivery } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { ADMIN, api, createToken, rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../test/admin";
+import { ADMIN, api, createToken, rpc, rpcJson, sessionFor, type Browser, type RpcError, ownerOf } from "../../test/admin";
 import type { CreatedApp } from "../../test/apps";
 import { call } from "../../test/call";
-import { makeStore, testDb } from "../../test/harness";
+import { testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import worker from "./index";
 
 /** Apps over /api/rpc (issue 12): create, list, get, update, delete, rotate, with their validation and who may. */
 const db = testDb();
 
-async function owner() {
-  const store = await makeStore(db);
-  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
-}
+const owner = () => ownerOf(db);
 
 const create = (browser: Browser, input: Record<string, unknown>) =>
   rpc(browser, "apps/create", { name: "Books", url: "https://books.example.com/hooks", events: ["order.*"], ...input });

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { resolveHost, writeHostEntry } from "#shared/storefront/hosts";
-import { page, postForm, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
-import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
+import { page, postForm, rpc, rpcJson, sessionFor, type RpcError, ownerOf } from "../../test/admin";
+import { testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 
 /** Custom domains in the admin (issue 10 part 6), through /api/rpc against real Postgres and the HOSTS KV. */
@@ -13,10 +13,7 @@ const neverLooked = async (): Promise<string | null> => {
   throw new Error("the cache should have answered");
 };
 
-async function owner() {
-  const store = await makeStore(db);
-  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
-}
+const owner = () => ownerOf(db);
 
 describe("domains", () => {
   it("adds a pending domain (normalised), lists it, and refuses a hostname another store has", async () => {

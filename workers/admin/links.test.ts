@@ -2,17 +2,14 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { shortLink } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { page, postForm, rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../test/admin";
-import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { page, postForm, rpc, rpcJson, sessionFor, type Browser, type RpcError, ownerOf } from "../../test/admin";
+import { testDb, type TestStore } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 
 /** Short links in the admin (issue 10 part 5): /api/rpc links/* and the Links page. */
 const db = testDb();
 
-async function owner() {
-  const store = await makeStore(db);
-  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
-}
+const owner = () => ownerOf(db);
 
 const utm = { source: "insta", medium: "social", campaign: "diwali" };
 

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { finishProposal, proposalCall, readProposal } from "#shared/assistant/proposal-units";
 import { withStore } from "#shared/db/with-store";
@@ -8,7 +7,7 @@ import { updateProduct } from "#shared/procedures/products";
 import { rpc, type Browser } from "../../test/admin";
 import { makeStore, testDb } from "../../test/harness";
 import { adminFetch, connectMcpClient, mcpUrl, SECURE_ADMIN } from "../../test/oauth";
-import { newTrace, tripsOf } from "../../test/proxy";
+import { traced } from "../../test/proxy";
 
 /**
  * Round trips of an AI client's change (modelled on ./round-trips.test.ts "round trips: changes"): a change
@@ -17,14 +16,7 @@ import { newTrace, tripsOf } from "../../test/proxy";
  * change itself when approval is off). An approved proposal's result is stored after the answer.
  */
 const db = testDb();
-const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
-async function traced(send: (headers: Record<string, string>) => Promise<Response>) {
-  const trace = newTrace();
-  const res = await send({ "x-commerce-trace": trace });
-  const body = await res.text();
-  return { status: res.status, body, trips: await tripsOf(proxy, trace) };
-}
 
 const rows = <R = Record<string, unknown>>(storeId: string, text: string, values: unknown[] = []) =>
   withStore(db, storeId, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);

@@ -1,11 +1,10 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createToken, rpc, sessionFor, type Browser, type RpcError } from "../../test/admin";
+import { api, createToken, rpc, type Browser, type RpcError, ownerOf } from "../../test/admin";
 import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../test/harness";
 import { callerFor, failureMessage, outboxPayloads } from "../../test/procedures";
-import { newTrace, tripsOf } from "../../test/proxy";
+import { traced } from "../../test/proxy";
 
 /**
  * Round trips of the changes to pages, customers, discounts, short links, campaigns, automations and the
@@ -13,20 +12,9 @@ import { newTrace, tripsOf } from "../../test/proxy";
  * Then the guards those changes gained: another store's ids, and a change that lands between two trips.
  */
 const db = testDb();
-const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
-async function traced(send: (headers: Record<string, string>) => Promise<Response>) {
-  const trace = newTrace();
-  const res = await send({ "x-commerce-trace": trace });
-  const body = await res.text();
-  return { res, body, trips: await tripsOf(proxy, trace) };
-}
 
-async function owner() {
-  const store = await makeStore(db);
-  const browser = await sessionFor(db, store.ownerUserId, store.id);
-  return { store, browser };
-}
+const owner = () => ownerOf(db);
 
 /** A change through /api/rpc: its status, its round trips (none after the answer) and its answer. */
 function changes(browser: Browser) {

@@ -1,12 +1,11 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createToken, rpc, sessionFor, type Browser, type RpcError } from "../../test/admin";
+import { api, createToken, rpc, sessionFor, type Browser, type RpcError, ownerOf } from "../../test/admin";
 import { withStore } from "#shared/db/with-store";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { makeStore, testDb } from "../../test/harness";
 import { orderShop, placeTestOrder } from "../../test/orders";
 import { addMember } from "../../test/procedures";
-import { newTrace, tripsOf } from "../../test/proxy";
+import { traced } from "../../test/proxy";
 
 /**
  * Round trips of the inventory, order-action, staff, store, task and outbox changes (modelled on
@@ -14,29 +13,19 @@ import { newTrace, tripsOf } from "../../test/proxy";
  * needs a reading; nothing after the answer. Then the guards those changes took on.
  */
 const db = testDb();
-const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
-async function traced(send: (headers: Record<string, string>) => Promise<Response>) {
-  const trace = newTrace();
-  const res = await send({ "x-commerce-trace": trace });
-  const body = await res.text();
-  return { status: res.status, body, json: (JSON.parse(body) as { json: unknown }).json, trips: await tripsOf(proxy, trace) };
-}
 
 /** A change through /api/rpc: its status and answer, and its round trips (`turns`, `after`). */
 async function change<T = Record<string, unknown>>(browser: Browser, path: string, input: unknown) {
   const { status, body, json, trips } = await traced((h) => rpc(browser, path, input, h));
-  return { status, body, json: json as T, turns: trips.turns, after: trips.after.turns };
+  return { status, body, json: json<T>(), turns: trips.turns, after: trips.after.turns };
 }
 
 /** What the store's own rows say, for checks that bypass the procedures. */
 const rows = <R = Record<string, unknown>>(storeId: string, text: string, values: unknown[] = []) =>
   withStore(db, storeId, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
 
-async function owner() {
-  const store = await makeStore(db);
-  return { store, browser: await sessionFor(db, store.ownerUserId, store.id) };
-}
+const owner = () => ownerOf(db);
 
 describe("round trips: inventory, order, staff, store, task and outbox changes", () => {
   it("locations.create, locations.update and inventory.adjust: one round trip each", async () => {

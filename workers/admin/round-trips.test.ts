@@ -1,11 +1,10 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createToken, page, rpc, rpcJson, sessionFor } from "../../test/admin";
+import { api, createToken, page, rpc, rpcJson, sessionFor, ownerOf } from "../../test/admin";
 import { withStore } from "#shared/db/with-store";
-import { makeStore, testDb } from "../../test/harness";
+import { testDb } from "../../test/harness";
 import { adminFetch, mcpUrl } from "../../test/oauth";
 import { addMember } from "../../test/procedures";
-import { newTrace, tripsOf } from "../../test/proxy";
+import { traced } from "../../test/proxy";
 import { TOOLS } from "#shared/assistant/tools";
 import { isSessionProcedure, procedureKey, type StoreProcedure } from "#shared/procedures/define";
 import { PROCEDURES } from "#shared/registry";
@@ -15,20 +14,9 @@ import { PROCEDURES } from "#shared/registry";
  * (issue 19's goal table): a count, never a timing. Work after the answer is counted apart.
  */
 const db = testDb();
-const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
-async function traced(send: (headers: Record<string, string>) => Promise<Response>) {
-  const trace = newTrace();
-  const res = await send({ "x-commerce-trace": trace });
-  const body = await res.text();
-  return { res, body, trips: await tripsOf(proxy, trace) };
-}
 
-async function owner() {
-  const store = await makeStore(db);
-  const browser = await sessionFor(db, store.ownerUserId, store.id);
-  return { store, browser };
-}
+const owner = () => ownerOf(db);
 
 const READS = PROCEDURES.filter((p): p is StoreProcedure => !isSessionProcedure(p) && !p.mutates);
 

@@ -27,7 +27,7 @@ import { sendRestockAlerts } from "#shared/restock/alerts";
 import type { HostsKv } from "#shared/storefront/hosts";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { jobContext } from "../../test/jobs";
-import { newTrace, tripsOf, type Trips } from "../../test/proxy";
+import { tracedWork } from "../../test/proxy";
 
 /**
  * Round trips of each store's unit of work in the worker's jobs and queue consumers, counted by the local
@@ -41,17 +41,6 @@ const log = createLogger({ test: true }, "error");
 const linkSecret = emailLinkSecretFromEnv(env as unknown as Record<string, unknown>);
 const MINUTE = 60_000;
 
-/** Runs `work` on a database whose round trips are traced; answers its result and what the proxy counted. */
-async function traced<T>(work: (db: Database) => Promise<T>): Promise<{ result: T; trips: Trips }> {
-  const trace = newTrace();
-  const tracedDb = new Database({ url: bindings.DATABASE_URL, wsProxy: bindings.DB_WS_PROXY, trace });
-  try {
-    const result = await work(tracedDb);
-    return { result, trips: await tripsOf(bindings.DB_WS_PROXY, trace) };
-  } finally {
-    await tracedDb.close();
-  }
-}
 
 const sqlIn = <R = Record<string, unknown>>(s: TestStore, text: string, values: unknown[] = []) =>
   withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
@@ -67,15 +56,15 @@ describe("round trips: the notifications consumer", () => {
     const order = await fixtureOrder(s);
     const eventId = await withStore(db, s.id, (tx) => emit(tx, "order.paid", { orderId: order.id }));
     const message: RoutedEvent = { eventId, storeId: s.id, kind: "order.paid", payload: { orderId: order.id }, createdAt: new Date().toISOString(), route: "notification:payment_received" };
-    const sent = await traced((t) => sendNotification(message, { db: t, log, mail: mail(), linkSecret }));
+    const sent = await tracedWork((t) => sendNotification(message, { db: t, log, mail: mail(), linkSecret }));
     expect(sent.result).toBe("sent");
     expect(sent.trips.turns).toBe(2);
     expect(await sqlIn(s, "select status, attempts from notification where event_id = $1", [eventId])).toEqual([{ status: "sent", attempts: 1 }]);
-    const again = await traced((t) => sendNotification(message, { db: t, log, mail: mail(), linkSecret }));
+    const again = await tracedWork((t) => sendNotification(message, { db: t, log, mail: mail(), linkSecret }));
     expect([again.result, again.trips.turns]).toEqual(["duplicate", 1]);
 
     const refusedId = await withStore(db, s.id, (tx) => emit(tx, "order.cancelled", { orderId: order.id }));
-    const refused = await traced((t) =>
+    const refused = await tracedWork((t) =>
       sendNotification({ ...message, eventId: refusedId, kind: "order.cancelled", route: "notification:order_cancelled" }, { db: t, log, mail: mail({ failFor: ["buyer@example.test"] }) }),
     );
     expect([refused.result, refused.trips.turns]).toEqual(["failed", 2]);
@@ -83,7 +72,7 @@ describe("round trips: the notifications consumer", () => {
 
   it("the local mailbox keeps a message in one round trip", async () => {
     const s = await makeStore(db);
-    const { result, trips } = await traced((t) =>
+    const { result, trips } = await tracedWork((t) =>
       localMailer(t).send({ storeId: s.id, from: "Shop <orders@mail.test>", to: "a@example.test", subject: "Hi", text: "Hi", html: "<p>Hi</p>", idempotencyKey: `rt:${s.id}`, tag: "test" }),
     );
     expect(result.providerId).toMatch(/^local_/);
@@ -165,10 +154,10 @@ describe("round trips: back-in-stock alerts", () => {
     for (const email of ["a@example.test", "b@example.test"]) await sqlIn(s, "insert into restock_subscription (store_id, variant_id, email) values ($1, $2, $3)", [s.id, variant!.id, email]);
     await sqlIn(s, "update inventory_level set on_hand = 3");
     const message: RoutedEvent = { eventId: crypto.randomUUID(), storeId: s.id, kind: "inventory.restocked", payload: { variantId: variant!.id }, createdAt: new Date().toISOString(), route: "restock" };
-    const first = await traced((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
+    const first = await tracedWork((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
     expect(first.result).toEqual({ sent: 2, failed: 0, retry: 0, skipped: 0 });
     expect(first.trips.turns).toBe(2);
-    const again = await traced((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
+    const again = await tracedWork((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
     expect(again.result).toEqual({ sent: 0, failed: 0, retry: 0, skipped: 0 });
     expect(again.trips.turns).toBe(1);
   });
@@ -179,7 +168,7 @@ describe("round trips: back-in-stock alerts", () => {
     await sqlIn(s, "update product set status = 'active'");
     await sqlIn(s, "insert into restock_subscription (store_id, variant_id, email) values ($1, $2, 'back@example.test')", [s.id, variant!.id]);
     const message: RoutedEvent = { eventId: crypto.randomUUID(), storeId: s.id, kind: "return.received", payload: { returnId: ret!.id, restocked: true }, createdAt: new Date().toISOString(), route: "restock" };
-    const { result, trips } = await traced((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
+    const { result, trips } = await tracedWork((t) => sendRestockAlerts(message, { db: t, log, mail: mail() }));
     expect(result).toEqual({ sent: 1, failed: 0, retry: 0, skipped: 0 });
     expect(trips.turns).toBe(2);
   });
@@ -196,22 +185,22 @@ describe("round trips: marketing", () => {
     ]);
     const handed: SendOrder[] = [];
     const queue = { sendBatch: async (messages: { body: SendOrder }[]) => void handed.push(...messages.map((m) => m.body)) };
-    const tick = await traced((t) => marketingTick({ ...jobContext(t, at), env: { ...env, MARKETING_SEND: queue }, job: "{marketing}-tick" }, [s.id]));
+    const tick = await tracedWork((t) => marketingTick({ ...jobContext(t, at), env: { ...env, MARKETING_SEND: queue }, job: "{marketing}-tick" }, [s.id]));
     expect(tick.result).toMatchObject({ stores: 1, failedStores: 0, campaignsStarted: 1, messagesCreated: 2, handedOver: 2 });
     expect(tick.trips.turns).toBe(1);
 
     expect(handed).toHaveLength(1);
-    const send = await traced((t) => sendMarketingBatch(handed[0]!, { db: t, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret }));
+    const send = await tracedWork((t) => sendMarketingBatch(handed[0]!, { db: t, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret }));
     expect(send.result).toMatchObject({ sent: 2, skipped: 0, gone: 0 });
     expect(send.trips.turns).toBe(2);
-    const again = await traced((t) => sendMarketingBatch(handed[0]!, { db: t, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret }));
+    const again = await tracedWork((t) => sendMarketingBatch(handed[0]!, { db: t, log, mail: { mailer: localMailer(db), fromDomain: "mail.localhost" }, linkSecret }));
     expect(again.result).toMatchObject({ sent: 0, gone: 2 });
     expect(again.trips.turns).toBe(1);
 
     await sqlIn(s, "insert into marketing_automation (store_id, kind, enabled, delay_minutes, subject, body) values ($1, 'abandoned_checkout', true, 60, 'Back?', 'Hi')", [s.id]);
     const order = await fixtureOrder(s);
     const placed: RoutedEvent = { eventId: crypto.randomUUID(), storeId: s.id, kind: "order.placed", payload: { orderId: order.id }, createdAt: new Date().toISOString(), route: "marketing" };
-    const enrolled = await traced((t) => enrolFromEvent(placed, { db: t, log }));
+    const enrolled = await tracedWork((t) => enrolFromEvent(placed, { db: t, log }));
     expect([enrolled.result, enrolled.trips.turns]).toEqual(["enrolled", 1]);
   });
 });
@@ -235,13 +224,13 @@ describe("round trips: app webhooks", () => {
     const routed = (await routedForApps(db, s.id, eventId))!;
     const net = receivers(() => new Date());
     const deps = testDeps(db, net.fetch);
-    const fanned = await traced((t) => consumeAppEvent(routed, { ...deps, db: t }));
+    const fanned = await tracedWork((t) => consumeAppEvent(routed, { ...deps, db: t }));
     expect([fanned.result, fanned.trips.turns]).toEqual([{ queued: 1 }, 1]);
     const job = deps.jobs.sent[0]!.job;
-    const tried = await traced((t) => consumeAppJob(job, { ...deps, db: t }));
+    const tried = await tracedWork((t) => consumeAppJob(job, { ...deps, db: t }));
     expect([tried.result, tried.trips.turns]).toEqual([{ outcome: "delivered" }, 2]);
     expect(net.requests).toHaveLength(1);
-    const duplicate = await traced((t) => consumeAppJob(job, { ...deps, db: t }));
+    const duplicate = await tracedWork((t) => consumeAppJob(job, { ...deps, db: t }));
     expect([duplicate.result, duplicate.trips.turns]).toEqual([{ outcome: "skipped" }, 1]);
   });
 });
@@ -252,22 +241,22 @@ describe("round trips: custom domains", () => {
     const now = new Date();
     const d = await domainAt(db, s.id, `rt-${s.slug}.example.com`, new Date(now.getTime() - 5 * MINUTE));
     await setLocalDnsEntry(bindings.HOSTS, d.record.name, { txt: [d.record.value] });
-    const checked = await traced((t) => verifyStore({ db: t, now }, s.id, localDns(bindings.HOSTS)));
+    const checked = await tracedWork((t) => verifyStore({ db: t, now }, s.id, localDns(bindings.HOSTS)));
     expect(checked.result).toMatchObject({ checked: 1, verified: 1, skipped: 0 });
     expect(checked.trips.turns).toBe(2);
 
     const deps = (t: Database) => ({ db: t, router: localRouter(bindings.HOSTS), hosts: bindings.HOSTS, log });
     const onVerified = await routedEvent(db, s.id, "domain.verified");
-    expect((await traced((t) => routeDomainEvent(onVerified, deps(t)))).trips.turns).toBe(2);
+    expect((await tracedWork((t) => routeDomainEvent(onVerified, deps(t)))).trips.turns).toBe(2);
     expect((await sqlIn<{ router_id: string | null }>(s, "select router_id from store_domain where id = $1", [d.id]))[0]!.router_id).not.toBeNull();
-    expect((await traced((t) => routeDomainEvent(onVerified, deps(t)))).trips.turns).toBe(1);
+    expect((await tracedWork((t) => routeDomainEvent(onVerified, deps(t)))).trips.turns).toBe(1);
 
     await withStore(db, s.id, async (tx) => {
       const { rows } = await tx.$client.query<{ router_id: string }>("delete from store_domain where store_id = $1 and id = $2 returning router_id", [tx.storeId, d.id]);
       await emit(tx, "domain.removed", { domainId: d.id, hostname: d.hostname, routerId: rows[0]!.router_id });
     });
     const onRemoved = await routedEvent(db, s.id, "domain.removed");
-    expect((await traced((t) => routeDomainEvent(onRemoved, deps(t)))).trips.turns).toBe(2);
+    expect((await tracedWork((t) => routeDomainEvent(onRemoved, deps(t)))).trips.turns).toBe(2);
     expect(await sqlIn(s, "select outcome from domain_route_receipt where event_id = $1", [onRemoved.eventId])).toEqual([{ outcome: "unrouted" }]);
   });
 });
@@ -281,13 +270,13 @@ describe("round trips: bookkeeping", () => {
       grant!.id,
       new Date(Date.now() - 100 * 86_400_000),
     ]);
-    const pruned = await traced((t) => pruneStore(t, s.id, pruneCutoffs(new Date())));
+    const pruned = await tracedWork((t) => pruneStore(t, s.id, pruneCutoffs(new Date())));
     expect([pruned.result, pruned.trips.turns]).toEqual([{ deleted: 1, outboxDeleted: 0 }, 1]);
   });
 
   it("a job's failure in a store is recorded for its merchant in one round trip", async () => {
     const s = await makeStore(db);
-    const failed = await traced((t) =>
+    const failed = await tracedWork((t) =>
       forEachStore({ ...jobContext(t, new Date()), job: "{marketing}-tick" }, [s.id], async () => {
         throw new Error("the store's work failed (test)");
       }),

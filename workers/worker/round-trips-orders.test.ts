@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { Database } from "#shared/db/database";
 import { balanceStore } from "#shared/jobs/preorder-balance";
 import { trackStore } from "#shared/jobs/shipping-track";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
@@ -16,7 +15,7 @@ import { call } from "../../test/call";
 import { jobContext, servicesFor, type StoreProviders } from "../../test/jobs";
 import { orderShop, paidGatewayOrder, placeGatewayOrder, placeTestOrder, type GatewayOrder } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
-import { newTrace, tripsOf, type Trips } from "../../test/proxy";
+import { traced, tracedWork } from "../../test/proxy";
 import type { ShopStore } from "../../test/storefront";
 import { testDb } from "../../test/harness";
 import worker from "./index";
@@ -28,32 +27,16 @@ import worker from "./index";
  * no round trips to the database). Then the races these units are guarded against.
  */
 const db = testDb();
-const bindings = env as unknown as { DATABASE_URL: string; DB_WS_PROXY: string };
 const ORIGIN = "http://worker.test";
 const HOUR = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms);
 const ip = () => `2001:db8:4::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
 const log = createLogger({ test: true }, "error");
 
-/** Runs `work` on a database whose round trips are traced; answers its result and what the proxy counted. */
-async function traced<T>(work: (db: Database) => Promise<T>): Promise<{ result: T; trips: Trips }> {
-  const trace = newTrace();
-  const tracedDb = new Database({ url: bindings.DATABASE_URL, wsProxy: bindings.DB_WS_PROXY, trace });
-  try {
-    const result = await work(tracedDb);
-    return { result, trips: await tripsOf(bindings.DB_WS_PROXY, trace) };
-  } finally {
-    await tracedDb.close();
-  }
-}
-
 /** A webhook through the worker's door, traced: its status, answer and round trips. */
 async function send(path: string, hook: { headers: Record<string, string>; body: string }) {
-  const trace = newTrace();
-  const res = await call(worker, `${ORIGIN}${path}`, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": ip(), "x-commerce-trace": trace }, body: hook.body });
-  const json = (await res.json()) as Record<string, unknown>;
-  const trips = await tripsOf(bindings.DB_WS_PROXY, trace);
-  return { status: res.status, json, turns: trips.turns, after: trips.after.turns };
+  const { status, body, trips } = await traced((h) => call(worker, `${ORIGIN}${path}`, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": ip(), ...h }, body: hook.body }));
+  return { status, json: JSON.parse(body) as Record<string, unknown>, turns: trips.turns, after: trips.after.turns };
 }
 
 const payment = async (s: ShopStore, o: Pick<GatewayOrder, "providerRef" | "sg">, outcome: LocalOutcome) =>
@@ -109,7 +92,7 @@ describe("round trips: payment webhooks", () => {
   it("a refund the gateway reports: two round trips, recorded once, a pending row settled, a capture it proves applied first", async () => {
     const { s, sql } = await orderShop(db);
     const paid = await paidGatewayOrder(db, s, 2);
-    const report = (o: GatewayOrder, refundId: string, amount: number) => traced((t) => applyPaymentReport(t, s.id, "local", refundEvent(o, refundId, amount), log));
+    const report = (o: GatewayOrder, refundId: string, amount: number) => tracedWork((t) => applyPaymentReport(t, s.id, "local", refundEvent(o, refundId, amount), log));
     const first = await report(paid, "rfnd_dash1", 300);
     expect([first.result, first.trips.turns]).toEqual([{ duplicate: false, applied: true, status: "refunded" }, 2]);
     const again = await report(paid, "rfnd_dash1", 300);
@@ -165,7 +148,7 @@ describe("round trips: shipment webhooks", () => {
 
 describe("round trips: the order flow's jobs, per store", () => {
   const run = <T>(job: (ctx: ReturnType<typeof jobContext>) => Promise<T>, stores: Record<string, StoreProviders> = {}) =>
-    traced((t) => job(jobContext(t, new Date(), servicesFor(stores))));
+    tracedWork((t) => job(jobContext(t, new Date(), servicesFor(stores))));
 
   it("{payments}-unpaid-expiry: reminders in one round trip; expiries in two; money found at the gateway in three", async () => {
     const { s, sql } = await orderShop(db);
