@@ -53,6 +53,7 @@ export interface DiscountRead {
   live: boolean;
 }
 
+/** A payment attempt: its number, idempotency key, status, provider and amount in minor units. */
 export interface AttemptRead {
   id: string;
   attempt: number;

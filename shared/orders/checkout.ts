@@ -10,7 +10,7 @@ import { orderAccessKey } from "./access";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
 import { checkoutChange, discountUnavailable, type Placement } from "./checkout-change";
-import { checkoutReadingPlan, type CheckoutReading } from "./checkout-reading";
+import { checkoutReadingPlan, type AttemptRead, type CheckoutReading } from "./checkout-reading";
 import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
 import type { OrderView } from "./order-view";
 import { preorderBalance } from "./preorders";
@@ -50,14 +50,8 @@ export type CheckoutInput = z.infer<typeof checkoutInput>;
 /** How long a placed order waits for its payment before the expiry job releases its stock. */
 export const PAYMENT_WINDOW_MS = { gateway: 30 * 60_000, manual_transfer: 3 * 86_400_000 } as const;
 
-export interface AttemptRow {
-  id: string;
-  attempt: number;
-  idempotencyKey: string;
-  status: string;
-  provider: string;
-  amount: number;
-}
+/** A payment attempt as checkout and the payment steps answer it (read in checkout-reading.ts). */
+export type AttemptRow = AttemptRead;
 
 export interface Placed {
   order: OrderView;
