@@ -2,19 +2,17 @@ import { and, eq, sql } from "drizzle-orm";
 import { unchanged } from "../db/changes";
 import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
-import { clientErrorFromConstraint } from "../db/pg-errors";
 import { constant, plan, type Plan } from "../db/plan";
 import { aiApproval, store as storeTable } from "../db/schema";
 import type { Q } from "../db/steps";
-import { sendStoreUnit, sendUnit } from "../db/unit";
-import { isAppError, type AppError } from "../http/errors";
-import { checkFor, type Door } from "../pipeline/check";
-import { callerFrom, type Caller, type Principal } from "../pipeline/principal";
-import { aiClientAt, openingOf } from "../pipeline/read";
-import { unitRefusal, withCaller } from "../pipeline/refusal";
+import { sendStoreUnit } from "../db/unit";
+import type { AppError } from "../http/errors";
+import type { Door } from "../pipeline/check";
+import type { Caller, Principal } from "../pipeline/principal";
+import { sendCallerUnitOrRefusal } from "../pipeline/read";
 import { activityStep } from "../pipeline/write";
 import type { StoreProcedure } from "../procedures/define";
-import { unitScope, type Scope } from "../procedures/scope";
+import type { Scope } from "../procedures/scope";
 import { proposalColumns, type ApprovalRow } from "./approvals";
 import type { Proposal } from "./changes";
 
@@ -99,32 +97,11 @@ export function asJsonb(value: unknown): unknown {
 export type Applied<O> = { caller: Caller; output: O } | { refused: AppError };
 
 /**
- * The unit of a change applied with its proposal: sendCallerUnit's (shared/pipeline/read.ts), except that
- * a refusal of the change itself (an AppError of the unit: unit.ensure's, or one its plan threw) comes
- * back as a value, so the proposal is stored as failed with its words, as the approval runner stores
- * it. A broken constraint fails the call, as it failed the approval runner's transaction.
+ * The unit of a change applied with its proposal: a refusal of the change itself comes back as a value,
+ * so the proposal is stored as failed with its words, as the approval runner stores it
+ * (sendCallerUnitOrRefusal). A broken constraint fails the call, as it failed the approval runner's
+ * transaction.
  */
-export async function sendApplying<O>(db: Database, who: ProposalCaller, build: (q: Q, scope: Scope) => Plan<O>): Promise<Applied<O>> {
-  const check = checkFor(who.proc, who.door, who.slug);
-  let admitted: Caller | undefined;
-  const scope = unitScope(aiClientAt(who.principal, who.door), () => {
-    if (!admitted) throw new Error("A plan asked for its caller before its unit came back");
-    return admitted;
-  });
-  let sent;
-  try {
-    sent = await sendUnit(db, { opening: (q) => openingOf(q, who.principal, check), plan: (q) => build(q, scope), options: { readOnly: false } });
-  } catch (e) {
-    // An API grant's opening throws no AppError of its own: this one is the change's.
-    if (isAppError(e)) return { refused: e };
-    throw unitRefusal(e, { principal: who.principal, procs: [who.proc], door: who.door, slug: who.slug }) ?? clientErrorFromConstraint(e) ?? e;
-  }
-  const opened = sent.opened.opened as { caller?: Record<string, unknown> | null };
-  const caller = callerFrom(who.principal, opened.caller ? [opened.caller] : []);
-  admitted = caller;
-  try {
-    return { caller, output: sent.finish() };
-  } catch (e) {
-    throw withCaller(e, caller);
-  }
+export function sendApplying<O>(db: Database, who: ProposalCaller, build: (q: Q, scope: Scope) => Plan<O>): Promise<Applied<O>> {
+  return sendCallerUnitOrRefusal(db, { principal: who.principal, procs: [who.proc], door: who.door, slug: who.slug, writes: true, plan: build });
 }

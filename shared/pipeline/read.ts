@@ -6,7 +6,7 @@ import { constant, type Plan } from "../db/plan";
 import type { Q, Step } from "../db/steps";
 import { sendUnit } from "../db/unit";
 import type { Database } from "../db/database";
-import { badRequest, noActiveStore, storeNotFound } from "../http/errors";
+import { badRequest, isAppError, noActiveStore, storeNotFound, type AppError } from "../http/errors";
 import { issuesOf } from "../http/validate";
 import type { SessionInfo, StoreProcedure } from "../procedures/define";
 import { unitScope, type Scope } from "../procedures/scope";
@@ -37,7 +37,7 @@ interface Opened {
 }
 
 /** The opening statement that admits `principal` against `check`. */
-export function openingOf(q: Q, principal: Principal, check: CallCheck | null): Step<OpenedRow[]> {
+function openingOf(q: Q, principal: Principal, check: CallCheck | null): Step<OpenedRow[]> {
   switch (principal.kind) {
     case "session":
       return openSession(q, principal.idHash, SESSION_LIFETIMES, check);
@@ -54,7 +54,7 @@ export function openingOf(q: Q, principal: Principal, check: CallCheck | null): 
 }
 
 /** Whether the store's AI-client settings bind this principal at this door, as known before the unit. */
-export function aiClientAt(principal: Principal, door: Door): boolean {
+function aiClientAt(principal: Principal, door: Door): boolean {
   return door === "mcp" || door === "approval" || principal.kind === "oauth";
 }
 
@@ -72,6 +72,25 @@ export interface UnitCall<O> {
 
 /** One unit: the opening for the principal, then the plan. Throws the pipeline's own errors. */
 export async function sendCallerUnit<O>(db: Database, call: UnitCall<O>): Promise<{ caller: Caller; session?: OpenedSession; output: O }> {
+  const sent = await sendOpenedUnit(db, call, false);
+  if ("refused" in sent) throw sent.refused;
+  return sent;
+}
+
+/**
+ * sendCallerUnit, except that the unit's own refusal of the change (an AppError of the unit: unit.ensure's,
+ * or one its plan threw while it was built) comes back as a value, so a proposal applied with its change
+ * can be stored as failed with its words. A refused caller and a broken constraint still throw.
+ */
+export function sendCallerUnitOrRefusal<O>(db: Database, call: UnitCall<O>): Promise<{ caller: Caller; session?: OpenedSession; output: O } | { refused: AppError }> {
+  return sendOpenedUnit(db, call, true);
+}
+
+async function sendOpenedUnit<O>(
+  db: Database,
+  call: UnitCall<O>,
+  keepRefusal: boolean,
+): Promise<{ caller: Caller; session?: OpenedSession; output: O } | { refused: AppError }> {
   const slug = call.slug ?? null;
   const check = call.procs.length === 1 ? checkFor(call.procs[0]!, call.door, slug) : call.procs.length ? checkForAll(call.procs, call.door, slug) : resolveOnly(call.door, slug);
   let admitted: Caller | undefined;
@@ -87,6 +106,8 @@ export async function sendCallerUnit<O>(db: Database, call: UnitCall<O>): Promis
       options: { readOnly: !call.writes },
     });
   } catch (e) {
+    // The openings raise no AppError of their own (a refused caller is CR001): this one is the unit's.
+    if (keepRefusal && isAppError(e)) return { refused: e };
     throw unitRefusal(e, { principal: call.principal, procs: call.procs, door: call.door, slug }) ?? clientErrorFromConstraint(e) ?? e;
   }
   const opened = sent.opened.opened as Opened;
