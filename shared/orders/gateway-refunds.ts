@@ -8,11 +8,14 @@ import type { AttemptStatus } from "./status";
 
 /**
  * A refund the gateway reports (webhook), as a reading and a change: the pending row it answers becomes
- * processed; a refund made in the gateway's own dashboard (no row) is recorded, so payment_status never
- * disagrees with the money. A refund proves a capture, so an attempt whose capture report has not arrived
- * yet is captured first; an attempt all of whose money went back moves to `refunded`. The change replays
- * the routines in the order they ran on a transaction (capture, the refund row, the attempt refunded, the
- * recompute), each guarded against the order as the ones before it left it.
+ * processed; so does a claim still waiting for the gateway's answer (./refund-claims.ts: no provider
+ * refund id yet) of the attempt and the amount reported, the newest claimed first, since the report may
+ * come before the claim's own call records it; a refund made in the gateway's own dashboard (no row) is
+ * recorded, so payment_status never disagrees with the money. A refund proves a capture, so an attempt
+ * whose capture report has not arrived yet is captured first; an attempt all of whose money went back
+ * moves to `refunded`. The change replays the routines in the order they ran on a transaction (capture,
+ * the refund row, the attempt refunded, the recompute), each guarded against the order as the ones before
+ * it left it.
  */
 export interface GatewayRefundReport {
   refundId: string;
@@ -28,6 +31,8 @@ export interface GatewayRefundReading {
   known: { id: string; attemptId: string; status: "pending" | "processed" | "failed"; amount: number; returnId: string | null } | null;
   /** The order's processed refunds, as its facts list them (by id). */
   processedIds: string[];
+  /** The attempt's claims no answer reached yet, the newest claimed first. */
+  claims: { id: string; amount: number; returnId: string | null }[];
 }
 
 /** Reads the attempt, its order's facts and the refund rows a report changes (with `lock`: attempt, order, refund row). */
@@ -63,13 +68,19 @@ export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: string, re
                 and r.order_id = (select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})
               order by r.id`,
         ),
+        raw<GatewayRefundReading["claims"][number]>(
+          q,
+          sql`select id, amount::float8 as amount, return_id as "returnId" from refund
+              where store_id = ${store} and payment_attempt_id = ${attemptId} and status = 'pending' and provider_refund_id is null
+              order by updated_at desc, id${lock ? sql` for update` : sql``}`,
+        ),
       ] as const,
-      ([[attempt], [known], processed]) => ({ attempt, known: known ?? null, processedIds: processed.map((r) => r.id) }),
+      ([[attempt], [known], processed, claims]) => ({ attempt, known: known ?? null, processedIds: processed.map((r) => r.id), claims }),
     ),
   });
   return mapPlan(read, ({ payment, rows }) =>
     payment && rows.attempt
-      ? { payment, attemptAmount: rows.attempt.amount, refunded: rows.attempt.refunded, known: rows.known, processedIds: rows.processedIds }
+      ? { payment, attemptAmount: rows.attempt.amount, refunded: rows.attempt.refunded, known: rows.known, processedIds: rows.processedIds, claims: rows.claims }
       : null,
   );
 }
@@ -79,7 +90,9 @@ export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: string, re
  * anything changed (a refund already processed changes nothing).
  */
 export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundReading, report: GatewayRefundReport, newId: string): { steps: Step[]; changed: boolean } {
-  const { known, payment } = reading;
+  const { payment } = reading;
+  const claimed = reading.known ? undefined : reading.claims.find((c) => c.amount === report.amount);
+  const known = reading.known ?? (claimed ? { ...claimed, attemptId: payment.attempt.id, status: "pending" as const } : null);
   if (known?.status === "processed") return { steps: [], changed: false };
   const { attempt } = payment;
   const withStatus = (status: AttemptStatus) => withAttemptStatus(attempt.attempt, status);
@@ -103,12 +116,19 @@ export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundRead
       ...(known ? [raw(q, sql`select 1 from refund where store_id = ${store} and id = ${known.id} for update`)] : []),
       unchanged(
         q,
-        known
-          ? sql`(select status from refund where store_id = ${store} and id = ${known.id}) = ${known.status}`
-          : sql`not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`,
+        claimed
+          ? sql`(select status = 'pending' and provider_refund_id is null from refund where store_id = ${store} and id = ${claimed.id})
+                and not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`
+          : known
+            ? sql`(select status from refund where store_id = ${store} and id = ${known.id}) = ${known.status}`
+            : sql`not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`,
       ),
       known
-        ? raw(q, sql`update refund set status = 'processed', last_error = null, updated_at = now() where store_id = ${store} and id = ${known.id}`)
+        ? raw(
+            q,
+            sql`update refund set status = 'processed', provider_refund_id = coalesce(provider_refund_id, ${report.refundId}), last_error = null, updated_at = now()
+                where store_id = ${store} and id = ${known.id}`,
+          )
         : raw(
             q,
             sql`insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id)

@@ -1,20 +1,20 @@
 import type { SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
-import { plan, type Plan } from "../db/plan";
+import { mapPlan, plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
-import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
-import type { PaymentGateway } from "../payments/gateway";
-import { conflict, lockOrder } from "./actions";
+import { conflict } from "./actions";
 import { orderNotFound } from "./order-detail";
-import { refundOrder, type RefundView } from "./refunds";
+import { refundClaimPlan, type ClaimAsk, type RefundClaim } from "./refund-claims";
+import { answered, recordRefunds, type RefundCalls, type RefundView } from "./refund-record";
 
 /**
  * Returns (docs/order-status.md, "Returns"): units of shipped lines coming back, requested → approved or
  * rejected → received (optionally back into stock) → refunded. An order may have several; each step
  * writes `return.<step>` with the returnId, so each gets its own message (SPEC "Events"). Each is a reading
  * and a change checked against it (two round trips); every change locks the order first (the lock order
- * every order writer keeps), then the return. A refund calls the gateway, so it runs on an open transaction.
+ * every order writer keeps), then the return. A refund claims its rows, calls the gateway, then records
+ * (./refund-claims.ts, ./refund-record.ts): two round trips too, the gateway's calls between them.
  */
 export const RETURN_STATUSES = ["requested", "approved", "rejected", "received", "refunded"] as const;
 export type ReturnStatus = (typeof RETURN_STATUSES)[number];
@@ -143,16 +143,21 @@ export function returnPlan(q: Q, store: SQL, returnId: string, lock = false): Pl
 
 const noSuchReturn = () => new AppError("NOT_FOUND", "No such return in this store.", { issues: [{ path: "returnId", message: "not found" }] });
 
+/** Why `step` may not start from the return's status (NOT_FOUND or CONFLICT), or null when it may. */
+function refusalOf(ret: ReturnRow | null, step: ReturnStep): AppError | null {
+  if (!ret) return noSuchReturn();
+  if (FROM[step].includes(ret.status)) return null;
+  return new AppError("CONFLICT", `Return ${ret.number} of order #${ret.orderNumber} is ${ret.status}: it cannot be ${step === "refund" ? "refunded" : `${step}d`} (only from ${FROM[step].join(" or ")}).`, {
+    reason: `return_${ret.status}`,
+    issues: [{ path: "returnId", message: `is ${ret.status}` }],
+  });
+}
+
 /** The return, when `step` may start from its status; else NOT_FOUND or CONFLICT. */
 export function returnFor(ret: ReturnRow | null, step: ReturnStep): ReturnRow {
-  if (!ret) throw noSuchReturn();
-  if (!FROM[step].includes(ret.status)) {
-    throw new AppError("CONFLICT", `Return ${ret.number} of order #${ret.orderNumber} is ${ret.status}: it cannot be ${step === "refund" ? "refunded" : `${step}d`} (only from ${FROM[step].join(" or ")}).`, {
-      reason: `return_${ret.status}`,
-      issues: [{ path: "returnId", message: `is ${ret.status}` }],
-    });
-  }
-  return ret;
+  const refused = refusalOf(ret, step);
+  if (refused) throw refused;
+  return ret!;
 }
 
 /** The order, then the return, locked; the return still as read (else it is read and checked again). */
@@ -200,34 +205,43 @@ export function restockSteps(q: Q, store: SQL, ret: ReturnRow, memberId: SQL): S
   ];
 }
 
-/** The return checked and locked on an open transaction (the order first, as every order writer locks). */
-async function lockReturn(tx: StoreTx, returnId: string, step: ReturnStep): Promise<ReturnRow> {
-  const store = sql`${tx.storeId}::uuid`;
-  const found = await readOn(tx, (q) => returnPlan(q, store, returnId));
-  if (!found) throw noSuchReturn();
-  await lockOrder(tx, found.orderId);
-  return returnFor(await readOn(tx, (q) => returnPlan(q, store, returnId, true)), step);
+/**
+ * The claim of a received return's refund (./refund-claims.ts): by default the returned units' value
+ * (their unit price less their share of the line's discount), through the order's refund, so the money
+ * goes back the way it came. The order is locked first, then the return, which must be received.
+ */
+export function returnRefundClaimPlan(q: Q, store: SQL, memberId: SQL, input: { returnId: string; amount?: number | undefined }): Plan<RefundClaim> {
+  const worth = sql`(select floor(coalesce(sum(rl.quantity * ol.unit_price - (ol.discount * rl.quantity / ol.quantity)), 0)::float8)
+     from order_return_line rl join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
+     where rl.store_id = ${store} and rl.return_id = ${input.returnId})`;
+  const ask: ClaimAsk<ReturnRow | null> = {
+    order: sql`(select order_id from order_return where store_id = ${store} and id = ${input.returnId})`,
+    amount: input.amount === undefined ? worth : sql`${input.amount}`,
+    reason: sql`(select 'Return ' || number from order_return where store_id = ${store} and id = ${input.returnId})`,
+    returnId: input.returnId,
+    gate: {
+      holds: sql`exists (select 1 from order_return where store_id = ${store} and id = ${input.returnId} and status = 'received')`,
+      // The gate and the return as locked read the same row: they agree.
+      refused: (ret) => refusalOf(ret, "refund") ?? orderNotFound(),
+    },
+  };
+  return mapPlan(refundClaimPlan(q, store, memberId, ask, returnPlan(q, store, input.returnId, true)), ({ claim, before }) => ({
+    ...claim,
+    reading: { ...claim.reading, ret: before && { id: before.id, number: before.number, status: before.status } },
+  }));
 }
 
 /**
- * Refunds a received return: by default the returned units' value (their unit price less their share of
- * the line's discount), through the order's refund routine, so the money goes back the way it came.
+ * The record of a return's refund (./refund-record.ts), then the return moved to `refunded` with its
+ * event (the amount refunded in it): answers the return's new status and the refunds.
  */
-export async function refundReturn(
-  tx: StoreTx,
-  returnId: string,
-  amount: number | undefined,
-  gateway: PaymentGateway | undefined,
-  memberId: string | null,
-): Promise<{ refunds: RefundView[] }> {
-  const ret = await lockReturn(tx, returnId, "refund");
-  const { rows } = await tx.$client.query<{ value: number }>(
-    `select coalesce(sum(rl.quantity * ol.unit_price - (ol.discount * rl.quantity / ol.quantity)), 0)::float8 as value
-     from order_return_line rl join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
-     where rl.store_id = $1 and rl.return_id = $2`,
-    [tx.storeId, returnId],
-  );
-  const { refunds } = await refundOrder(tx, { orderId: ret.orderId, amount: amount ?? Math.floor(rows[0]!.value), reason: `Return ${ret.number}`, returnId }, gateway, memberId);
-  await changeOn(tx, (q) => plan(moveSteps(q, sql`${tx.storeId}::uuid`, ret, "refunded", { amount: refunds.reduce((n, r) => n + r.amount, 0) }), () => undefined));
-  return { refunds };
+export function returnRefundChange(q: Q, store: SQL, memberId: SQL, calls: RefundCalls): Plan<{ returnId: string; status: "refunded"; refunds: RefundView[] }> {
+  const made = recordRefunds(q, store, memberId, calls);
+  const { claim } = calls;
+  const ret = claim.reading.ret;
+  const row: ReturnRow | null = ret && { id: ret.id, orderId: claim.orderId, number: ret.number, orderNumber: claim.orderNumber, status: ret.status as ReturnStatus };
+  // Moved once, by the call whose refund went through (a repeated call finds it moved already).
+  const moves = row && !made.failure && row.status === "received";
+  const move = moves ? [...returnAsRead(q, store, row), ...moveSteps(q, store, row, "refunded", { amount: made.refunds.reduce((n, r) => n + r.amount, 0) })] : [];
+  return plan([...made.steps, ...move], () => ({ returnId: claim.returnId!, status: "refunded" as const, refunds: answered(made) }));
 }

@@ -23,6 +23,8 @@ import { withCaller } from "./refusal";
  *
  * Nothing is locked across the network: a guard of the second unit that finds the first unit's reading
  * out of date (`unchanged`, SQLSTATE CR409) rolls it back, and the pair runs again, up to RETRIES times.
+ * A plan with `claim` (a first unit that writes, e.g. a refund's gateway keys) runs it and `decide` once;
+ * after a lost race only `apply` runs again, on what `reread` read.
  */
 export const RETRIES = 3;
 
@@ -68,23 +70,41 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
       throw withCaller(badRequest(issuesOf(parsed.error)), caller);
     }
     const input = parsed.data;
-    const { prepare, decide, apply } = proc.write;
+    const { prepare, decide, claim, reread } = proc.write;
+    // The change's unit: the caller's opening, `apply`'s statements and, for an API door, its activity row.
+    const applied = async (prepared: unknown): Promise<Outcome> => {
+      const { caller, output, session } = await sendCallerUnit(db, {
+        ...base,
+        writes: true,
+        plan: (q, scope) => {
+          const change = proc.write.apply(q, scope, input, prepared);
+          const logged = activityStep(principal, proc, options.door);
+          return together({ change, logged: logged ? plan([logged(q)] as const, () => undefined) : constant(undefined) });
+        },
+      });
+      if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, input), options);
+      return { kind: "done", output: output.change, caller, decision, ...(session ? { session } : {}) };
+    };
+    if (claim) {
+      // The claim commits before `decide`'s outside call; neither runs again: a lost race reads and applies again.
+      const claimed = await sendCallerUnit(db, { ...base, writes: true, plan: (q, scope) => claim(q, scope, input) });
+      let decided = decide ? await decide(claimed.output, options.services ?? {}, input, claimed.caller.store.id) : claimed.output;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await applied(decided);
+        } catch (e) {
+          if (!lostRace(e)) throw e;
+          if (attempt >= RETRIES || !reread) throw concurrentChange();
+          decided = (await sendCallerUnit(db, { ...base, plan: (q, scope) => reread(q, scope, input, decided) })).output;
+        }
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       const read = prepare ? await prepared_(db, base, (q, scope) => prepare(q, scope, input, options.services ?? {})) : undefined;
       // A decision outside Postgres (a courier's booking) comes between the units, never inside one.
       const prepared = decide ? await decide(read?.value, options.services ?? {}, input, storeOf(read?.caller, principal)) : read?.value;
       try {
-        const { caller, output, session } = await sendCallerUnit(db, {
-          ...base,
-          writes: true,
-          plan: (q, scope) => {
-            const change = apply(q, scope, input, prepared);
-            const logged = activityStep(principal, proc, options.door);
-            return together({ change, logged: logged ? plan([logged(q)] as const, () => undefined) : constant(undefined) });
-          },
-        });
-        if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, input), options);
-        return { kind: "done", output: output.change, caller, decision, ...(session ? { session } : {}) };
+        return await applied(prepared);
       } catch (e) {
         if (!lostRace(e)) throw e;
         if (attempt >= RETRIES) throw concurrentChange();

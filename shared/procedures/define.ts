@@ -129,9 +129,20 @@ export interface WritePlan<I, O, P = unknown> {
   prepare?(q: Q, scope: Scope, input: I, services: Services): Plan<P | Promise<P>>;
   /**
    * Between the two units, outside Postgres (a courier's booking): what `apply` gets instead of `prepare`'s
-   * answer. It must be safe to repeat, since a lost race runs prepare, decide and apply again.
+   * answer. It must be safe to repeat, since a lost race runs prepare, decide and apply again (with
+   * `claim`: it runs once, given the claim's answer).
    */
   decide?(prepared: P, services: Services, input: I, storeId: string): Promise<unknown>;
+  /**
+   * Instead of `prepare`, a first unit that WRITES: what an outside call must find committed before it is
+   * made (a refund's rows, whose ids are the gateway's idempotency keys). The claim and `decide` run once:
+   * a lost race in `apply` never runs them again; `reread` reads what `apply` decides from again (one
+   * read-only unit, given what `decide` answered; its answer replaces it) and `apply` is sent again. Only
+   * doors where a change runs at once (a session, a created token; the AI approval runner's `run`): the
+   * proposal units know `prepare` only.
+   */
+  claim?(q: Q, scope: Scope, input: I): Plan<P>;
+  reread?(q: Q, scope: Scope, input: I, decided: unknown): Plan<unknown>;
   apply(q: Q, scope: Scope, input: I, prepared: P): Plan<O>;
   /**
    * Work outside Postgres once the change has committed (a KV entry, an OAuth provider's tokens), with
@@ -176,10 +187,17 @@ export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I,
   return def as StoreProcedure<I, O>;
 }
 
-/** A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the other. */
+/**
+ * A write plan on the store's open transaction (tests, the AI approval runner): both plans, one after the
+ * other (a claim's locks hold until the end, so `apply` finds what the claim read).
+ */
 async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input: I): Promise<O> {
   const scope = txScope(ctx);
-  const read = write.prepare ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input, ctx.services ?? {})) : undefined;
+  const read = write.claim
+    ? await changeOn(ctx.tx, (q) => write.claim!(q, scope, input))
+    : write.prepare
+      ? await readOn(ctx.tx, (q) => write.prepare!(q, scope, input, ctx.services ?? {}))
+      : undefined;
   const prepared = write.decide ? await write.decide(read, ctx.services ?? {}, input, ctx.store.id) : read;
   const output = await changeOn(ctx.tx, (q) => write.apply(q, scope, input, prepared));
   if (write.after && ctx.services) await write.after(output, ctx.services, input);

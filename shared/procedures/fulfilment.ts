@@ -2,17 +2,19 @@ import type { SQL } from "drizzle-orm";
 import { z } from "zod";
 import { mapPlan, plan, type Plan } from "../db/plan";
 import type { Q, ResultOf, Step } from "../db/steps";
-import { loadOrderView, orderViewStatement, type OrderView } from "../orders/order-view";
-import { refundOrder } from "../orders/refunds";
+import { orderViewStatement, type OrderView } from "../orders/order-view";
+import { answered, recordRefunds } from "../orders/refund-record";
+import { callGateway, orderRefundClaimPlan, rereadCalls, type RefundCalls, type RefundClaim } from "../orders/refunds";
 import {
   moveSteps,
-  refundReturn,
   requestReturnChange,
   requestReturnPlan,
   restockSteps,
   returnAsRead,
   returnFor,
   returnPlan,
+  returnRefundChange,
+  returnRefundClaimPlan,
   type ReturnRow,
   type ReturnStatus,
   type ReturnStep,
@@ -21,24 +23,21 @@ import { shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../or
 import { bookParcel, fulfilChange, fulfilReadingPlan, type Booked, type FulfilReading } from "../orders/shipments";
 import { decideShipmentStatus } from "../orders/status";
 import { AppError } from "../http/errors";
-import { storeProcedure, type StoreContext } from "./define";
+import { storeProcedure, type Services, type WritePlan } from "./define";
 
 /**
  * What happens to an order after it is paid (issue 11 part 8): shipping its parcels, RTO, refunds and
  * returns. Money and stock move through the routines in shared/orders; these are their doors.
  *
- * Changes that call no provider are write plans (a reading, then the change checked against it: two round
- * trips). Shipping and refunds call the courier or the gateway between reading and writing, which a write
- * plan has no place for yet: they run on the store's open transaction (shipping already as a reading, a
- * booking and a change: shared/orders/shipments.ts).
+ * Every change is a write plan in two round trips: a reading, then the change checked against it. Shipping
+ * books the courier between them (`decide`: a repeat books the same shipment). A refund's first unit
+ * writes: it claims the refund rows whose ids are the gateway's keys, then the gateway is called once per
+ * row, then the answers are recorded (`claim`, `decide`, `reread`: shared/orders/refund-claims.ts).
  */
 const orderId = z.uuid().describe("The order's id");
 const returnId = z.uuid().describe("The return's id");
 const minor = z.number().int().positive().max(100_000_000_000).describe("Minor units (paise)");
 const text = (max: number) => z.string().trim().min(1).max(max);
-
-const view = async (ctx: StoreContext, id: string) => (await loadOrderView(ctx.tx, id))!;
-const gatewayOf = (ctx: StoreContext) => ctx.services?.gateway?.(ctx.tx.storeId);
 
 export const fulfillOrder = storeProcedure({
   router: "orders",
@@ -103,6 +102,15 @@ export const markRto = storeProcedure({
   },
 });
 
+/**
+ * Between a refund's claim and its record: each claimed row sent to the store's gateway (once: a lost race
+ * reads again and records the same answers).
+ */
+const refundCalls = {
+  decide: (claim: RefundClaim, services: Services, _input: unknown, storeId: string) => callGateway(claim, async () => services.gateway?.(storeId)),
+  reread: (q: Q, { store }: { store: SQL }, _input: unknown, calls: RefundCalls) => rereadCalls(q, store, calls),
+} satisfies Pick<WritePlan<unknown, unknown>, "decide" | "reread">;
+
 export const refundOrderProcedure = storeProcedure({
   router: "orders",
   name: "refund",
@@ -111,9 +119,13 @@ export const refundOrderProcedure = storeProcedure({
   access: "orders.refund",
   mutates: true,
   input: z.strictObject({ orderId, amount: minor.optional(), reason: text(500).optional() }),
-  async run(ctx, input) {
-    const { refunds } = await refundOrder(ctx.tx, input, await gatewayOf(ctx), ctx.member.id);
-    return { refunds, order: await view(ctx, input.orderId) };
+  write: {
+    claim: (q, { store, memberId }, input) => orderRefundClaimPlan(q, store, memberId, input),
+    ...refundCalls,
+    apply(q, { store, memberId }, _input, calls: RefundCalls) {
+      const made = recordRefunds(q, store, memberId, calls);
+      return mapPlan(thenView(q, store, calls.claim.orderId, made.steps), (order) => ({ refunds: answered(made), order }));
+    },
   },
 });
 
@@ -193,9 +205,10 @@ export const refundReturnProcedure = storeProcedure({
   access: "orders.refund",
   mutates: true,
   input: z.strictObject({ returnId, amount: minor.optional() }),
-  async run(ctx, input) {
-    const { refunds } = await refundReturn(ctx.tx, input.returnId, input.amount, await gatewayOf(ctx), ctx.member.id);
-    return { returnId: input.returnId, status: "refunded", refunds };
+  write: {
+    claim: (q, { store, memberId }, input) => returnRefundClaimPlan(q, store, memberId, input),
+    ...refundCalls,
+    apply: (q, { store, memberId }, _input, calls: RefundCalls) => returnRefundChange(q, store, memberId, calls),
   },
 });
 
