@@ -37,6 +37,13 @@ describe("round trips: every read of the registry", () => {
     expect(READS.filter((p) => !p.read).map(procedureKey)).toEqual([]);
   });
 
+  it("each change is a write plan (at most two round trips), but approving an AI proposal", () => {
+    // aiApprovals.approve runs the stored proposal's own procedure inside the approval's transaction (the
+    // WebSocket path, docs/database.md): a member's click on a reviewed change, not a hot path.
+    const changes = PROCEDURES.filter((p): p is StoreProcedure => !isSessionProcedure(p) && p.mutates);
+    expect(changes.filter((p) => !p.write).map(procedureKey)).toEqual(["aiApprovals.approve"]);
+  });
+
   it("each read is one round trip through /api/rpc as the Owner, whatever it answers", async () => {
     const { browser } = await owner();
     const counted: Record<string, number> = {};
