@@ -3,7 +3,7 @@ import { emitStep, unchanged } from "../db/changes";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readingAfter, withAttemptStatus } from "./readings";
-import { paymentChange, paymentReadingPlan, recomputeSteps, type PaymentReading } from "./routines";
+import { paymentChange, paymentReadingPlan, recomputeSteps, type IdIn, type PaymentReading } from "./routines";
 import type { AttemptStatus } from "./status";
 
 /**
@@ -36,7 +36,7 @@ export interface GatewayRefundReading {
 }
 
 /** Reads the attempt, its order's facts and the refund rows a report changes (with `lock`: attempt, order, refund row). */
-export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: string, refundId: string, lock = false): Plan<GatewayRefundReading | null> {
+export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: IdIn, refundId: string, lock = false): Plan<GatewayRefundReading | null> {
   const read = together({
     // With `lock`, the attempt, then its order, locked by statements of their own (one that waited for a lock reads other rows as they were when it began).
     locks: lock

@@ -61,7 +61,7 @@ export async function newAttempt(tx: StoreTx, orderId: string, provider: string)
   return { id: inserted.rows[0]!.id, attempt, idempotencyKey: key, status: "created", provider, amount };
 }
 
-/** The attempt a gateway reference names, as SQL a unit's statements take for its id (./readings.ts idFoundBy). */
+/** The attempt a gateway reference names, as SQL a unit's statements take for its id (routines.ts IdIn). */
 export const attemptIdByRef = (store: SQL, provider: string, providerRef: string): SQL =>
   sql`(select id from payment_attempt where store_id = ${store} and provider = ${provider} and provider_ref = ${providerRef} limit 1)`;
 

@@ -1,4 +1,3 @@
-import type { SQL } from "drizzle-orm";
 import type { Plan } from "../db/plan";
 import { pgErrorOf } from "../db/pg-errors";
 import { AppError } from "../http/errors";
@@ -9,13 +8,6 @@ import type { AttemptStatus, OrderStatuses, ShipmentStatus } from "./status";
  * Helpers for units that read with ./routines.ts's readings and change with its changes, with no caller
  * (webhooks, jobs): their first trip reads, TypeScript decides, their second trip changes under guards.
  */
-
-/**
- * An id the unit finds itself (a subquery), where a reading of ./routines.ts takes an id: the reading
- * writes the id into its SQL, so the subquery stands in for it, and the reading's own ids come from its
- * rows. (routines.ts types the id as a string; the cast goes once it takes `string | SQL`.)
- */
-export const idFoundBy = (subquery: SQL): string => subquery as unknown as string;
 
 type Facts = OrderReading["facts"];
 

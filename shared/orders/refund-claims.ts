@@ -4,7 +4,6 @@ import { raw, sql, type Q } from "../db/steps";
 import { AppError } from "../http/errors";
 import { conflict } from "./actions";
 import { orderNotFound } from "./order-detail";
-import { idFoundBy } from "./readings";
 import { orderReadingPlan, type OrderReading } from "./routines";
 import type { AttemptStatus } from "./status";
 
@@ -181,7 +180,7 @@ function basePlan(q: Q, store: SQL, order: SQL): Plan<{ order: OrderReading | nu
       processedIds: processed.map((r) => r.id),
     }),
   );
-  return mapPlan(together({ order: orderReadingPlan(q, store, idFoundBy(order)), rest }), ({ order, rest }) => ({ order, ...rest }));
+  return mapPlan(together({ order: orderReadingPlan(q, store, order), rest }), ({ order, rest }) => ({ order, ...rest }));
 }
 
 /** The order's payment attempts (in id order), then the order, locked: the lock order every order writer keeps. */

@@ -9,7 +9,7 @@ import type { PaymentEvent } from "../payments/gateway";
 import type { ShipmentUpdate } from "../shipping/courier";
 import { gatewayRefundChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";
 import { attemptByRefPlan, attemptIdByRef } from "./payments";
-import { idFoundBy, retryLostRaces } from "./readings";
+import { retryLostRaces } from "./readings";
 import { gatewayRefundId } from "./refunds";
 import { paymentChange, paymentReadingPlan, type PaymentReading } from "./routines";
 import { shipmentChange, shipmentReadingPlan } from "./shipment-status";
@@ -80,7 +80,7 @@ function paymentReport(provider: string, event: PaymentEvent, log: Logger): Deli
     read: (q, store) =>
       together({
         attempt: attemptByRefPlan(q, store, provider, event.providerRef),
-        reading: paymentReadingPlan(q, store, idFoundBy(attemptIdByRef(store, provider, event.providerRef))),
+        reading: paymentReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef)),
       }),
     async decide({ attempt, reading }) {
       if (!attempt || !reading) throw unknownPayment();
@@ -99,7 +99,7 @@ function paymentReport(provider: string, event: PaymentEvent, log: Logger): Deli
 function refundReport(provider: string, event: PaymentEvent): Delivery<GatewayRefundReading | null> {
   const report = { refundId: event.refundId ?? event.eventId, amount: event.amount };
   return {
-    read: (q, store) => gatewayRefundReadingPlan(q, store, idFoundBy(attemptIdByRef(store, provider, event.providerRef)), report.refundId),
+    read: (q, store) => gatewayRefundReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef), report.refundId),
     async decide(reading) {
       if (!reading) throw unknownPayment();
       const newId = await gatewayRefundId(reading.payment.attempt.id, report.refundId);

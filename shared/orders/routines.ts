@@ -77,15 +77,24 @@ function factsOf(store: SQL, orderId: SQL, lock: boolean): SQL {
      from shop_order o where o.store_id = ${store} and o.id = ${orderId}${lock ? sql` for update of o` : sql``}`;
 }
 
+/**
+ * An id where a reading takes one: the id itself, or SQL that finds it in the same unit (a subquery, e.g.
+ * the attempt a gateway reference names), so a unit need not read the id first. Readings answer the ids
+ * from their rows.
+ */
+export type IdIn = string | SQL;
+
 /** Reads an order's facts (with `lock`, the order row is locked for the rest of the transaction). */
-export function orderReadingPlan(q: Q, store: SQL, orderId: string, lock = false): Plan<OrderReading | null> {
-  return plan([raw<{ facts: Facts }>(q, sql`select (${factsOf(store, sql`${orderId}::uuid`, lock)}) as facts`)] as const, ([[row]]) =>
-    row?.facts ? { orderId, facts: row.facts } : null,
+export function orderReadingPlan(q: Q, store: SQL, orderId: IdIn, lock = false): Plan<OrderReading | null> {
+  const id = sql`${orderId}::uuid`;
+  return plan(
+    [raw<{ order_id: string | null; facts: Facts | null }>(q, sql`select (select id from shop_order where store_id = ${store} and id = ${id}) as order_id, (${factsOf(store, id, lock)}) as facts`)] as const,
+    ([[row]]) => (row?.order_id && row.facts ? { orderId: row.order_id, facts: row.facts } : null),
   );
 }
 
 /** Reads an attempt and its order's facts (with `lock`: the attempt, then the order, locked). */
-export function paymentReadingPlan(q: Q, store: SQL, attemptId: string, lock = false): Plan<PaymentReading | null> {
+export function paymentReadingPlan(q: Q, store: SQL, attemptId: IdIn, lock = false): Plan<PaymentReading | null> {
   const forUpdate = lock ? sql` for update` : sql``;
   return plan(
     [

@@ -2,7 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { emitStep, markEmits, unchanged } from "../db/changes";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
-import { idFoundBy, readingAfter, withShipmentStatus } from "./readings";
+import { readingAfter, withShipmentStatus } from "./readings";
 import { orderReadingPlan, recomputeSteps, type OrderReading } from "./routines";
 import { decideShipmentStatus, type OrderStatuses, type ShipmentStatus } from "./status";
 
@@ -57,7 +57,7 @@ function whereOf(store: SQL, key: ShipmentKey): SQL {
 /** Reads a shipment and its order's facts (with `lock`: the order, then the shipment, locked). */
 export function shipmentReadingPlan(q: Q, store: SQL, key: ShipmentKey, lock = false): Plan<ShipmentReading | null> {
   const where = whereOf(store, key);
-  const orderId = idFoundBy(sql`(select s.order_id from shipment s where ${where})`);
+  const orderId = sql`(select s.order_id from shipment s where ${where})`;
   const read = together({
     // With `lock`, the order is locked by a statement of its own: one that waited for a lock reads other rows as they were when it began.
     lock: lock ? plan([raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${orderId} for update`)] as const, () => undefined) : plan([], () => undefined),
