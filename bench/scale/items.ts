@@ -4,7 +4,7 @@ import { pruneCutoffs, pruneStorePlan } from "#shared/jobs/activity-prune";
 import { isSessionProcedure } from "#shared/procedures/define";
 import { unitScope } from "#shared/procedures/scope";
 import { findProcedure } from "#shared/registry";
-import type { MeasureItem, Statement } from "./measure";
+import type { MeasureItem, Output, Statement } from "./measure";
 
 /**
  * The hot requests. A read procedure's are taken from the code itself: its plan is built as a store unit
@@ -54,6 +54,8 @@ interface Def {
   global?: { fn: string; args: (now: Date) => unknown[] };
   /** A privileged lookup whose parameters differ per store (host, token): body explained too. */
   privileged?: { fn: string; args: (s: StoreContext) => unknown[] };
+  /** Bulk work whose output grows with the store: judged per output row too (measure.ts `Output`). */
+  output?: Output;
 }
 
 const NONE = "00000000-0000-0000-0000-000000000000";
@@ -116,6 +118,7 @@ const DEFS: Def[] = [
 where c.store_id = ${UNIT_STORE} and c.accepts_marketing and c.email is not null
   and exists (select 1 from shop_order o where o.store_id = c.store_id and o.email_lower = c.email_lower and o.payment_status in ${MONEY_RECEIVED})`,
     params: () => [NONE],
+    output: { unit: "recipient", count: (answers) => answers.reduce((n, a) => n + a.length, 0) },
   },
   {
     name: "relay pick", from: "events/relay.ts relayStore (FOR UPDATE SKIP LOCKED)", readOnly: false,
@@ -126,6 +129,7 @@ where store_id = $1 and processed_at is null and dead_at is null and available_a
   {
     name: "prune (store unit)", from: "jobs/activity-prune.ts pruneStorePlan: old API activity, a batch of sent outbox rows naming no order (rolled back)", readOnly: false,
     plan: (q, now) => pruneStorePlan(q, pruneCutoffs(now)),
+    output: { unit: "row deleted", count: (answers) => answers.reduce((n, a) => n + a.reduce((m, r) => m + (typeof r.n === "number" ? r.n : 0), 0), 0) },
   },
   {
     name: "host lookup", from: "db/privileged.ts storeIdByHostname", sql: "select privileged.store_id_by_hostname($1) as id",
@@ -180,6 +184,7 @@ export async function hotItems(stores: { big: StoreContext; small: StoreContext;
         name: d.name, label: s.label, storeId: s.id, statements: await statementsOf(d, s, now),
         ...(d.readOnly === false ? { readOnly: false } : {}),
         ...(d.privileged ? { privileged: { fn: d.privileged.fn, args: d.privileged.args(s) } } : {}),
+        ...(d.output ? { output: d.output } : {}),
         reference,
       });
     }

@@ -17,7 +17,8 @@ import { asExplained, seqScansOf, summarize, summarizeAll, type Explained, type 
  * That needs the owner role (a member of app_privileged): pass ownerUrl.
  *
  * Each item is also run for a reference store (by default `referenceStoreId` with the item's own
- * parameters; an item may name its own), and the ratio of the p50s is reported.
+ * parameters; an item may name its own), and the ratio of the p50s is reported. An item whose work is its
+ * output (`output`: the rows a job inserts, deletes or locks) is also timed per output row.
  */
 
 export interface MeasureItem {
@@ -34,6 +35,24 @@ export interface MeasureItem {
   privileged?: { fn: string; args: readonly unknown[] };
   /** The same request for the reference store; null: no comparison (e.g. a global lookup). */
   reference?: { storeId: string; statements: readonly Statement[] } | null;
+  /**
+   * Bulk work whose output grows with the store (a recipient inserted, a row deleted, an event locked): how
+   * many output rows the statements' answers say the request made. The item is then judged per output row.
+   */
+  output?: Output;
+}
+
+export interface Output {
+  /** What one output row is, e.g. "recipient". */
+  unit: string;
+  /** The output rows, from the answers of the request's statements (in order). */
+  count: (answers: readonly (readonly Record<string, unknown>[])[]) => number;
+}
+
+/** An item's output in one store: rows made, and its p50 per row (null when it made none). */
+export interface OutputTiming {
+  rows: number;
+  msPerRow: number | null;
 }
 
 export interface Statement {
@@ -59,9 +78,10 @@ export interface MeasureResult {
   plan: PlanSummary;
   bodyPlan?: PlanSummary;
   seqScans: SeqScan[];
-  reference?: { storeId: string; timing: Timing };
+  reference?: { storeId: string; timing: Timing; output?: OutputTiming };
   /** p50 of this item over p50 of the reference store's. */
   ratio?: number;
+  output?: OutputTiming & { unit: string };
 }
 
 export interface MeasureOptions {
@@ -93,24 +113,35 @@ async function inStoreTx<T>(c: pg.Client, storeId: string, readOnly: boolean, fn
   }
 }
 
-async function time(c: pg.Client, storeId: string, item: MeasureItem, statements: readonly Statement[], o: Required<Pick<MeasureOptions, "warmup" | "runs" | "budgetMs">>): Promise<{ timing: Timing; rows: number }> {
+interface Timed {
+  timing: Timing;
+  rows: number;
+  output?: OutputTiming;
+}
+
+const outputTiming = (output: Output | undefined, answers: Record<string, unknown>[][], timing: Timing): OutputTiming | undefined => {
+  if (!output) return undefined;
+  const rows = output.count(answers);
+  return { rows, msPerRow: rows > 0 ? Math.round((timing.p50 / rows) * 1e6) / 1e6 : null };
+};
+
+async function time(c: pg.Client, storeId: string, item: MeasureItem, statements: readonly Statement[], o: Required<Pick<MeasureOptions, "warmup" | "runs" | "budgetMs">>): Promise<Timed> {
   const samples: number[] = [];
-  let rows = 0;
+  let answers: Record<string, unknown>[][] = [];
   const started = performance.now();
   for (let i = 0; i < o.warmup + o.runs; i++) {
     const ms = await inStoreTx(c, storeId, item.readOnly ?? true, async () => {
       const t0 = performance.now();
-      rows = 0;
-      for (const s of statements) {
-        const r = await c.query(s.sql, [...s.params]);
-        rows += r.rowCount ?? r.rows.length;
-      }
+      answers = [];
+      for (const s of statements) answers.push((await c.query<Record<string, unknown>>(s.sql, [...s.params])).rows);
       return performance.now() - t0;
     });
     if (i >= o.warmup) samples.push(ms);
     if (samples.length >= 5 && performance.now() - started > o.budgetMs) break;
   }
-  return { timing: timingOf(samples), rows };
+  const timing = timingOf(samples);
+  const output = outputTiming(item.output, answers, timing);
+  return { timing, rows: answers.reduce((n, a) => n + a.length, 0), ...(output ? { output } : {}) };
 }
 
 async function explain(c: pg.Client, storeId: string, item: MeasureItem): Promise<Explained[]> {
@@ -159,11 +190,11 @@ export async function measure(items: readonly MeasureItem[], options: MeasureOpt
   await app.connect();
   const owner = options.ownerUrl ? new pg.Client({ connectionString: options.ownerUrl }) : undefined;
   await owner?.connect();
-  const references = new Map<string, Timing>();
+  const references = new Map<string, Timed>();
   const results: MeasureResult[] = [];
   try {
     for (const item of items) {
-      const { timing, rows } = await time(app, item.storeId, item, item.statements, o);
+      const { timing, rows, output } = await time(app, item.storeId, item, item.statements, o);
       const explained = await explain(app, item.storeId, item);
       const seqScans = explained.flatMap((e, i) => seqScansOf(e, explained.length > 1 ? `statement ${i + 1}` : "statement"));
       let bodyPlan: PlanSummary | undefined;
@@ -178,19 +209,21 @@ export async function measure(items: readonly MeasureItem[], options: MeasureOpt
         const key = JSON.stringify([ref.storeId, ref.statements]);
         let t = references.get(key);
         if (!t) {
-          t = (await time(app, ref.storeId, item, ref.statements, o)).timing;
+          t = await time(app, ref.storeId, item, ref.statements, o);
           references.set(key, t);
         }
-        reference = { storeId: ref.storeId, timing: t };
+        reference = { storeId: ref.storeId, timing: t.timing, ...(t.output ? { output: t.output } : {}) };
       }
       const result: MeasureResult = {
         name: item.name, label: item.label, storeId: item.storeId, hot: item.hot ?? true, timing, rows, plan: summarizeAll(explained),
         ...(bodyPlan ? { bodyPlan } : {}), seqScans,
         ...(reference ? { reference, ratio: Math.round((timing.p50 / Math.max(reference.timing.p50, 0.001)) * 100) / 100 } : {}),
+        ...(output && item.output ? { output: { unit: item.output.unit, ...output } } : {}),
       };
       results.push(result);
       const scans = seqScans.length ? `  SEQ SCAN: ${seqScans.map((s) => s.table).join(", ")}` : "";
-      log(`${item.name} [${item.label}]: p50 ${timing.p50.toFixed(2)} ms, p95 ${timing.p95.toFixed(2)} ms (${timing.runs} runs, ${rows} rows)${reference ? `, ×${result.ratio} the reference` : ""}${scans}`);
+      const perRow = output?.msPerRow != null ? `, ${(output.msPerRow * 1000).toFixed(2)} µs per ${item.output!.unit} (${output.rows})` : "";
+      log(`${item.name} [${item.label}]: p50 ${timing.p50.toFixed(2)} ms, p95 ${timing.p95.toFixed(2)} ms (${timing.runs} runs, ${rows} rows)${perRow}${reference ? `, ×${result.ratio} the reference` : ""}${scans}`);
     }
   } finally {
     await app.end();

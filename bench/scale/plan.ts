@@ -53,6 +53,8 @@ export interface PlanSummary {
   planningMs: number;
   sharedHitBlocks: number;
   sharedReadBlocks: number;
+  /** Rows the plan's table scans read (returned and thrown away, times loops): what the request touched. */
+  scannedRows: number;
   /** The tree, one line per node (indented by depth), up to a limit. */
   nodes: string[];
   /** The hot path: nodes that took at least a tenth of the time (time × loops), and every watched-table scan. */
@@ -94,6 +96,13 @@ export function seqScansOf(plan: Explained, where: string): SeqScan[] {
 
 const ms = (v: number | undefined) => (v === undefined ? "" : v < 10 ? v.toFixed(2) : v.toFixed(0));
 
+/** Rows a table scan read (returned, filtered out or rechecked away, over its loops); 0 for other nodes. */
+export function scannedBy(n: PlanNode): number {
+  if (!n["Relation Name"] || !n["Node Type"].endsWith("Scan")) return 0;
+  const perLoop = (n["Actual Rows"] ?? 0) + (n["Rows Removed by Filter"] ?? 0) + (n["Rows Removed by Index Recheck"] ?? 0);
+  return Math.round(perLoop * (n["Actual Loops"] ?? 1));
+}
+
 /** One node as text: type, what it reads, actual rows × loops, time, and what it threw away. */
 export function describeNode(n: PlanNode): string {
   const type = `${n["Parallel Aware"] ? "Parallel " : ""}${n["Node Type"]}${n["Scan Direction"] === "Backward" ? " Backward" : ""}${n.Strategy && n["Node Type"] === "Aggregate" ? ` (${n.Strategy})` : ""}`;
@@ -115,7 +124,9 @@ export function summarize(plan: Explained, maxNodes = 40, maxHot = 10): PlanSumm
   const hot: string[] = [];
   const total = plan.Plan["Actual Total Time"] ?? 0;
   let hidden = 0;
+  let scannedRows = 0;
   walk(plan.Plan, (n, depth) => {
+    scannedRows += scannedBy(n);
     const line = `${"  ".repeat(depth)}${describeNode(n)}`;
     if (nodes.length < maxNodes) nodes.push(line);
     else hidden++;
@@ -129,6 +140,7 @@ export function summarize(plan: Explained, maxNodes = 40, maxHot = 10): PlanSumm
     planningMs: plan["Planning Time"] ?? 0,
     sharedHitBlocks: plan.Plan["Shared Hit Blocks"] ?? 0,
     sharedReadBlocks: plan.Plan["Shared Read Blocks"] ?? 0,
+    scannedRows,
     nodes,
     hot,
   };
@@ -144,6 +156,7 @@ export function summarizeAll(plans: readonly Explained[], maxNodes = 40, maxHot 
     planningMs: sum((s) => s.planningMs),
     sharedHitBlocks: sum((s) => s.sharedHitBlocks),
     sharedReadBlocks: sum((s) => s.sharedReadBlocks),
+    scannedRows: sum((s) => s.scannedRows),
     nodes: parts.flatMap((s, i) => [`[statement ${i + 1}: exec ${ms(s.executionMs)} ms]`, ...s.nodes]),
     hot: parts.flatMap((s, i) => [`[statement ${i + 1}: exec ${ms(s.executionMs)} ms]`, ...s.hot]),
   };

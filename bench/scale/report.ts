@@ -1,4 +1,4 @@
-import type { MeasureResult, Timing } from "./measure";
+import type { MeasureResult, OutputTiming, Timing } from "./measure";
 import type { PlanSummary, SeqScan } from "./plan";
 
 /** One hot item across the stores, as bench/results/scale.json keeps it. */
@@ -11,6 +11,11 @@ export interface ItemReport {
   demo?: Timing;
   global?: Timing & { rows: number };
   ratio?: { bigToDemo?: number; smallToDemo?: number; bigToSmall?: number };
+  /**
+   * Bulk work (its output grows with the store): the output rows and ms per row in each store, and big over
+   * demo per row. Such an item is judged per row: its whole-request ratio is the store's size.
+   */
+  output?: { unit: string; big?: OutputTiming; small?: OutputTiming; demo?: OutputTiming; perRowBigToDemo?: number };
   plan: Record<string, PlanSummary>;
   seqScans: (SeqScan & { store: string })[];
 }
@@ -26,6 +31,11 @@ export function groupResults(results: readonly MeasureResult[], sources: Record<
     const small = at("small");
     const global = at("global");
     const demo = big?.reference?.timing ?? small?.reference?.timing;
+    const demoOutput = big?.reference?.output ?? small?.reference?.output;
+    const unit = big?.output?.unit ?? small?.output?.unit;
+    const perRow = (o: OutputTiming | undefined) => o?.msPerRow ?? undefined;
+    const bigPerRow = perRow(big?.output);
+    const demoPerRow = perRow(demoOutput);
     const plan: Record<string, PlanSummary> = {};
     for (const r of rs) {
       plan[r.label] = r.plan;
@@ -39,6 +49,17 @@ export function groupResults(results: readonly MeasureResult[], sources: Record<
       ...(global ? { global: { ...global.timing, rows: global.rows } } : {}),
       ...(big && small && demo
         ? { ratio: { bigToDemo: ratio(big.timing.p50, demo.p50), smallToDemo: ratio(small.timing.p50, demo.p50), bigToSmall: ratio(big.timing.p50, small.timing.p50) } }
+        : {}),
+      ...(unit
+        ? {
+            output: {
+              unit,
+              ...(big?.output ? { big: { rows: big.output.rows, msPerRow: big.output.msPerRow } } : {}),
+              ...(small?.output ? { small: { rows: small.output.rows, msPerRow: small.output.msPerRow } } : {}),
+              ...(demoOutput ? { demo: demoOutput } : {}),
+              ...(bigPerRow !== undefined && demoPerRow ? { perRowBigToDemo: Math.round((bigPerRow / demoPerRow) * 100) / 100 } : {}),
+            },
+          }
         : {}),
       plan,
       seqScans: rs.flatMap((r) => r.seqScans.map((s) => ({ ...s, store: r.label }))),
@@ -65,6 +86,15 @@ export function table(reports: readonly ItemReport[]): string {
     ].join(" "));
   }
   return lines.join("\n");
+}
+
+/** Bulk items per output row: µs per row in each store and big over demo. */
+export function perRowTable(reports: readonly ItemReport[]): string {
+  const us = (o: OutputTiming | undefined) => (o?.msPerRow == null ? "-" : `${(o.msPerRow * 1000).toFixed(2)} µs × ${o.rows}`);
+  return reports
+    .filter((r) => r.output)
+    .map((r) => `${pad(r.name, 32)} per ${r.output!.unit}: big ${us(r.output!.big)}, small ${us(r.output!.small)}, demo ${us(r.output!.demo)}; big/demo ${num(r.output!.perRowBigToDemo)}`)
+    .join("\n");
 }
 
 /** The big store's plan (or the function body's, for a lookup): its hot path, a few lines per item. */

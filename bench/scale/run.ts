@@ -22,7 +22,7 @@ import { openScaleDatabase } from "./db";
 import { ensureFixture } from "./fixture";
 import { hotItems, itemSources } from "./items";
 import { measure, seqScanFailures } from "./measure";
-import { groupResults, planDigest, table } from "./report";
+import { groupResults, perRowTable, planDigest, table } from "./report";
 import { compareStores } from "./stores";
 import { verifyFixture } from "./verify";
 
@@ -82,6 +82,8 @@ async function main(): Promise<number> {
     )}\n`,
   );
   console.log(`\n${table(reports)}\n`);
+  const perRow = perRowTable(reports);
+  if (perRow) console.log(`${perRow}\n`);
   console.log(`${planDigest(reports)}\n`);
   log(`Written to ${path.relative(ROOT, out)} in ${((Date.now() - started) / 1000).toFixed(0)} s.`);
   if (failures.length === 0) return 0;

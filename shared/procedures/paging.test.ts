@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { storeWithCaller } from "../../test/procedures";
-import { COUNT_CAP, pageOf } from "./paging";
+import { COUNT_CAP, hasNextPage, pageOf, totalText } from "./paging";
 
 const db = testDb();
 
@@ -22,6 +22,20 @@ describe("paged lists' totals", () => {
     expect(Object.keys(pageOf([], p, COUNT_CAP))).not.toContain("totalCapped");
     expect(pageOf([], p, COUNT_CAP + 1)).toEqual({ items: [], page: 1, pageSize: 20, total: COUNT_CAP, totalCapped: true });
     expect(pageOf([], p, 5 * COUNT_CAP)).toEqual({ items: [], page: 1, pageSize: 20, total: COUNT_CAP, totalCapped: true });
+  });
+
+  it("read as \"1,000+\" past the cap, and a full page past the cap has a next one", () => {
+    expect(COUNT_CAP).toBe(1000);
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i) }));
+    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, 999))).toBe("999");
+    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, COUNT_CAP + 1))).toBe("1,000+");
+    // Exact totals: a next page while rows remain.
+    expect(hasNextPage(pageOf(rows(20), { page: 1, pageSize: 20 }, 21))).toBe(true);
+    expect(hasNextPage(pageOf(rows(20), { page: 1, pageSize: 20 }, 20))).toBe(false);
+    // Capped: within the counted rows as before, and beyond them while pages come back full.
+    expect(hasNextPage(pageOf(rows(20), { page: 3, pageSize: 20 }, COUNT_CAP + 1))).toBe(true);
+    expect(hasNextPage(pageOf(rows(20), { page: 60, pageSize: 20 }, COUNT_CAP + 1))).toBe(true);
+    expect(hasNextPage(pageOf(rows(7), { page: 60, pageSize: 20 }, COUNT_CAP + 1))).toBe(false);
   });
 
   it("a list with more matching rows than the cap stops counting there; a filter under the cap counts exactly", async () => {

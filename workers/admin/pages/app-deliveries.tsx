@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { APP_DELIVERY_STATUSES, type AppDeliveryStatus } from "#shared/db/schema";
 import { redeliver } from "#shared/procedures/app-deliveries";
 import { getApp } from "#shared/procedures/apps";
+import { hasNextPage, totalText } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { When } from "./api-settings-grants";
 import { call, storePage } from "./chrome";
@@ -94,8 +95,8 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       {deliveries.items.length === 0 ? <p class="muted">No deliveries{filter ? ` ${LABEL[filter].toLowerCase()}` : ""} yet.</p> : null}
       <p class="pager">
         {pageNo > 1 ? <a href={link(pageNo - 1)}>← Newer</a> : <span />}
-        <span class="muted">{`${deliveries.total} deliveries`}</span>
-        {pageNo * PAGE_SIZE < deliveries.total ? <a href={link(pageNo + 1)}>Older →</a> : <span />}
+        <span class="muted">{`${totalText(deliveries)} deliveries`}</span>
+        {hasNextPage(deliveries) ? <a href={link(pageNo + 1)}>Older →</a> : <span />}
       </p>
     </AdminPage>,
     status,

@@ -89,7 +89,7 @@ async function renderList(c: AdminContext, notice?: FormNotice, status: 200 | 40
           ))}
         </Table>
       )}
-      <Pager page={q.page} pageSize={PAGE_SIZE} total={result.total} noun="pages" link={link} />
+      <Pager list={result} noun="pages" link={link} />
       {canWrite ? (
         <Section id="new-page" title="New page">
           <PageForm csrf={chrome.csrf} to="/pages" draft={failed ? draftOf(failed.field) : { title: "", handle: "", body: "" }} errors={issueErrors(failed?.error)} create />

@@ -94,7 +94,7 @@ customersPage.get("/customers", async (c) => {
           ))}
         </Table>
       )}
-      <Pager page={q.page} pageSize={PAGE_SIZE} total={result.total} noun="customers" link={link} />
+      <Pager list={result} noun="customers" link={link} />
     </AdminPage>,
   );
 });

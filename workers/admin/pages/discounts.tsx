@@ -176,7 +176,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           ))}
         </Table>
       )}
-      <Pager page={q.page} pageSize={PAGE_SIZE} total={result.total} noun="codes" link={link} />
+      <Pager list={result} noun="codes" link={link} />
       {canWrite ? (
         <DiscountForm csrf={chrome.csrf} currency={currency} action="create" draft={failed?.action === "create" ? draftOf(failed.field) : EMPTY} errors={failed?.action === "create" ? errors : {}} heading="New discount" />
       ) : null}

@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { ADJUSTMENT_REASONS } from "#shared/db/schema";
 import { adjustInventory, createLocation, inventoryHistory, listLevels, listLocations, updateLocation } from "#shared/procedures/inventory";
+import { hasNextPage } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { CheckField, issueErrors, TextField } from "./fields";
@@ -131,7 +132,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           })}
         </Table>
       )}
-      <Pager page={q.page} pageSize={PAGE_SIZE} total={levels.total} noun="stock rows" link={link} />
+      <Pager list={levels} noun="stock rows" link={link} />
       <Section id="locations" title="Locations">
         <Table columns={[{ label: "Location" }, { label: "City" }, { label: "Online" }, ...(canWrite ? [{ label: "Change" }] : [])]}>
           {locations.items.map((l) => (
@@ -241,7 +242,7 @@ inventoryPage.get("/inventory/:variantId", async (c) => {
       )}
       <nav class="pager" aria-label="Pages">
         {page > 1 ? <a href={`/inventory/${variantId}?page=${page - 1}`}>← Newer</a> : null}
-        {page * PAGE_SIZE < history.total ? <a href={`/inventory/${variantId}?page=${page + 1}`}>Older →</a> : null}
+        {hasNextPage(history) ? <a href={`/inventory/${variantId}?page=${page + 1}`}>Older →</a> : null}
       </nav>
     </AdminPage>,
   );

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { AUTOMATION_KINDS } from "#shared/db/schema-marketing";
 import { PLACEHOLDERS } from "#shared/marketing/render";
 import { cancelCampaign, createCampaign, listAutomations, listCampaigns, updateAutomation } from "#shared/procedures/marketing";
+import { hasNextPage } from "#shared/procedures/paging";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { issueErrors, TextArea, TextField } from "./fields";
@@ -79,7 +80,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
         )}
         <nav class="pager" aria-label="Pages">
           {page > 1 ? <a href={`/marketing?page=${page - 1}`}>← Newer</a> : null}
-          {page * PAGE_SIZE < campaigns.total ? <a href={`/marketing?page=${page + 1}`}>Older →</a> : null}
+          {hasNextPage(campaigns) ? <a href={`/marketing?page=${page + 1}`}>Older →</a> : null}
         </nav>
         {canSend ? (
           <form method="post" action="/marketing" class="card">

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { listMailbox, listNotifications } from "#shared/procedures/notifications";
+import { hasNextPage, type Paged } from "#shared/procedures/paging";
 import type { AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
@@ -18,10 +19,10 @@ export const notificationsPage = new Hono<AdminEnv>();
 const PAGE_SIZE = 25;
 const pageOf = (raw: string | undefined) => z.coerce.number().int().min(1).max(100_000).catch(1).parse(raw ?? 1);
 
-const Pager: FC<{ path: string; page: number; total: number }> = ({ path, page, total }) => (
+const Pager: FC<{ path: string; list: Paged<unknown> }> = ({ path, list }) => (
   <nav class="pager" aria-label="Pages">
-    {page > 1 ? <a rel="prev" href={`${path}?page=${page - 1}`}>← Newer</a> : null}
-    {page * PAGE_SIZE < total ? <a rel="next" href={`${path}?page=${page + 1}`}>Older →</a> : null}
+    {list.page > 1 ? <a rel="prev" href={`${path}?page=${list.page - 1}`}>← Newer</a> : null}
+    {hasNextPage(list) ? <a rel="next" href={`${path}?page=${list.page + 1}`}>Older →</a> : null}
   </nav>
 );
 
@@ -64,7 +65,7 @@ notificationsPage.get("/notifications", async (c) => {
           ))}
         </Table>
       )}
-      <Pager path="/notifications" page={page} total={log.total} />
+      <Pager path="/notifications" list={log} />
     </AdminPage>,
   );
 });
@@ -86,7 +87,7 @@ notificationsPage.get("/mailbox", async (c) => {
           <pre class="mail">{m.text}</pre>
         </Section>
       ))}
-      <Pager path="/mailbox" page={page} total={box.total} />
+      <Pager path="/mailbox" list={box} />
     </AdminPage>,
   );
 });

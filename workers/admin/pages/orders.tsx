@@ -5,11 +5,12 @@ import { isAppError, type FieldIssue } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/orders/status";
 import { listOrders } from "#shared/procedures/orders";
+import { hasNextPage } from "#shared/procedures/paging";
 import type { AdminEnv } from "../context";
 import { call, checkOnly, storePage } from "./chrome";
 import { AdminPage, formatMoney } from "./layout";
 import { istDayStart, IstTime, StatusBadge, words } from "./order-words";
-import { FieldError, Table } from "./parts";
+import { FieldError, pageCountText, Table } from "./parts";
 
 /**
  * Orders (`/orders`): the store's orders, newest first, with a search (number or email) and filters as a
@@ -158,30 +159,25 @@ const OrdersTable: FC<{ items: Listed["items"] }> = ({ items }) => (
   </Table>
 );
 
-const Pager: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) => {
-  const pages = Math.max(1, Math.ceil(result.total / result.pageSize));
-  return (
-    <nav class="pager" aria-label="Pages">
-      {result.page > 1 ? (
-        <a rel="prev" href={linkTo(filters, result.page - 1)}>
-          ← Previous
-        </a>
-      ) : (
-        <span />
-      )}
-      <span class="muted">
-        Page {result.page} of {pages} · {result.total} {result.total === 1 ? "order" : "orders"}
-      </span>
-      {result.page < pages ? (
-        <a rel="next" href={linkTo(filters, result.page + 1)}>
-          Next →
-        </a>
-      ) : (
-        <span />
-      )}
-    </nav>
-  );
-};
+const Pager: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) => (
+  <nav class="pager" aria-label="Pages">
+    {result.page > 1 ? (
+      <a rel="prev" href={linkTo(filters, result.page - 1)}>
+        ← Previous
+      </a>
+    ) : (
+      <span />
+    )}
+    <span class="muted">{pageCountText(result, result.total === 1 ? "order" : "orders")}</span>
+    {hasNextPage(result) ? (
+      <a rel="next" href={linkTo(filters, result.page + 1)}>
+        Next →
+      </a>
+    ) : (
+      <span />
+    )}
+  </nav>
+);
 
 /** The table and pager, or an empty state that says what to do. */
 const Results: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) => {

@@ -1,4 +1,5 @@
 import type { Child, FC } from "hono/jsx";
+import { hasNextPage, totalText, type Paged } from "#shared/procedures/paging";
 
 /** Small pieces of admin pages that carry no meaning of their own. */
 
@@ -42,24 +43,30 @@ export const FieldError: FC<{ id: string; error: string | undefined }> = ({ id, 
     </p>
   ) : null;
 
-/** Previous / next links of a paged list (no JavaScript), with how many there are. */
-export const Pager: FC<{ page: number; pageSize: number; total: number; noun: string; link: (page: number) => string }> = ({ page, pageSize, total, noun, link }) => (
+/** Previous / next links of a paged list (no JavaScript), with how many there are ("1,000+" past the count's cap). */
+export const Pager: FC<{ list: Paged<unknown>; noun: string; link: (page: number) => string }> = ({ list, noun, link }) => (
   <nav class="pager" aria-label="Pages">
-    {page > 1 ? (
-      <a rel="prev" href={link(page - 1)}>
+    {list.page > 1 ? (
+      <a rel="prev" href={link(list.page - 1)}>
         ← Previous
       </a>
     ) : null}
     <span class="muted">
-      {total} {noun}
+      {totalText(list)} {noun}
     </span>
-    {page * pageSize < total ? (
-      <a rel="next" href={link(page + 1)}>
+    {hasNextPage(list) ? (
+      <a rel="next" href={link(list.page + 1)}>
         Next →
       </a>
     ) : null}
   </nav>
 );
+
+/** "Page 2 of 50+ · 1,000+ orders": where a paged list is, for pagers that show the page count. */
+export function pageCountText(list: Paged<unknown>, noun: string): string {
+  const pages = Math.max(1, Math.ceil(list.total / list.pageSize));
+  return `Page ${list.page} of ${pages}${list.totalCapped ? "+" : ""} · ${totalText(list)} ${noun}`;
+}
 
 /** A list's search box (a GET form, so it works without JavaScript); `children` are extra filters. */
 export const SearchBar: FC<{ action: string; id: string; label: string; placeholder: string; value: string; children?: Child }> = (p) => (

@@ -2,10 +2,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { PRODUCT_STATUSES } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
+import { hasNextPage } from "#shared/procedures/paging";
 import { listProducts } from "#shared/procedures/products";
 import type { AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { AdminPage, formatMoney } from "./layout";
+import { pageCountText } from "./parts";
 
 export const productsPage = new Hono<AdminEnv>();
 
@@ -34,7 +36,6 @@ productsPage.get("/products", validate("query", query), async (c) => {
     products: call(listProducts, { page: filters.page, pageSize: PAGE_SIZE, ...(filters.query ? { query: filters.query } : {}), ...(status ? { status } : {}) }),
   });
   const result = read.products();
-  const pages = Math.max(1, Math.ceil(result.total / result.pageSize));
   const currency = me.store.currency;
   return c.html(
     <AdminPage title="Products" chrome={chrome}>
@@ -104,10 +105,8 @@ productsPage.get("/products", validate("query", query), async (c) => {
         ) : (
           <span />
         )}
-        <span class="muted">
-          Page {result.page} of {pages} · {result.total} products
-        </span>
-        {result.page < pages ? (
+        <span class="muted">{pageCountText(result, "products")}</span>
+        {hasNextPage(result) ? (
           <a rel="next" href={linkTo({ page: result.page + 1, query: filters.query, status })}>
             Next →
           </a>
