@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
@@ -6,7 +6,8 @@ import { customer } from "../db/schema";
 import { raw, type Q } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
-import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
+import { cappedCount, countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import { customerSearch, searchWords } from "./search";
 
 const PHONE = /^\+[1-9][0-9]{6,14}$/;
 const NEED_CONTACT = "A customer needs an email or a phone number (or both).";
@@ -65,18 +66,16 @@ const detailColumns = {
 const NEWEST_FIRST = [desc(customer.createdAt), desc(customer.id)];
 
 /**
- * Newest first; the search matches exactly what `ILIKE '%text%'` on the name (`concat_ws(' ', first_name,
- * last_name)`), the email and the phone matched: ILIKE is lower() of both sides, then LIKE, so it is
- * `name_lower` / `email_lower` LIKE lower(p), and the phone (digits and `+` only, by its check) LIKE lower(p).
- * No LIKE is an index condition under RLS (docs/database.md "Scale"): the search filters the entries of
- * customer_store_search_idx, which covers those three columns, so the page's customers are picked from it
- * first (an index-only scan that stops at the page) and only their rows read; the count reads it too.
+ * Newest first; the search is by words (./search.ts, migration 0030): each word of the query begins a word of
+ * the customer's name, email or phone (the phone's digits, with or without the country code), found as an
+ * index range of customer_search_token under RLS (docs/database.md "Scale"). The page's customers are picked
+ * first (from customer_store_search_idx in order, or from the tokens of a rare word) and only their rows read.
  */
 export const listCustomers = storeProcedure({
   router: "customers",
   name: "list",
   description:
-    "List the store's customers, newest first, with paging; search by name, email or phone. Items carry names only: use customers.get for contact details.",
+    "List the store's customers, newest first, with paging; query finds the customers with words beginning with each of its words, ignoring case, in the name, email or phone (\"priya sh\", \"sharma@\", \"98765\" or \"+91 98765\"). Items carry names only: use customers.get for contact details.",
   access: "customers.read",
   mutates: false,
   input: z.strictObject({
@@ -84,25 +83,18 @@ export const listCustomers = storeProcedure({
     query: z.string().trim().max(200).optional(),
   }),
   read(q, { store, contact }, input) {
-    const conditions: (SQL | undefined)[] = [eq(customer.storeId, store)];
+    const rows = (page: SQL) => q.select(summaryColumns).from(customer).where(and(eq(customer.storeId, store), sql`${customer.id} in ${page}`)).orderBy(...NEWEST_FIRST);
     if (input.query) {
-      const pattern = likePattern(input.query);
-      const like = (column: SQLWrapper) => sql`${column} like lower(${pattern})`;
-      conditions.push(
-        or(
-          like(customer.nameLower),
-          // An AI client barred from customer details may not probe them by searching either.
-          and(contact, or(like(customer.emailLower), like(customer.phone))),
-        ),
-      );
+      // Found from the tokens (./search.ts), and only the page's customers read. An AI client barred from
+      // customer details may not probe them by searching either (`contact`). A query without words (only
+      // punctuation) finds nobody.
+      const [first, ...rest] = searchWords(input.query);
+      if (first === undefined) return pagePlan(rows(sql`(select null::uuid where false)`), cappedCount(q, sql`select 1 where false`), input);
+      const search = customerSearch(store, contact, [first, ...rest], { limit: input.pageSize, offset: offsetOf(input) });
+      return pagePlan(rows(search.page), raw<{ n: number }>(q, search.count), input);
     }
-    const where = and(...conditions);
-    const page = q.select({ id: customer.id }).from(customer).where(where).orderBy(...NEWEST_FIRST).limit(input.pageSize).offset(offsetOf(input));
-    return pagePlan(
-      q.select(summaryColumns).from(customer).where(and(eq(customer.storeId, store), inArray(customer.id, page))).orderBy(...NEWEST_FIRST),
-      q.select(countColumn()).from(customer).where(where),
-      input,
-    );
+    const page = q.select({ id: customer.id }).from(customer).where(eq(customer.storeId, store)).orderBy(...NEWEST_FIRST).limit(input.pageSize).offset(offsetOf(input));
+    return pagePlan(rows(sql`${page}`), q.select(countColumn()).from(customer).where(eq(customer.storeId, store)), input);
   },
 });
 

@@ -1,13 +1,14 @@
-import { and, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { shopOrder } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
 import { orderDetailPlan } from "../orders/order-detail";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../orders/status";
-import type { Q } from "../db/steps";
+import { raw, type Q } from "../db/steps";
 import { storeProcedure } from "./define";
 import type { Scope } from "./scope";
-import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import { orderIdsWithWord, orderSearch, searchWords } from "./search";
 
 const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with an offset, e.g. 2026-01-31T00:00:00Z" });
 const orderId = z.uuid().describe("The order's id");
@@ -37,7 +38,7 @@ export const listOrders = storeProcedure({
   router: "orders",
   name: "list",
   description:
-    "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or any part of the email, ignoring case; email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
+    "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case (\"sharma\" or \"priya sha\" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
   access: "orders.read",
   mutates: false,
   input: listInput,
@@ -52,37 +53,13 @@ const NEWEST_FIRST = [desc(shopOrder.placedAt), desc(shopOrder.number)];
  *
  * Every condition can be read from an index under RLS (docs/database.md "Scale"): the statuses and the
  * placed time are plain comparisons, the email filter is `email_lower = $x` (shop_order_email_lower_idx),
- * and the search inside the email is `email_lower LIKE lower(p)`, which matches exactly what
- * `email ILIKE p` matched (ILIKE is lower() of both sides, then LIKE) and, like any LIKE, is no index
- * condition under RLS: it filters the entries of shop_order_list_idx, which covers email_lower and the
- * statuses. So the page's orders are picked from that index first (an index-only scan that stops at the
- * page) and only their rows read, by (store_id, number); the count reads the same index.
+ * and the search is by words: each word of the query begins a word of the email, found as an index range
+ * of order_search_token (./search.ts, migration 0030). The page's orders are picked first (from
+ * shop_order_list_idx in order, or from the tokens of a rare word) and only their rows read, by
+ * (store_id, number); the count reads the same way, up to its cap.
  */
 function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, also: SQL[] = []) {
-  // An AI client barred from customer details sees no emails and cannot probe them by searching.
-  const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, store), ...also];
-  if (input.status) conditions.push(eq(shopOrder.status, input.status));
-  if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
-  if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
-  if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
-  if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
-  // Exactly this address, ignoring case; an AI client barred from emails finds none.
-  if (input.email) conditions.push(and(contact, eq(shopOrder.emailLower, input.email.toLowerCase())));
-  if (input.query) {
-    const number = ORDER_NUMBER.exec(input.query)?.[1];
-    const byEmail = input.query.startsWith("#") ? undefined : and(contact, sql`${shopOrder.emailLower} like lower(${likePattern(input.query)})`);
-    const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
-    conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
-  }
-  const where = and(...conditions);
-  const page = q
-    .select({ storeId: shopOrder.storeId, number: shopOrder.number })
-    .from(shopOrder)
-    .where(where)
-    .orderBy(...NEWEST_FIRST)
-    .limit(input.pageSize)
-    .offset(offsetOf(input));
-  return pagePlan(
+  const rows = (page: SQL) =>
     q
       .select({
         id: shopOrder.id,
@@ -97,10 +74,40 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
       })
       .from(shopOrder)
       .where(and(eq(shopOrder.storeId, store), sql`(${shopOrder.storeId}, ${shopOrder.number}) in ${page}`))
-      .orderBy(...NEWEST_FIRST),
-    q.select(countColumn()).from(shopOrder).where(where),
-    input,
-  );
+      .orderBy(...NEWEST_FIRST);
+  const number = input.query ? ORDER_NUMBER.exec(input.query)?.[1] : undefined;
+  const words = input.query && !input.query.startsWith("#") ? searchWords(input.query) : [];
+  const [first, ...rest] = words;
+  const onlySearched = !input.status && !input.paymentStatus && !input.fulfillmentStatus && !input.placedFrom && !input.placedTo && !input.email;
+  // A search by words alone (the search box): the page and the count are found from the tokens
+  // (./search.ts), and only the page's orders read. An AI client barred from customer details sees no
+  // emails and cannot probe them by searching (`contact`).
+  if (first !== undefined && number === undefined && onlySearched && also.length === 0) {
+    const search = orderSearch(store, contact, [first, ...rest], { limit: input.pageSize, offset: offsetOf(input) });
+    return pagePlan(rows(search.page), raw<{ n: number }>(q, search.count), input);
+  }
+  const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, store), ...also];
+  if (input.status) conditions.push(eq(shopOrder.status, input.status));
+  if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
+  if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
+  if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
+  if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
+  // Exactly this address, ignoring case; an AI client barred from emails finds none.
+  if (input.email) conditions.push(and(contact, eq(shopOrder.emailLower, input.email.toLowerCase())));
+  if (input.query) {
+    const byEmail = words.length ? and(contact, ...words.map((w) => inArray(shopOrder.id, orderIdsWithWord(store, w)))) : undefined;
+    const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
+    conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
+  }
+  const where = and(...conditions);
+  const page = q
+    .select({ storeId: shopOrder.storeId, number: shopOrder.number })
+    .from(shopOrder)
+    .where(where)
+    .orderBy(...NEWEST_FIRST)
+    .limit(input.pageSize)
+    .offset(offsetOf(input));
+  return pagePlan(rows(sql`${page}`), q.select(countColumn()).from(shopOrder).where(where), input);
 }
 
 /**

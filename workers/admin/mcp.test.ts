@@ -96,11 +96,16 @@ describe("MCP endpoint", () => {
     const owner = await connectMcpClient(db, { areas: ["products:write", "customers:read"] });
     expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProducts"]);
     const customers = resultOf(await owner.client.callTool({ name: "listCustomers", arguments: {} })) as { items: { id: string }[] };
+    // While details are off, a search finds customers by name but never by email or phone words.
+    const found = async (query: string) => (resultOf(await owner.client.callTool({ name: "listCustomers", arguments: { query } })) as { total: number }).total;
+    expect(await found("fixture")).toBe(1);
+    expect(await found("shopper")).toBe(0);
     const blocked = await owner.client.callTool({ name: "customerDetails", arguments: { id: customers.items[0]!.id } });
     expect(blocked.isError).toBe(true);
     expect(resultOf(blocked)).toMatchObject({ code: "FORBIDDEN", data: { reason: "customer_details_off" } });
     await rpc(owner.browser, "store/update", { mcpAllowChanges: true, mcpReadCustomerDetails: true });
     expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProducts", "updateProduct"]);
+    expect(await found("shopper")).toBe(1);
     const details = await owner.client.callTool({ name: "customerDetails", arguments: { id: customers.items[0]!.id } });
     expect(resultOf(details)["email"]).toMatch(/@example\.test$/);
     // Staff cannot grant analytics; their connection never lists it whatever the client asks.

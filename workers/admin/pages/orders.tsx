@@ -199,7 +199,7 @@ const Results: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) 
   if (FILTERS.some((n) => filters[n])) {
     return (
       <p class="card">
-        No orders match these filters. Try other dates or statuses, search for part of the email, or <a href="/orders">show all orders</a>.
+        No orders match these filters. Try other dates or statuses, search for a word of the email (its first letters are enough), or <a href="/orders">show all orders</a>.
       </p>
     );
   }

@@ -1,0 +1,171 @@
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { testDb } from "../../test/harness";
+import { orderShop, placeTestOrder } from "../../test/orders";
+import { mulberry32 } from "../../test/prng";
+import { callerFor, storeWithCaller, type Caller } from "../../test/procedures";
+import { COUNT_CAP } from "./paging";
+import { FREQUENT_TOKENS, MAX_SEARCH_WORDS, searchWords } from "./search";
+
+/**
+ * Word-prefix search (migration 0030, ./search.ts) through the procedures, against real Postgres: what it
+ * finds, the tokens kept by every kind of write, and the two ways a page is found (a word's tokens, or the
+ * list walked for a common word), which must answer alike.
+ */
+const db = testDb();
+
+interface Page {
+  items: { id: string; firstName?: string | null; number?: number }[];
+  total: number;
+  totalCapped?: true;
+}
+
+const names = async (call: Caller, query: string) =>
+  ((await call("customers.list", { query, pageSize: 100 })) as Page).items.map((c) => c.firstName);
+
+/** Customers inserted directly (created a second apart, the first newest), as an import would write them. */
+async function insertCustomers(storeId: string, rows: { email: string; first: string; last?: string; phone?: string }[]) {
+  await withStore(db, storeId, (tx) =>
+    tx.$client.query(
+      `insert into customer (store_id, email, first_name, last_name, phone, created_at)
+       select $1, r.email, r.first, r.last, r.phone, now() - r.i * interval '1 second'
+       from json_to_recordset($2::json) as r(email text, first text, last text, phone text, i int)`,
+      [storeId, JSON.stringify(rows.map((r, i) => ({ ...r, i })))],
+    ),
+  );
+}
+
+describe("search words", () => {
+  it("split at ASCII punctuation and spaces only, keeping letters of any script and digits; at most MAX_SEARCH_WORDS", () => {
+    expect(searchWords("Priya.SHARMA+tag@Example.co.in")).toEqual(["Priya", "SHARMA", "tag", "Example", "co", "in"]);
+    expect(searchWords("  प्रिया  Ünal_42 ")).toEqual(["प्रिया", "Ünal", "42"]);
+    expect(searchWords("%_-@.")).toEqual([]);
+    expect(searchWords("a b c d e f g h")).toHaveLength(MAX_SEARCH_WORDS);
+  });
+});
+
+describe("customers.list search", () => {
+  it("finds the customers with a word beginning with each of the query's words, in the name, email or phone", async () => {
+    const { store, call } = await storeWithCaller(db);
+    await insertCustomers(store.id, [
+      { email: "priya.sharma@mail.test", first: "Priya", last: "Sharma", phone: "+919876543210" },
+      { email: "rahul@sharmaji.test", first: "Rahul", last: "Verma" },
+      { email: "asha@example.test", first: "Asha", last: "Iyer", phone: "+14155550100" },
+      { email: "anand@example.test", first: "प्रिया", last: "Nair" },
+    ]);
+    expect(await names(call, "sharma")).toEqual(["Priya", "Rahul"]);
+    expect(await names(call, "SHAR pri")).toEqual(["Priya"]);
+    expect(await names(call, "priya sharma@mail")).toEqual(["Priya"]);
+    expect(await names(call, "harma")).toEqual([]);
+    expect(await names(call, "प्रि")).toEqual(["प्रिया"]);
+    // The phone by its digits, with or without the country code; "+" and spaces are no part of a word.
+    expect(await names(call, "98765")).toEqual(["Priya"]);
+    expect(await names(call, "+91 98765")).toEqual(["Priya"]);
+    expect(await names(call, "1415")).toEqual(["Asha"]);
+    expect(await names(call, "example iyer")).toEqual(["Asha"]);
+    expect(await names(call, "-")).toEqual([]);
+    expect(((await call("customers.list", { query: "sharma" })) as Page).total).toBe(2);
+  });
+
+  it("follows every write: an edit replaces the words, a delete takes them, a new customer is found at once", async () => {
+    const { store, call } = await storeWithCaller(db);
+    const c = (await call("customers.create", { email: "old.name@mail.test", firstName: "Kavya" })) as { id: string };
+    expect(await names(call, "old")).toEqual(["Kavya"]);
+    await call("customers.update", { id: c.id, email: "new.name@mail.test", lastName: "Rao", phone: "+919812345678" });
+    expect(await names(call, "old")).toEqual([]);
+    expect(await names(call, "new rao 9812")).toEqual(["Kavya"]);
+    await call("customers.delete", { id: c.id });
+    expect(await names(call, "new")).toEqual([]);
+    const left = await withStore(db, store.id, (tx) => tx.$client.query("select 1 from customer_search_token where customer_id = $1", [c.id]));
+    expect(left.rowCount).toBe(0);
+  });
+
+  it("answers as a model of word-prefix search does, on generated customers and queries", async () => {
+    const seed = 19;
+    const random = mulberry32(seed);
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const parts = ["ab", "Abc", "b", "BA", "abd", "c9", "9c", "a"];
+    const seps = [".", "-", "_", " ", "+", "'"];
+    const text = (n: number) => Array.from({ length: n }, () => pick(parts)).map((p, i) => (i ? pick(seps) : "") + p).join("");
+    const { store, call } = await storeWithCaller(db);
+    const rows = Array.from({ length: 40 }, (_, i) => ({ email: `${text(2)}${i}@${pick(parts)}.test`, first: `g${i}`, last: text(1 + Math.floor(random() * 3)) }));
+    await insertCustomers(store.id, rows);
+    // The model: lower-case ASCII, split at every non-alphanumeric ASCII character.
+    const wordsOf = (s: string) => s.toLowerCase().split(/[^0-9a-z]+/).filter(Boolean);
+    for (let q = 0; q < 40; q++) {
+      const query = text(1 + Math.floor(random() * 2));
+      const want = rows
+        .filter((r) => {
+          const own = [...wordsOf(r.first), ...wordsOf(r.last), ...wordsOf(r.email)];
+          return searchWords(query).every((w) => own.some((o) => o.startsWith(w.toLowerCase())));
+        })
+        .map((r) => r.first);
+      // (The store's fixture customer is no part of the model.)
+      const found = (await names(call, query)).filter((n) => n !== "Fixture");
+      expect({ seed, query, found }).toEqual({ seed, query, found: want });
+    }
+  });
+
+  it("another store's customers are never found, whatever the query", async () => {
+    const a = await storeWithCaller(db);
+    const b = await storeWithCaller(db);
+    await insertCustomers(b.store.id, [{ email: "only.b@elsewhere.test", first: "Bee" }]);
+    expect(await names(b.call, "only")).toEqual(["Bee"]);
+    expect(await names(a.call, "only")).toEqual([]);
+    expect(await names(a.call, "elsewhere bee")).toEqual([]);
+  });
+
+  it("a common word (more than FREQUENT_TOKENS tokens) walks the list and answers as its tokens would; counts stop at the cap", async () => {
+    const { store, call } = await storeWithCaller(db);
+    const n = FREQUENT_TOKENS + 50;
+    // Every customer has the word "common"; every 7th also "rare"; names number them newest first.
+    await insertCustomers(
+      store.id,
+      Array.from({ length: n }, (_, i) => ({ email: `c${i}@common.test`, first: `n${i}`, ...(i % 7 === 0 ? { last: "Rare" } : {}) })),
+    );
+    const common = (await call("customers.list", { query: "common", pageSize: 5, page: 3 })) as Page;
+    expect(common.items.map((c) => c.firstName)).toEqual(["n10", "n11", "n12", "n13", "n14"]);
+    expect(common).toMatchObject({ total: COUNT_CAP, totalCapped: true });
+    // Two words: the longer one ("common") leads; the other is checked on its rows.
+    const both = (await call("customers.list", { query: "rare common", pageSize: 3, page: 2 })) as Page;
+    expect(both.items.map((c) => c.firstName)).toEqual(["n21", "n28", "n35"]);
+    expect(both.total).toBe(Math.ceil(n / 7));
+    expect(Object.keys(both)).not.toContain("totalCapped");
+  });
+
+  it("a word with many tokens on few customers (several words beginning alike) is still counted exactly", async () => {
+    const { store, call } = await storeWithCaller(db);
+    // 600 customers with ten words beginning with "zz" each: 6,000 tokens, 600 customers.
+    const words = Array.from({ length: 10 }, (_, i) => `zz${i}`).join(" ");
+    await insertCustomers(store.id, Array.from({ length: 600 }, (_, i) => ({ email: `m${i}@many.test`, first: `m${i}`, last: words })));
+    const found = (await call("customers.list", { query: "zz", pageSize: 2 })) as Page;
+    expect(found.total).toBe(600);
+    expect(found.items.map((c) => c.firstName)).toEqual(["m0", "m1"]);
+  });
+});
+
+describe("orders.list search", () => {
+  it("a common word in the emails walks the list: the same orders, newest first, as a rare word's tokens give", async () => {
+    const { s } = await orderShop(db);
+    const call = callerFor(db, s.ownerUserId, s.id);
+    for (const [i, email] of ["kiran@alpha.test", "kiran.rao@beta.test", "dev@alpha.test"].entries()) {
+      await placeTestOrder(db, s, { email, at: new Date(Date.UTC(2025, 9, i + 1, 6)) });
+    }
+    const numbers = async (query: string) => ((await call("orders.list", { query })) as Page).items.map((o) => o.number);
+    expect(await numbers("kiran")).toEqual([1003, 1002]);
+    expect(await numbers("alpha")).toEqual([1004, 1002]);
+    expect(await numbers("kiran alpha")).toEqual([1002]);
+    // Tokens past the threshold for "alpha" (inserted as a bulk load would): the walk finds the same orders.
+    await withStore(db, s.id, (tx) =>
+      tx.$client.query(
+        `insert into order_search_token (store_id, order_id, token, placed_at, number)
+         select o.store_id, o.id, 'alpha' || g, o.placed_at, o.number from shop_order o, generate_series(1, $1::int) g
+         where o.number = 1003`,
+        [FREQUENT_TOKENS],
+      ),
+    );
+    expect(await numbers("alpha")).toEqual([1004, 1003, 1002]);
+    expect(((await call("orders.list", { query: "alpha" })) as Page).total).toBe(3);
+    expect(await numbers("kiran alpha")).toEqual([1003, 1002]);
+  });
+});
