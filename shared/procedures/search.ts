@@ -50,6 +50,8 @@ interface Searched {
   ref: SQL;
   /** Which of a row's tokens (alias `t`) the caller may match. */
   allowed: (t: SQL) => SQL;
+  /** Whether the caller may search at all (no row's words otherwise): a one-time check before any walk. */
+  gate: SQL;
   /** The row table (alias `r`). */
   rows: SQL;
   /** The list's columns, as the tokens carry them (alias `t`, grouped by `group`) and as the rows do (`r`). */
@@ -65,6 +67,7 @@ const ORDERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("order_search_token"),
   ref: sql.raw("order_id"),
   allowed: () => contact,
+  gate: contact,
   rows: sql.raw("shop_order"),
   fromToken: sql.raw("t.store_id, t.number, t.placed_at"),
   group: sql.raw("t.store_id, t.number, t.placed_at"),
@@ -77,6 +80,7 @@ const CUSTOMERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("customer_search_token"),
   ref: sql.raw("customer_id"),
   allowed: (t) => sql`(not ${t}.contact or ${contact})`,
+  gate: sql`true`,
   rows: sql.raw("customer"),
   fromToken: sql.raw("t.customer_id as id, t.created_at"),
   group: sql.raw("t.customer_id, t.created_at"),
@@ -108,7 +112,7 @@ const fromTokens = (s: Searched, store: SQL, driver: string, rest: string[]): SQ
 
 /** The matching rows by walking the row table in its list order, each row's tokens probed. */
 const byWalking = (s: Searched, store: SQL, driver: string, rest: string[]): SQL =>
-  sql`select ${s.fromRow} from ${s.rows} r where r.store_id = ${store}${sql.join(
+  sql`select ${s.fromRow} from ${s.rows} r where r.store_id = ${store} and ${s.gate}${sql.join(
     [driver, ...rest].map((w) => sql` and ${hasWord(s, store, sql`r.id`, w)}`),
     sql``,
   )}`;
