@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import type net from "node:net";
 import { WebSocketServer } from "ws";
@@ -130,6 +131,9 @@ export async function startWsProxy(port: number, options: ProxyOptions = {}): Pr
   const pool = new HttpConnectionPool(slots, () => totals.opened++, options.httpIdleMs ?? 10_000);
   const sockets = new Set<net.Socket>();
   const closing = new AbortController();
+  // Every request held for the distance listens for the close, and removes its listener when done: any
+  // number may wait at once (the default of 10 would warn of a leak under a burst).
+  setMaxListeners(0, closing.signal);
 
   const resetStats = () => {
     for (const key of COUNTERS) totals[key] = 0;
