@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { shopOrder } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
@@ -8,7 +8,7 @@ import { raw, type Q } from "../db/steps";
 import { storeProcedure } from "./define";
 import type { Scope } from "./scope";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
-import { orderIdsWithWord, orderSearch, searchWords } from "./search";
+import { orderHasWord, orderSearch, searchWords } from "./search";
 
 const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with an offset, e.g. 2026-01-31T00:00:00Z" });
 const orderId = z.uuid().describe("The order's id");
@@ -53,10 +53,10 @@ const NEWEST_FIRST = [desc(shopOrder.placedAt), desc(shopOrder.number)];
  *
  * Every condition can be read from an index under RLS (docs/database.md "Scale"): the statuses and the
  * placed time are plain comparisons, the email filter is `email_lower = $x` (shop_order_email_lower_idx),
- * and the search is by words: each word of the query begins a word of the email, found as an index range
- * of order_search_token (./search.ts, migration 0030). The page's orders are picked first (from
- * shop_order_list_idx in order, or from the tokens of a rare word) and only their rows read, by
- * (store_id, number); the count reads the same way, up to its cap.
+ * and the search is by words: each word of the query begins a word of the email (./search.ts, migration
+ * 0030). A search alone is read from order_search_token; beside other filters, each order they find has its
+ * own tokens probed. The page's orders are picked first and only their rows read, by (store_id, number);
+ * the count reads the same way, up to its cap.
  */
 function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, also: SQL[] = []) {
   const rows = (page: SQL) =>
@@ -95,7 +95,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   // Exactly this address, ignoring case; an AI client barred from emails finds none.
   if (input.email) conditions.push(and(contact, eq(shopOrder.emailLower, input.email.toLowerCase())));
   if (input.query) {
-    const byEmail = words.length ? and(contact, ...words.map((w) => inArray(shopOrder.id, orderIdsWithWord(store, w)))) : undefined;
+    const byEmail = words.length ? and(contact, ...words.map((w) => orderHasWord(store, contact, sql`${shopOrder.id}`, w))) : undefined;
     const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
     conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
   }

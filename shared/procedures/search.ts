@@ -95,9 +95,14 @@ const byLength = (words: readonly [string, ...string[]]): [string, string[]] => 
   return [sorted[0]!, sorted.slice(1)];
 };
 
-/** Row `id` (a column of the caller's) has, among its allowed tokens, one beginning with `word`. */
+/**
+ * Row `id` (a column of the caller's) has, among its allowed tokens, one beginning with `word`: a probe of
+ * that row's own tokens (the `(store_id, row, token)` index) for each row asked about. `offset 0` keeps it
+ * a probe: as a semi-join, a planner without fresh statistics for the tokens (a table just loaded) may read
+ * the word's whole range for every row instead (measured: 0.9 s for 5,000 rows, against 15 ms).
+ */
 const hasWord = (s: Searched, store: SQL, id: SQL, word: string): SQL =>
-  sql`exists (select 1 from ${s.tokens} w where w.store_id = ${store} and w.${s.ref} = ${id} and ${beginsWith(sql`w.token`, word)} and ${s.allowed(sql`w`)})`;
+  sql`exists (select 1 from ${s.tokens} w where w.store_id = ${store} and w.${s.ref} = ${id} and ${beginsWith(sql`w.token`, word)} and ${s.allowed(sql`w`)} offset 0)`;
 
 /** The driving word's allowed tokens (alias `t`), each further word checked on the token's row. */
 const driverTokens = (s: Searched, store: SQL, driver: string, rest: string[]): SQL =>
@@ -153,7 +158,10 @@ export function customerSearch(store: SQL, contact: SQL<boolean>, words: readonl
   return { page: searchPage(s, store, words, page), count: searchCount(s, store, words) };
 }
 
-/** The orders of the store with an email word beginning with `word` (orders.list with other filters). */
-export function orderIdsWithWord(store: SQL, word: string): SQL {
-  return sql`(select t.order_id from order_search_token t where t.store_id = ${store} and ${beginsWith(sql`t.token`, word)})`;
+/**
+ * The order (`id`, a column of the caller's row) has an email word beginning with `word`: orders.list's
+ * search beside other filters, checked on each order the other filters find.
+ */
+export function orderHasWord(store: SQL, contact: SQL<boolean>, id: SQL, word: string): SQL {
+  return hasWord(ORDERS(contact), store, id, word);
 }
