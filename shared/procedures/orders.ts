@@ -54,8 +54,8 @@ const NEWEST_FIRST = [desc(shopOrder.placedAt), desc(shopOrder.number)];
  * Every condition can be read from an index under RLS (docs/database.md "Scale"): the statuses and the
  * placed time are plain comparisons, the email filter is `email_lower = $x` (shop_order_email_lower_idx),
  * and the search is by words: each word of the query begins a word of the email (./search.ts, migration
- * 0030). A search alone is read from order_search_token; beside other filters, each order they find has its
- * own tokens probed. The page's orders are picked first and only their rows read, by (store_id, number);
+ * 0030). A search alone is read from order_search_token in the list's order; beside other filters, each
+ * order they find has its tokens probed. The page's orders are picked first and only their rows read, by (store_id, number);
  * the count reads the same way, up to its cap.
  */
 function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, also: SQL[] = []) {
@@ -95,7 +95,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   // Exactly this address, ignoring case; an AI client barred from emails finds none.
   if (input.email) conditions.push(and(contact, eq(shopOrder.emailLower, input.email.toLowerCase())));
   if (input.query) {
-    const byEmail = words.length ? and(contact, ...words.map((w) => orderHasWord(store, contact, sql`${shopOrder.id}`, w))) : undefined;
+    const byEmail = words.length ? and(contact, ...words.map((w) => orderHasWord(store, contact, sql`${shopOrder.placedAt}`, sql`${shopOrder.number}`, w))) : undefined;
     const byNumber = number ? eq(shopOrder.number, Number(number)) : undefined;
     conditions.push(byEmail || byNumber ? or(byNumber, byEmail) : sql`false`);
   }

@@ -3,29 +3,23 @@ import { COUNT_CAP } from "./paging";
 
 /**
  * Word-prefix search over the token tables of migration 0030 (docs/decisions/0016-search-under-rls.md):
- * a query's word matches a row when it begins one of the row's words. The tables hold each searched
- * field's words, lower-cased by the database, with the row's place in its list; a word is a run of
- * characters that are not ASCII punctuation, space or control characters, the rule the migration's
- * triggers split with.
+ * a query's word matches a row when it begins one of the row's words. The tables hold every prefix (up to
+ * MAX_PREFIX characters) of each searched field's words, lower-cased by the database, with the row's place
+ * in its list; a word is a run of characters that are not ASCII punctuation, space or control characters,
+ * the rule the migration's triggers split with.
  *
- * A search's page and count are each one statement that reads the tokens of the query's longest word (its
- * likeliest rarest) first, as an index range under RLS:
- *
- * - a word found in fewer than FREQUENT_TOKENS tokens of the store: its tokens are the matching rows, with
- *   their place in the list; grouped per row, sorted, and only the page's rows read (cost: its matches);
- * - a more frequent word ("com", "c"): the list is walked in order and each row's own tokens probed, which
- *   stops at the page, as common words are found within a few rows.
- *
- * The count reads at most FREQUENT_TOKENS tokens: when they hold more than COUNT_CAP rows the count is
- * capped, when they are all of the word's the count is exact; only a word with that many tokens on fewer
- * rows (rows with several words beginning alike) is counted from all its tokens.
+ * A query word is an equality on the token (leakproof: an index condition under RLS), and the index
+ * `(store_id, token, <the list's order>)` answers its rows already in the list's order: a page reads its
+ * rows and stops, a count reads at most COUNT_CAP + 1 entries, for a rare word and a common one alike. The
+ * query's longest word leads (a long word is rarely a common one); each further word is a probe of the
+ * leading word's row among its own tokens, by primary key.
  */
 
 /** At most this many of a query's words are matched (a longer query finds what its first words find). */
 export const MAX_SEARCH_WORDS = 6;
 
-/** Above this many tokens a word is common: its rows are found by walking the list (module comment). */
-export const FREQUENT_TOKENS = 5000;
+/** Prefixes are kept up to this length: a longer query word finds the rows with its first 32 characters. */
+export const MAX_PREFIX = 32;
 
 const SEPARATORS = /[^0-9A-Za-z\u0080-\u{10FFFF}]+/u;
 
@@ -34,134 +28,86 @@ export function searchWords(query: string): string[] {
   return query.split(SEPARATORS).filter((w) => w !== "").slice(0, MAX_SEARCH_WORDS);
 }
 
-/**
- * `token` begins with the word, lower-cased: an index range on the token tables' "C" collated column
- * (text_ge and text_lt are leakproof, so the range is an index condition under RLS; U+10FFFF is above every
- * character a token may continue with).
- */
-export function beginsWith(token: SQL, word: string): SQL {
-  return sql`(${token} >= lower(${word}) and ${token} < lower(${word}) || chr(1114111))`;
-}
+/** The token a query word is: lower-cased by the database, as the tokens were, and cut to MAX_PREFIX. */
+const tokenOf = (word: string): SQL => sql`left(lower(${word}), ${sql.raw(String(MAX_PREFIX))})`;
+
+/** The longest word first, then the others. */
+const byLength = (words: readonly [string, ...string[]]): [string, string[]] => {
+  const sorted = [...words].sort((a, b) => b.length - a.length);
+  return [sorted[0]!, sorted.slice(1)];
+};
 
 /** What differs between the searched lists (SQL text of the module's own, no input). */
 interface Searched {
-  /** The token table and its column naming the row. */
+  /** The token table. */
   tokens: SQL;
-  ref: SQL;
-  /** Which of a row's tokens (alias `t`) the caller may match. */
+  /** The columns that name a row and place it in its list (alias-free), as the tokens carry them. */
+  place: string[];
+  /** Which tokens (alias given) the caller may match. */
   allowed: (t: SQL) => SQL;
-  /** Whether the caller may search at all (no row's words otherwise): a one-time check before any walk. */
-  gate: SQL;
-  /** The row table (alias `r`). */
-  rows: SQL;
-  /** The list's columns, as the tokens carry them (alias `t`, grouped by `group`) and as the rows do (`r`). */
-  fromToken: SQL;
-  group: SQL;
-  fromRow: SQL;
-  /** The columns a page's rows are picked by, and the list's order, on the matching rows `m`. */
+  /** The columns a page's rows are picked by, and the list's order, on the tokens `t`. */
   pick: SQL;
   order: SQL;
 }
 
 const ORDERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("order_search_token"),
-  ref: sql.raw("order_id"),
+  place: ["placed_at", "number"],
   allowed: () => contact,
-  gate: contact,
-  rows: sql.raw("shop_order"),
-  fromToken: sql.raw("t.store_id, t.number, t.placed_at"),
-  group: sql.raw("t.store_id, t.number, t.placed_at"),
-  fromRow: sql.raw("r.store_id, r.number, r.placed_at"),
-  pick: sql.raw("m.store_id, m.number"),
-  order: sql.raw("m.placed_at desc, m.number desc"),
+  pick: sql.raw("t.store_id, t.number"),
+  order: sql.raw("t.placed_at desc, t.number desc"),
 });
 
 const CUSTOMERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("customer_search_token"),
-  ref: sql.raw("customer_id"),
+  place: ["created_at", "customer_id"],
   allowed: (t) => sql`(not ${t}.contact or ${contact})`,
-  gate: sql`true`,
-  rows: sql.raw("customer"),
-  fromToken: sql.raw("t.customer_id as id, t.created_at"),
-  group: sql.raw("t.customer_id, t.created_at"),
-  fromRow: sql.raw("r.id, r.created_at"),
-  pick: sql.raw("m.id"),
-  order: sql.raw("m.created_at desc, m.id desc"),
+  pick: sql.raw("t.customer_id"),
+  order: sql.raw("t.created_at desc, t.customer_id desc"),
 });
 
-/** The longest word first: its tokens are read first (a long word is rarely a common one). */
-const byLength = (words: readonly [string, ...string[]]): [string, string[]] => {
-  const sorted = [...words].sort((a, b) => b.length - a.length);
-  return [sorted[0]!, sorted.slice(1)];
-};
-
 /**
- * Row `id` (a column of the caller's) has, among its allowed tokens, one beginning with `word`: a probe of
- * that row's own tokens (the `(store_id, row, token)` index) for each row asked about. `offset 0` keeps it
- * a probe: as a semi-join, a planner without fresh statistics for the tokens (a table just loaded) may read
- * the word's whole range for every row instead (measured: 0.9 s for 5,000 rows, against 15 ms).
+ * The row placed at `at` (its list columns, in `place` order) has an allowed token equal to `word`'s: a
+ * primary-key probe. `offset 0` keeps it a probe: as a semi-join, a planner without fresh statistics for a
+ * just-loaded token table may read the word's whole range for every row instead.
  */
-const hasWord = (s: Searched, store: SQL, id: SQL, word: string): SQL =>
-  sql`exists (select 1 from ${s.tokens} w where w.store_id = ${store} and w.${s.ref} = ${id} and ${beginsWith(sql`w.token`, word)} and ${s.allowed(sql`w`)} offset 0)`;
-
-/** The driving word's allowed tokens (alias `t`), each further word checked on the token's row. */
-const driverTokens = (s: Searched, store: SQL, driver: string, rest: string[]): SQL =>
-  sql`from ${s.tokens} t where t.store_id = ${store} and ${beginsWith(sql`t.token`, driver)} and ${s.allowed(sql`t`)}${sql.join(
-    rest.map((w) => sql` and ${hasWord(s, store, sql`t.${s.ref}`, w)}`),
+const hasWord = (s: Searched, store: SQL, at: SQL[], word: string): SQL =>
+  sql`exists (select 1 from ${s.tokens} w where w.store_id = ${store} and w.token = ${tokenOf(word)}${sql.join(
+    s.place.map((c, i) => sql` and w.${sql.raw(c)} = ${at[i]!}`),
     sql``,
-  )}`;
+  )} and ${s.allowed(sql`w`)} offset 0)`;
 
-/** The matching rows from the tokens alone, one per row, with the list's columns. */
-const fromTokens = (s: Searched, store: SQL, driver: string, rest: string[]): SQL =>
-  sql`select ${s.fromToken} ${driverTokens(s, store, driver, rest)} group by ${s.group}`;
-
-/** The matching rows by walking the row table in its list order, each row's tokens probed. */
-const byWalking = (s: Searched, store: SQL, driver: string, rest: string[]): SQL =>
-  sql`select ${s.fromRow} from ${s.rows} r where r.store_id = ${store} and ${s.gate}${sql.join(
-    [driver, ...rest].map((w) => sql` and ${hasWord(s, store, sql`r.id`, w)}`),
-    sql``,
-  )}`;
-
-/** Whether the driving word is common in the store (more than FREQUENT_TOKENS of its tokens). */
-const common = (s: Searched, store: SQL, driver: string): SQL =>
-  sql`exists (select 1 from ${s.tokens} t where t.store_id = ${store} and ${beginsWith(sql`t.token`, driver)} offset ${sql.raw(String(FREQUENT_TOKENS - 1))})`;
-
-/** A page of the matching rows (the columns of `pick`), in the list's order: a subquery. */
-function searchPage(s: Searched, store: SQL, words: readonly [string, ...string[]], page: { limit: number; offset: number }): SQL {
+/** The leading word's allowed tokens (alias `t`), each further word probed on the token's row. */
+function matching(s: Searched, store: SQL, words: readonly [string, ...string[]]): SQL {
   const [driver, rest] = byLength(words);
-  const slice = sql`order by ${s.order} limit ${page.limit} offset ${page.offset}`;
-  return sql`(with word as materialized (select ${common(s, store, driver)} as common)
-    (select ${s.pick} from (${fromTokens(s, store, driver, rest)}) m where not (select common from word) ${slice})
-    union all
-    (select ${s.pick} from (${byWalking(s, store, driver, rest)}) m where (select common from word) ${slice}))`;
+  const at = s.place.map((c) => sql.raw(`t.${c}`));
+  return sql`from ${s.tokens} t where t.store_id = ${store} and t.token = ${tokenOf(driver)} and ${s.allowed(sql`t`)}${sql.join(
+    rest.map((w) => sql` and ${hasWord(s, store, at, w)}`),
+    sql``,
+  )}`;
 }
 
-/** How many rows match, up to COUNT_CAP + 1: one statement answering `n`. */
-function searchCount(s: Searched, store: SQL, words: readonly [string, ...string[]]): SQL {
-  const [driver, rest] = byLength(words);
-  const cap = sql.raw(String(COUNT_CAP + 1));
-  return sql`select (case when f.tokens < ${sql.raw(String(FREQUENT_TOKENS))} or f.found > ${sql.raw(String(COUNT_CAP))} then least(f.found, ${cap})
-                    else (select count(*) from (${fromTokens(s, store, driver, rest)} limit ${cap}) x) end)::int as n
-    from (select count(*) as tokens, count(distinct t.${s.ref}) as found
-            from (select t.${s.ref} ${driverTokens(s, store, driver, rest)} limit ${sql.raw(String(FREQUENT_TOKENS))}) t) f`;
+/** A search's page (the columns of `pick`, as a subquery) and its count (one statement answering `n`). */
+function search(s: Searched, store: SQL, words: readonly [string, ...string[]], page: { limit: number; offset: number }) {
+  const rows = matching(s, store, words);
+  return {
+    page: sql`(select ${s.pick} ${rows} order by ${s.order} limit ${page.limit} offset ${page.offset})`,
+    count: sql`select count(*)::int as n from (select 1 ${rows} limit ${sql.raw(String(COUNT_CAP + 1))}) matching`,
+  };
 }
 
 /** orders.list's search by words: the page's (store_id, number) as a subquery, and the count. */
-export function orderSearch(store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) {
-  const s = ORDERS(contact);
-  return { page: searchPage(s, store, words, page), count: searchCount(s, store, words) };
-}
+export const orderSearch = (store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) =>
+  search(ORDERS(contact), store, words, page);
 
 /** customers.list's search by words: the page's ids as a subquery, and the count. */
-export function customerSearch(store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) {
-  const s = CUSTOMERS(contact);
-  return { page: searchPage(s, store, words, page), count: searchCount(s, store, words) };
-}
+export const customerSearch = (store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) =>
+  search(CUSTOMERS(contact), store, words, page);
 
 /**
- * The order (`id`, a column of the caller's row) has an email word beginning with `word`: orders.list's
- * search beside other filters, checked on each order the other filters find.
+ * The order placed at `placedAt` with `number` (columns of the caller's row) has an email word beginning with
+ * `word`: orders.list's search beside other filters, checked on each order the other filters find.
  */
-export function orderHasWord(store: SQL, contact: SQL<boolean>, id: SQL, word: string): SQL {
-  return hasWord(ORDERS(contact), store, id, word);
+export function orderHasWord(store: SQL, contact: SQL<boolean>, placedAt: SQL, number: SQL, word: string): SQL {
+  return hasWord(ORDERS(contact), store, [placedAt, number], word);
 }
