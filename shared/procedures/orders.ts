@@ -79,11 +79,12 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   const words = input.query && !input.query.startsWith("#") ? searchWords(input.query) : [];
   const [first, ...rest] = words;
   const onlySearched = !input.status && !input.paymentStatus && !input.fulfillmentStatus && !input.placedFrom && !input.placedTo && !input.email;
-  // A search by words alone (the search box): the page and the count are found from the tokens
-  // (./search.ts), and only the page's orders read. An AI client barred from customer details sees no
+  // A search alone (the search box): the page and the count are found from the tokens (./search.ts), with
+  // the order whose number the query is, and only the page's orders read. An AI client barred from customer details sees no
   // emails and cannot probe them by searching (`contact`).
-  if (first !== undefined && number === undefined && onlySearched && also.length === 0) {
-    const search = orderSearch(store, contact, [first, ...rest], { limit: input.pageSize, offset: offsetOf(input) });
+  if (first !== undefined && onlySearched && also.length === 0) {
+    const page = { limit: input.pageSize, offset: offsetOf(input) };
+    const search = orderSearch(store, contact, [first, ...rest], page, number === undefined ? undefined : Number(number));
     return pagePlan(rows(search.page), raw<{ n: number }>(q, search.count), input);
   }
   const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, store), ...also];

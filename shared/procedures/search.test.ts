@@ -3,7 +3,7 @@ import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { orderShop, placeTestOrder } from "../../test/orders";
 import { mulberry32 } from "../../test/prng";
-import { callerFor, storeWithCaller, type Caller } from "../../test/procedures";
+import { callerFor, failureText, storeWithCaller, type Caller } from "../../test/procedures";
 import { COUNT_CAP } from "./paging";
 import { MAX_PREFIX, MAX_SEARCH_WORDS, searchWords } from "./search";
 
@@ -155,18 +155,35 @@ describe("orders.list search", () => {
     expect(await numbers("alp")).toEqual([1004, 1002]);
     expect(await numbers("kiran alpha")).toEqual([1002]);
     expect(await numbers("alpha kiran")).toEqual([1002]);
+    // A number finds that order and the orders with an email word beginning with it.
+    await placeTestOrder(db, s, { email: "1002nd.buyer@alpha.test", at: new Date(Date.UTC(2025, 9, 4, 6)) });
+    expect(await numbers("1002")).toEqual([1005, 1002]);
+    expect(await numbers("#1002")).toEqual([1002]);
     // Beside another filter, each order it finds is checked.
     expect(((await call("orders.list", { query: "kir", status: "open" })) as Page).items.map((o) => o.number)).toEqual([1003, 1002]);
     // A word longer than the kept prefixes finds the rows with its first MAX_PREFIX characters.
     const long = "x".repeat(MAX_PREFIX + 8);
     await placeTestOrder(db, s, { email: `${long}@alpha.test`, at: new Date(Date.UTC(2025, 9, 9, 6)) });
-    expect(await numbers(long)).toEqual([1005]);
-    expect(await numbers(`${"x".repeat(MAX_PREFIX)}y`)).toEqual([1005]);
+    expect(await numbers(long)).toEqual([1006]);
+    expect(await numbers(`${"x".repeat(MAX_PREFIX)}y`)).toEqual([1006]);
     // An email changed (as a correction by hand would): the old words go, the new ones are found.
     await sql("update shop_order set email = 'neha@gamma.test' where number = 1003");
     expect(await numbers("rao")).toEqual([]);
     expect(await numbers("neha gamma")).toEqual([1003]);
     const left = await sql<{ n: number }>("select count(*)::int as n from order_search_token where token = 'rao'");
     expect(left[0]!.n).toBe(0);
+  });
+
+  it("hostile queries are answered (punctuation and NUL only separate words) or refused with the field named, never a server error", async () => {
+    const { s } = await orderShop(db);
+    const call = callerFor(db, s.ownerUserId, s.id);
+    for (const key of ["orders.list", "customers.list"]) {
+      for (const query of ["%_\\", "'; drop table shop_order; --", "😀 \u0301 ́x", "a".repeat(200), "a ".repeat(100), "\uFFFF\uFFFE", "#", "-1", "99999999999", "nul\u0000byte"]) {
+        const page = (await call(key, { query })) as Page;
+        expect({ key, query, ok: Array.isArray(page.items) }).toEqual({ key, query, ok: true });
+      }
+      expect(await failureText(call(key, { query: "a".repeat(201) }))).toBe("BAD_REQUEST query");
+      expect(await failureText(call(key, { query: 42 }))).toBe("BAD_REQUEST query");
+    }
   });
 });

@@ -45,7 +45,8 @@ interface Searched {
   place: string[];
   /** Which tokens (alias given) the caller may match. */
   allowed: (t: SQL) => SQL;
-  /** The columns a page's rows are picked by, and the list's order, on the tokens `t`. */
+  /** A matching row's columns, from the tokens `t`; the ones a page's rows are picked by, and the list's order, on them (`m`). */
+  columns: SQL;
   pick: SQL;
   order: SQL;
 }
@@ -54,16 +55,18 @@ const ORDERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("order_search_token"),
   place: ["placed_at", "number"],
   allowed: () => contact,
-  pick: sql.raw("t.store_id, t.number"),
-  order: sql.raw("t.placed_at desc, t.number desc"),
+  columns: sql.raw("t.store_id, t.number, t.placed_at"),
+  pick: sql.raw("m.store_id, m.number"),
+  order: sql.raw("m.placed_at desc, m.number desc"),
 });
 
 const CUSTOMERS = (contact: SQL<boolean>): Searched => ({
   tokens: sql.raw("customer_search_token"),
   place: ["created_at", "customer_id"],
   allowed: (t) => sql`(not ${t}.contact or ${contact})`,
-  pick: sql.raw("t.customer_id"),
-  order: sql.raw("t.created_at desc, t.customer_id desc"),
+  columns: sql.raw("t.customer_id, t.created_at"),
+  pick: sql.raw("m.customer_id"),
+  order: sql.raw("m.created_at desc, m.customer_id desc"),
 });
 
 /**
@@ -87,18 +90,28 @@ function matching(s: Searched, store: SQL, words: readonly [string, ...string[]]
   )}`;
 }
 
-/** A search's page (the columns of `pick`, as a subquery) and its count (one statement answering `n`). */
-function search(s: Searched, store: SQL, words: readonly [string, ...string[]], page: { limit: number; offset: number }) {
-  const rows = matching(s, store, words);
+/**
+ * A search's page (the columns of `pick`, as a subquery) and its count (one statement answering `n`).
+ * `also`: more matching rows (a select of the same columns), e.g. the order whose number the query is.
+ */
+function search(s: Searched, store: SQL, words: readonly [string, ...string[]], page: { limit: number; offset: number }, also?: SQL) {
+  const found = sql`select ${s.columns} ${matching(s, store, words)}`;
+  const rows = also ? sql`${found} union ${also}` : found;
   return {
-    page: sql`(select ${s.pick} ${rows} order by ${s.order} limit ${page.limit} offset ${page.offset})`,
-    count: sql`select count(*)::int as n from (select 1 ${rows} limit ${sql.raw(String(COUNT_CAP + 1))}) matching`,
+    page: sql`(select ${s.pick} from (${rows}) m order by ${s.order} limit ${page.limit} offset ${page.offset})`,
+    count: sql`select count(*)::int as n from (select 1 from (${rows}) m limit ${sql.raw(String(COUNT_CAP + 1))}) matching`,
   };
 }
 
-/** orders.list's search by words: the page's (store_id, number) as a subquery, and the count. */
-export const orderSearch = (store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) =>
-  search(ORDERS(contact), store, words, page);
+/**
+ * orders.list's search by words: the page's (store_id, number) as a subquery, and the count. A query that
+ * is a number finds that order too (whatever the caller may see of emails).
+ */
+export const orderSearch = (store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }, number?: number) =>
+  search(
+    ORDERS(contact), store, words, page,
+    number === undefined ? undefined : sql`select o.store_id, o.number, o.placed_at from shop_order o where o.store_id = ${store} and o.number = ${number}`,
+  );
 
 /** customers.list's search by words: the page's ids as a subquery, and the count. */
 export const customerSearch = (store: SQL, contact: SQL<boolean>, words: readonly [string, ...string[]], page: { limit: number; offset: number }) =>

@@ -55,6 +55,20 @@ describe("round trips: every read of the registry", () => {
     expect(counted).toEqual(Object.fromEntries(READS.map((p) => [procedureKey(p), 1])));
   });
 
+  it("searches are one round trip too: by words, by number, beside a filter, and for customers", async () => {
+    const { browser } = await owner();
+    const searches: [string, Record<string, unknown>][] = [
+      ["orders/list", { query: "buyer example" }],
+      ["orders/list", { query: "1001" }],
+      ["orders/list", { query: "buy", status: "open" }],
+      ["customers/list", { query: "shopper fixture" }],
+    ];
+    for (const [path, input] of searches) {
+      const { res, trips, body } = await traced((h) => rpc(browser, path, input, h));
+      expect({ path, input, status: res.status, trips: trips.turns }, body).toEqual({ path, input, status: 200, trips: 1 });
+    }
+  });
+
   it("each read tool is one round trip over MCP tools/call, with every area granted", async () => {
     const { store, browser } = await owner();
     const { token } = await createToken(browser, ["products:read", "orders:read", "customers:read", "inventory:read", "discounts:read", "content:read", "analytics:read"]);
