@@ -105,6 +105,7 @@ const DEFS: Def[] = [
   { name: "orders.list email", from: "listOrders, email (a customer's orders)", procedure: { key: "orders.list", input: (s) => ({ email: s.email ?? "nobody@example.com" }) } },
   { name: "orders.list status", from: "listOrders, status open", procedure: { key: "orders.list", input: () => ({ status: "open" }) } },
   { name: "orders.list query", from: "listOrders, query 'sharma' (a word of the email: search.ts)", procedure: { key: "orders.list", input: () => ({ query: "sharma" }) } },
+  { name: "orders.list query 1002", from: "listOrders, query '1002' (an order number, and email words beginning with it)", procedure: { key: "orders.list", input: () => ({ query: "1002" }) } },
   { name: "orders.list query com", from: "listOrders, query 'com' (a word in most emails)", procedure: { key: "orders.list", input: () => ({ query: "com" }) } },
   { name: "orders.get", from: "procedures/orders.ts getOrder (orders/order-detail.ts, the timeline included)", procedure: { key: "orders.get", input: (s) => ({ id: s.orderId ?? NONE }) } },
   { name: "customers.list", from: "procedures/customers.ts listCustomers", procedure: { key: "customers.list", input: () => ({}) } },
