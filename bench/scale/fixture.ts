@@ -152,6 +152,7 @@ const COUNTED = [
   "store", "customer", "product_variant", "shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt",
   "refund", "shipment", "inventory_adjustment", "outbox_event", "api_grant", "api_activity",
   "analytics_order_day", "analytics_customer_day", "analytics_stock_day", "order_search_token", "customer_search_token",
+  "store_tally", "store_tally_delta",
 ];
 
 async function load(db: ScaleDatabase, hash: string, started: number, log: Log): Promise<void> {
@@ -164,12 +165,12 @@ async function load(db: ScaleDatabase, hash: string, started: number, log: Log):
     await Promise.all([runLane(a, LANE_A, "[a] ", started, log, gates), runLane(b, LANE_B, "[b] ", started, log, gates)]);
     await a.query(STAGING_TABLES.map((t) => `drop table if exists scale_fixture.${t};`).join("\n"));
     const big = ["shop_order", "order_line", "fulfillment_order_line", "inventory_adjustment", "outbox_event", "store_domain"];
-    // The analytics rollups and the search tokens were written by the triggers as the rows went in
-    // (migrations 0027, 0030).
+    // The analytics rollups, the search tokens and the store tallies were written by the triggers as the
+    // rows went in (migrations 0027, 0030, 0031).
     const rest = [
       "fulfillment_order", "payment_attempt", "shipment", "customer", "api_activity", "refund",
       "analytics_order_day", "analytics_customer_day", "analytics_customer_total", "analytics_stock_day",
-      "order_search_token", "customer_search_token",
+      "order_search_token", "customer_search_token", "store_tally", "store_tally_delta",
     ];
     const vacuum = (c: pg.Client, tables: string[], lane: string) =>
       runLane(c, tables.map((t) => ({ name: `vacuum analyze ${t}`, sql: `vacuum (analyze) ${t}` })), lane, started, log);

@@ -6,8 +6,9 @@ import { asExplained, seqScansOf, summarize, summarizeAll, type Explained, type 
  * unit sends together in one round trip) with their parameters, run as app_user the way a store unit of
  * work runs them: inside a transaction (READ ONLY unless the item says otherwise) that first sets
  * `app.store_id` (and `app.contact`, as an admitted member's unit does) with set_config(…, true), then
- * rolled back. Timing: a warm-up, then up to `runs` runs (p50/p95 of the request's statements together,
- * parse and plan included, as the Workers send them with bind parameters). Then once under EXPLAIN
+ * rolled back. Timing: warm-ups, then up to `runs` runs (p50/p95 of the request's statements together,
+ * parse and plan included, as the Workers send them with bind parameters), each run in a transaction of its
+ * own, interleaved with the reference store's runs (below). Then once under EXPLAIN
  * (ANALYZE, BUFFERS, FORMAT JSON), each statement: the plans are walked for sequential scans of the history
  * tables (plan.ts WATCHED_TABLES) and summarised.
  *
@@ -17,8 +18,11 @@ import { asExplained, seqScansOf, summarize, summarizeAll, type Explained, type 
  * That needs the owner role (a member of app_privileged): pass ownerUrl.
  *
  * Each item is also run for a reference store (by default `referenceStoreId` with the item's own
- * parameters; an item may name its own), and the ratio of the p50s is reported. An item whose work is its
- * output (`output`: the rows a job inserts, deletes or locks) is also timed per output row.
+ * parameters; an item may name its own), and the ratio of the p50s is reported. The two are timed in the
+ * same loop: the warm-ups of both, then alternating runs (item, reference, item, reference, …), so that the
+ * machine's noise falls on both alike; the reference is measured afresh for each item (never reused from
+ * another item's runs), and the budget stops the loop after a whole pair. An item whose work is its output
+ * (`output`: the rows a job inserts, deletes or locks) is also timed per output row.
  */
 
 export interface MeasureItem {
@@ -90,7 +94,7 @@ export interface MeasureOptions {
   referenceStoreId?: string;
   warmup?: number;
   runs?: number;
-  /** Stop an item's runs after this long (at least 5 runs are made). */
+  /** Stop an item's runs (with its reference's, interleaved) after this long (at least 5 runs of each are made). */
   budgetMs?: number;
   log?: (m: string) => void;
 }
@@ -125,23 +129,53 @@ const outputTiming = (output: Output | undefined, answers: Record<string, unknow
   return { rows, msPerRow: rows > 0 ? Math.round((timing.p50 / rows) * 1e6) / 1e6 : null };
 };
 
-async function time(c: pg.Client, storeId: string, item: MeasureItem, statements: readonly Statement[], o: Required<Pick<MeasureOptions, "warmup" | "runs" | "budgetMs">>): Promise<Timed> {
-  const samples: number[] = [];
-  let answers: Record<string, unknown>[][] = [];
+/** One store's side of an item's timing: its statements, samples and the answers of its last run. */
+interface Side {
+  storeId: string;
+  statements: readonly Statement[];
+  samples: number[];
+  answers: Record<string, unknown>[][];
+}
+
+/** One run of a side's statements, in a store transaction of its own; the ms its statements took. */
+async function run(c: pg.Client, item: MeasureItem, side: Side): Promise<number> {
+  return inStoreTx(c, side.storeId, item.readOnly ?? true, async () => {
+    const t0 = performance.now();
+    const answers: Record<string, unknown>[][] = [];
+    for (const s of side.statements) answers.push((await c.query<Record<string, unknown>>(s.sql, [...s.params])).rows);
+    const ms = performance.now() - t0;
+    side.answers = answers;
+    return ms;
+  });
+}
+
+/**
+ * Times the item in its store and, if given, the reference in its store, interleaved: the warm-ups of each
+ * (item, reference, …), then runs in pairs (item, reference, item, reference, …) until `runs` pairs, or the
+ * budget once at least 5 pairs are done. Returns the item's timing, then the reference's.
+ */
+async function time(
+  c: pg.Client,
+  item: MeasureItem,
+  reference: { storeId: string; statements: readonly Statement[] } | undefined,
+  o: Required<Pick<MeasureOptions, "warmup" | "runs" | "budgetMs">>,
+): Promise<[Timed, Timed | undefined]> {
+  const side = (storeId: string, statements: readonly Statement[]): Side => ({ storeId, statements, samples: [], answers: [] });
+  const sides = [side(item.storeId, item.statements), ...(reference ? [side(reference.storeId, reference.statements)] : [])];
   const started = performance.now();
   for (let i = 0; i < o.warmup + o.runs; i++) {
-    const ms = await inStoreTx(c, storeId, item.readOnly ?? true, async () => {
-      const t0 = performance.now();
-      answers = [];
-      for (const s of statements) answers.push((await c.query<Record<string, unknown>>(s.sql, [...s.params])).rows);
-      return performance.now() - t0;
-    });
-    if (i >= o.warmup) samples.push(ms);
-    if (samples.length >= 5 && performance.now() - started > o.budgetMs) break;
+    for (const s of sides) {
+      const ms = await run(c, item, s);
+      if (i >= o.warmup) s.samples.push(ms);
+    }
+    if (sides.every((s) => s.samples.length >= 5) && performance.now() - started > o.budgetMs) break;
   }
-  const timing = timingOf(samples);
-  const output = outputTiming(item.output, answers, timing);
-  return { timing, rows: answers.reduce((n, a) => n + a.length, 0), ...(output ? { output } : {}) };
+  const timed = (s: Side): Timed => {
+    const timing = timingOf(s.samples);
+    const output = outputTiming(item.output, s.answers, timing);
+    return { timing, rows: s.answers.reduce((n, a) => n + a.length, 0), ...(output ? { output } : {}) };
+  };
+  return [timed(sides[0]!), sides[1] ? timed(sides[1]) : undefined];
 }
 
 async function explain(c: pg.Client, storeId: string, item: MeasureItem): Promise<Explained[]> {
@@ -190,11 +224,11 @@ export async function measure(items: readonly MeasureItem[], options: MeasureOpt
   await app.connect();
   const owner = options.ownerUrl ? new pg.Client({ connectionString: options.ownerUrl }) : undefined;
   await owner?.connect();
-  const references = new Map<string, Timed>();
   const results: MeasureResult[] = [];
   try {
     for (const item of items) {
-      const { timing, rows, output } = await time(app, item.storeId, item, item.statements, o);
+      const ref = item.reference === null ? undefined : (item.reference ?? (options.referenceStoreId ? { storeId: options.referenceStoreId, statements: item.statements } : undefined));
+      const [{ timing, rows, output }, t] = await time(app, item, ref, o);
       const explained = await explain(app, item.storeId, item);
       const seqScans = explained.flatMap((e, i) => seqScansOf(e, explained.length > 1 ? `statement ${i + 1}` : "statement"));
       let bodyPlan: PlanSummary | undefined;
@@ -203,17 +237,8 @@ export async function measure(items: readonly MeasureItem[], options: MeasureOpt
         bodyPlan = summarize(body);
         seqScans.push(...seqScansOf(body, `privileged.${item.privileged.fn}`));
       }
-      const ref = item.reference === null ? undefined : (item.reference ?? (options.referenceStoreId ? { storeId: options.referenceStoreId, statements: item.statements } : undefined));
-      let reference: MeasureResult["reference"];
-      if (ref) {
-        const key = JSON.stringify([ref.storeId, ref.statements]);
-        let t = references.get(key);
-        if (!t) {
-          t = await time(app, ref.storeId, item, ref.statements, o);
-          references.set(key, t);
-        }
-        reference = { storeId: ref.storeId, timing: t.timing, ...(t.output ? { output: t.output } : {}) };
-      }
+      const reference: MeasureResult["reference"] =
+        ref && t ? { storeId: ref.storeId, timing: t.timing, ...(t.output ? { output: t.output } : {}) } : undefined;
       const result: MeasureResult = {
         name: item.name, label: item.label, storeId: item.storeId, hot: item.hot ?? true, timing, rows, plan: summarizeAll(explained),
         ...(bodyPlan ? { bodyPlan } : {}), seqScans,

@@ -48,7 +48,14 @@ export function groupResults(results: readonly MeasureResult[], sources: Record<
       ...(demo ? { demo } : {}),
       ...(global ? { global: { ...global.timing, rows: global.rows } } : {}),
       ...(big && small && demo
-        ? { ratio: { bigToDemo: ratio(big.timing.p50, demo.p50), smallToDemo: ratio(small.timing.p50, demo.p50), bigToSmall: ratio(big.timing.p50, small.timing.p50) } }
+        ? {
+            // Each store's ratio is of its own runs, interleaved with the demo store's (measure.ts).
+            ratio: {
+              bigToDemo: big.ratio ?? ratio(big.timing.p50, demo.p50),
+              smallToDemo: small.ratio ?? ratio(small.timing.p50, demo.p50),
+              bigToSmall: ratio(big.timing.p50, small.timing.p50),
+            },
+          }
         : {}),
       ...(unit
         ? {

@@ -11,7 +11,7 @@
  *
  * Options: --rebuild, --reuse (measure the database as it is, even when its fixture is stale: e.g. after
  * applying a migration by hand while trying it), --verify (check the fixture's invariants, verify.ts),
- * --fixture-only, --runs N (default 30), --only <text> (items whose name contains it; the report then goes to
+ * --fixture-only, --runs N (default 100), --only <text> (items whose name contains it; the report then goes to
  * .data/scale-partial.json, not bench/results/scale.json), --no-fail.
  */
 import fs from "node:fs";
@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   const now = new Date();
   const only = option("--only");
   const items = (await hotItems(stores, now)).filter((i) => !only || i.name.includes(only));
-  const runs = Number(option("--runs") ?? 30);
+  const runs = Number(option("--runs") ?? 100);
   const results = await measure(items, { appUrl: db.appUrl, ownerUrl: db.ownerUrl, runs, warmup: 3, budgetMs: 20_000, log });
   const reports = groupResults(results, itemSources());
   const failures = seqScanFailures(results);

@@ -108,6 +108,22 @@ select (select count(*) from o full join analytics_order_day r using (store_id, 
          where (coalesce(t.customers, 0), coalesce(t.accepting, 0)) is distinct from (coalesce(r.customers, 0), coalesce(r.accepting, 0)))
      + (select count(*) from a full join analytics_stock_day r using (store_id, day)
          where (coalesce(a.adjustments, 0), coalesce(a.units_received, 0)) is distinct from (coalesce(r.adjustments, 0), coalesce(r.units_received, 0))) as count`,
+  "store tallies = counting the rows, nothing left unfolded (migration 0031's triggers)": `
+with o as (
+  select store_id, count(*) filter (where payment_status = 'unpaid') as unpaid, count(*) filter (where payment_status = 'pending') as pending,
+    count(*) filter (where payment_status = 'paid' and fulfillment_status = 'unfulfilled') as to_ship,
+    count(*) filter (where payment_status = 'paid' and fulfillment_status = 'partially_fulfilled') as partly
+  from shop_order where status = 'open' group by 1),
+l as (
+  select l.store_id, sum(l.on_hand) as on_hand, sum(l.on_hand - l.reserved) as available, sum(l.on_hand::numeric * v.price_minor) as value
+  from inventory_level l join product_variant v on v.store_id = l.store_id and v.id = l.variant_id group by 1)
+select (select count(*) from store s
+          left join store_tally t on t.store_id = s.id left join o on o.store_id = s.id left join l on l.store_id = s.id
+         where t.store_id is null
+            or (t.open_unpaid, t.open_payment_pending, t.open_to_ship, t.open_partly_shipped, t.units_on_hand, t.units_available, t.stock_value_minor)
+               is distinct from (coalesce(o.unpaid, 0), coalesce(o.pending, 0), coalesce(o.to_ship, 0), coalesce(o.partly, 0),
+                                 coalesce(l.on_hand, 0), coalesce(l.available, 0), coalesce(l.value, 0)))
+     + (select count(*) from store_tally_delta) as count`,
 };
 
 export async function verifyFixture(c: pg.Client, log: (m: string) => void): Promise<Record<string, number>> {

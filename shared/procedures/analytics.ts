@@ -1,9 +1,10 @@
 import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
-import { customer, discount, inventoryAdjustment, inventoryLevel, page, product, productVariant, store } from "../db/schema";
+import { customer, discount, inventoryAdjustment, page, product, productVariant, store } from "../db/schema";
 import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 import { DISCOUNT_STATE } from "./discounts";
+import { tallyRows } from "./tally";
 
 export const RANGE_DAYS_MAX = 366;
 const DAY_MS = 86_400_000;
@@ -111,12 +112,10 @@ export const summary = storeProcedure({
           'acceptsMarketing', coalesce((select t.accepting from analytics_customer_total t where t.store_id = ${sid}), 0)
         ) from (select d.created from analytics_customer_day d where ${days}${customerEdges}) x)`,
         stock: sql<{ unitsOnHand: number; unitsAvailable: number; stockValueMinor: number }>`(select json_build_object(
-          'unitsOnHand', coalesce(sum(l.on_hand), 0),
-          'unitsAvailable', coalesce(sum(l.on_hand - l.reserved), 0),
-          'stockValueMinor', coalesce(sum(l.on_hand::numeric * v.price_minor), 0)
-        ) from ${inventoryLevel} l
-          join ${productVariant} v on v.store_id = l.store_id and v.id = l.variant_id
-          where l.store_id = ${sid})`,
+          'unitsOnHand', coalesce(sum(t.units_on_hand), 0),
+          'unitsAvailable', coalesce(sum(t.units_available), 0),
+          'stockValueMinor', coalesce(sum(t.stock_value_minor), 0)
+        ) from ${tallyRows(sid)} t)`,
         adjustments: sql<{ unitsReceivedInRange: number; adjustmentsInRange: number }>`(select json_build_object(
           'unitsReceivedInRange', coalesce(sum(units_received), 0),
           'adjustmentsInRange', coalesce(sum(adjustments), 0)

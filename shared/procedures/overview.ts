@@ -3,6 +3,7 @@ import { plan } from "../db/plan";
 import { raw, sql } from "../db/steps";
 import { AVAILABLE } from "../storefront/catalog";
 import { storeProcedure } from "./define";
+import { tallyRows } from "./tally";
 
 /**
  * What the admin home shows a member who runs the day (issue 13 item 7): orders waiting for someone, and
@@ -21,12 +22,14 @@ export const waitingOrders = storeProcedure({
       [
         raw<{ unpaid: number; paymentPending: number; toShip: number; partlyShipped: number; openTasks: number }>(
           q,
-          sql`select count(*) filter (where payment_status = 'unpaid')::int as "unpaid",
-             count(*) filter (where payment_status = 'pending')::int as "paymentPending",
-             count(*) filter (where payment_status = 'paid' and fulfillment_status = 'unfulfilled')::int as "toShip",
-             count(*) filter (where payment_status = 'paid' and fulfillment_status = 'partially_fulfilled')::int as "partlyShipped",
+          // The open orders' counts are kept by the writes (the store's tally, migration 0031): one row, not
+          // every open order of the store.
+          sql`select coalesce(sum(o.open_unpaid), 0)::int as "unpaid",
+             coalesce(sum(o.open_payment_pending), 0)::int as "paymentPending",
+             coalesce(sum(o.open_to_ship), 0)::int as "toShip",
+             coalesce(sum(o.open_partly_shipped), 0)::int as "partlyShipped",
              (select count(*) from merchant_task t where t.store_id = ${store} and t.status = 'open')::int as "openTasks"
-           from shop_order where store_id = ${store} and status = 'open'`,
+           from ${tallyRows(store)} o`,
         ),
       ] as const,
       ([[row]]) => row!,

@@ -24,11 +24,11 @@ describe("paged lists' totals", () => {
     expect(pageOf([], p, 5 * COUNT_CAP)).toEqual({ items: [], page: 1, pageSize: 20, total: COUNT_CAP, totalCapped: true });
   });
 
-  it("read as \"1,000+\" past the cap, and a full page past the cap has a next one", () => {
-    expect(COUNT_CAP).toBe(1000);
+  it("read as \"200+\" past the cap, and a full page past the cap has a next one", () => {
+    expect(COUNT_CAP).toBe(200);
     const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: String(i) }));
-    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, 999))).toBe("999");
-    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, COUNT_CAP + 1))).toBe("1,000+");
+    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, 199))).toBe("199");
+    expect(totalText(pageOf([], { page: 1, pageSize: 20 }, COUNT_CAP + 1))).toBe("200+");
     // Exact totals: a next page while rows remain.
     expect(hasNextPage(pageOf(rows(20), { page: 1, pageSize: 20 }, 21))).toBe(true);
     expect(hasNextPage(pageOf(rows(20), { page: 1, pageSize: 20 }, 20))).toBe(false);

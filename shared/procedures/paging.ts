@@ -12,11 +12,14 @@ export const pagingInput = {
 
 /**
  * Above this many matching rows a list's total is not counted: `total` is COUNT_CAP and `totalCapped` is
- * true, shown as "1,000+" (docs/database.md "Scale"). Counting stops there, so a list costs about the same
- * for a store with a million orders as for one with a thousand: the count reads at most COUNT_CAP + 1
- * index entries (~0.1 ms; at 10,000 it was ~0.8 ms, more than the page itself).
+ * true, shown as "200+" (docs/database.md "Scale"). Counting stops there, so a list costs about the same
+ * for a store with a million orders as for one with a hundred: the count reads at most COUNT_CAP + 1 index
+ * entries. 200 is ten pages of the default size, as far as a person pages; a script pages on while pages
+ * come back full (`hasNextPage`). Measured in the big store of `npm run bench:scale`: at 10,000 the count
+ * cost ~0.8 ms (more than the page), at 1,000 ~0.2 ms (a list 1.4-1.5x the demo store's), at 200 a list is
+ * within 1.3x of the demo store's.
  */
-export const COUNT_CAP = 1_000;
+export const COUNT_CAP = 200;
 
 export interface Paged<T> {
   items: T[];
@@ -30,7 +33,7 @@ export interface Paged<T> {
 
 export const offsetOf = (p: { page: number; pageSize: number }) => (p.page - 1) * p.pageSize;
 
-/** A list's total for people: "1,000+" when counting stopped at COUNT_CAP, otherwise the number. */
+/** A list's total for people: "200+" when counting stopped at COUNT_CAP, otherwise the number. */
 export const totalText = (p: Pick<Paged<unknown>, "total" | "totalCapped">): string =>
   p.totalCapped ? `${p.total.toLocaleString("en-IN")}+` : String(p.total);
 

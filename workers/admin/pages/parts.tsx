@@ -43,7 +43,7 @@ export const FieldError: FC<{ id: string; error: string | undefined }> = ({ id, 
     </p>
   ) : null;
 
-/** Previous / next links of a paged list (no JavaScript), with how many there are ("1,000+" past the count's cap). */
+/** Previous / next links of a paged list (no JavaScript), with how many there are ("200+" past the count's cap). */
 export const Pager: FC<{ list: Paged<unknown>; noun: string; link: (page: number) => string }> = ({ list, noun, link }) => (
   <nav class="pager" aria-label="Pages">
     {list.page > 1 ? (
@@ -62,7 +62,7 @@ export const Pager: FC<{ list: Paged<unknown>; noun: string; link: (page: number
   </nav>
 );
 
-/** "Page 2 of 50+ · 1,000+ orders": where a paged list is, for pagers that show the page count. */
+/** "Page 2 of 10+ · 200+ orders": where a paged list is, for pagers that show the page count. */
 export function pageCountText(list: Paged<unknown>, noun: string): string {
   const pages = Math.max(1, Math.ceil(list.total / list.pageSize));
   return `Page ${list.page} of ${pages}${list.totalCapped ? "+" : ""} · ${totalText(list)} ${noun}`;
