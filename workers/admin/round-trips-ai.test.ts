@@ -17,6 +17,9 @@ import { traced } from "../../test/proxy";
  */
 const db = testDb();
 
+/** Round trips of `aiApprovals.approve` (decision 0018): a member's click, not a hot path, counted so that a change shows. */
+const APPROVE_TURNS = 17;
+
 
 const rows = <R = Record<string, unknown>>(storeId: string, text: string, values: unknown[] = []) =>
   withStore(db, storeId, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
@@ -75,6 +78,15 @@ describe("round trips: an AI client's change", () => {
     expect(await titleOf(store.id, fixture.product)).toBe("Fixture");
     const logged = await rows(store.id, "select 1 from api_activity where kind = 'write' and procedure = 'products.update' and via = 'mcp'");
     expect(logged).toHaveLength(1);
+  });
+
+  it("the member's approval runs the proposal step by step on the WebSocket path (decision 0018): its count, so that a change shows", async () => {
+    const { store, browser, access, fixture } = await connected();
+    const { answer } = await toolCall(store.slug, access, "updateProduct", { id: fixture.product, title: "Approved" });
+    const approved = await traced((h) => rpc(browser, "aiApprovals/approve", { id: answer["approvalId"] }, h));
+    expect(approved.status).toBe(200);
+    expect(approved.trips.turns).toBe(APPROVE_TURNS);
+    expect(await titleOf(store.id, fixture.product)).toBe("Approved");
   });
 
   it("MCP, approval off: two round trips with the change itself; its result is stored after the answer, as the answer shows it", async () => {
