@@ -1,4 +1,6 @@
-import { approvalProcedures } from "./assistant/approvals";
+import { approveInUnits } from "./assistant/approval-units";
+import { approvalProcedures, approveApproval } from "./assistant/approvals";
+import { sendsOwnUnits } from "./pipeline/run";
 import { procedureKey, type Procedure } from "./procedures/define";
 import { BASE_PROCEDURES } from "./procedures/registry";
 
@@ -9,6 +11,9 @@ import { BASE_PROCEDURES } from "./procedures/registry";
  * Dependencies point one way: the assistant builds on the procedures, this module joins them.
  */
 export const PROCEDURES: readonly Procedure[] = [...BASE_PROCEDURES, ...(approvalProcedures as readonly Procedure[])];
+
+// An approval runs the proposed change: it sends its own units (the doors reach it through runProcedure).
+sendsOwnUnits(approveApproval, approveInUnits);
 
 const BY_KEY = new Map<string, Procedure>();
 for (const p of PROCEDURES) {

@@ -4,7 +4,6 @@ import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { aiApproval, member } from "../db/schema";
 import { grantById } from "../db/statements";
-import type { StoreTx } from "../db/with-store";
 import { isAppError, AppError } from "../http/errors";
 import { grantCaller, type Caller } from "../pipeline/principal";
 import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
@@ -111,19 +110,27 @@ const approvalNotFound = () => new AppError("NOT_FOUND", "AI approval not found 
 const notPending = (state: string) => new AppError("CONFLICT", `This proposal is ${state}; it can be decided only once, while pending.`, { state });
 const mayNotDecide = () => new AppError("FORBIDDEN", "Only the member who connected the AI client, or an Owner, can decide on this proposal.");
 
+/** The error a proposal's approval stores when the connection that proposed it no longer admits anyone. */
+export const GRANT_GONE = "The AI client's connection was revoked or has expired.";
+
+/** Why `decider` may not decide on `row` now (not found, no longer pending, not theirs), in the order approve checks; null when they may. */
+export function decideRefusal(row: ApprovalRow | undefined, decider: { id: string; role: string }): AppError | null {
+  if (!row) return approvalNotFound();
+  const state = approvalState(row);
+  if (state !== "pending") return notPending(state);
+  if (row.memberId !== decider.id && decider.role !== "owner") return mayNotDecide();
+  return null;
+}
+
 /** approvalState in SQL. */
 const stateSql = sql`(case when ${aiApproval.status} = 'pending' and ${aiApproval.expiresAt} <= now() then 'expired' else ${aiApproval.status} end)`;
 
-async function lockPending(tx: StoreTx, id: string): Promise<ApprovalRow> {
-  const [row] = await tx.select().from(aiApproval).where(and(eq(aiApproval.storeId, tx.storeId), eq(aiApproval.id, id))).for("update");
-  if (!row) throw approvalNotFound();
-  const state = approvalState(row);
-  if (state !== "pending") throw notPending(state);
-  return row;
-}
-
-function mayDecide(ctx: StoreContext, row: ApprovalRow): void {
-  if (row.memberId !== ctx.member.id && ctx.member.role !== "owner") throw mayNotDecide();
+/** The proposal, locked, if the calling member may decide on it now. */
+async function lockDecidable(ctx: StoreContext, id: string): Promise<ApprovalRow> {
+  const [row] = await ctx.tx.select().from(aiApproval).where(and(eq(aiApproval.storeId, ctx.tx.storeId), eq(aiApproval.id, id))).for("update");
+  const refusal = decideRefusal(row, ctx.member);
+  if (refusal) throw refusal;
+  return row!;
 }
 
 /** The proposals the calling member sees: their own, or all of them for an Owner. */
@@ -158,12 +165,12 @@ export const approveApproval = storeProcedure({
   router: "aiApprovals",
   name: "approve",
   description: "Approve a pending proposal: the change runs once, now, with the connection's permissions as they are at this moment.",
+  // The doors send it in units of its own (./approval-units.ts); `run` is the open-transaction path.
   access: "none",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
   async run(ctx, input) {
-    const row = await lockPending(ctx.tx, input.id);
-    mayDecide(ctx, row);
+    const row = await lockDecidable(ctx, input.id);
     const statement = grantById(row.grantId);
     const { rows } = await ctx.tx.$client.query(statement.text, [...statement.params]);
     let caller: Caller;
@@ -172,7 +179,7 @@ export const approveApproval = storeProcedure({
     } catch {
       const [failed] = await ctx.tx
         .update(aiApproval)
-        .set({ status: "failed", decidedAt: sql`now()`, decidedBy: ctx.member.id, error: "The AI client's connection was revoked or has expired." })
+        .set({ status: "failed", decidedAt: sql`now()`, decidedBy: ctx.member.id, error: GRANT_GONE })
         .where(eq(aiApproval.id, row.id))
         .returning();
       return view(failed!);

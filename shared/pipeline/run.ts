@@ -13,6 +13,7 @@ import {
   type SessionInfo,
   type SessionProcedure,
   type StoreContext,
+  type StoreProcedure,
 } from "../procedures/define";
 import { recordWrite } from "./activity";
 import { boundBySettings, checkCaller, viaOf, type Door } from "./check";
@@ -86,6 +87,20 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
   return { kind: "done", output, caller };
 }
 
+/**
+ * A procedure that sends its own units because it runs another procedure inside it (aiApprovals.approve:
+ * shared/assistant/approval-units.ts), given the call as runProcedure got it. It keeps the pipeline's
+ * steps and words; `runStepByStep` is its way back to the open-transaction path.
+ */
+export type OwnUnits = (db: Database, principal: Principal, proc: StoreProcedure, rawInput: unknown, options: ProposalOptions) => Promise<Outcome>;
+
+const ownUnits = new WeakMap<StoreProcedure, OwnUnits>();
+
+/** Registers `proc`'s own units (by the module that joins the procedures, shared/registry.ts). */
+export function sendsOwnUnits(proc: StoreProcedure, units: OwnUnits): void {
+  ownUnits.set(proc, units);
+}
+
 /** Steps 1-9: limit, then one store unit for the principal, then the checks and the work. */
 export async function runProcedure(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: ProposalOptions): Promise<Outcome> {
   // A read with a plan goes in one round trip: the opening admits the caller, the plan follows it; a
@@ -95,6 +110,13 @@ export async function runProcedure(db: Database, principal: Principal, proc: Pro
   if (!isSessionProcedure(proc) && proc.write && options.proposeInUnits && mayPropose(principal, options)) {
     return options.proposeInUnits(db, principal, { ...proc, write: proc.write }, rawInput, options);
   }
+  const own = isSessionProcedure(proc) ? undefined : ownUnits.get(proc);
+  if (own) return own(db, principal, proc as StoreProcedure, rawInput, options);
+  return runStepByStep(db, principal, proc, rawInput, options);
+}
+
+/** Steps 1-9 on one open transaction (a WebSocket connection): for procedures with neither plan. */
+export async function runStepByStep(db: Database, principal: Principal, proc: Procedure, rawInput: unknown, options: ProposalOptions): Promise<Outcome> {
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
   // A session known by its cookie's hash is resolved first for the step-by-step path.

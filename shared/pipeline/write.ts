@@ -116,7 +116,7 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
 }
 
 /** What `prepare` answers, awaited: from its own unit, or at once when it needs nothing read (e.g. a handle given). */
-async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<{ value: P; caller?: Caller }> {
+export async function prepared_<P>(db: Database, base: Omit<UnitCall<P>, "plan">, build: UnitCall<P>["plan"]): Promise<{ value: P; caller?: Caller }> {
   const probe = build(collector().q, unitScope(false, () => {
     throw new Error("prepare's plan asked for its caller");
   }));

@@ -57,6 +57,8 @@ export async function runForPrincipal(c: AdminContext, principal: Principal, pro
   const outcome = await runProcedure(c.var.db, principal, proc, input, {
     door: "session",
     log: c.var.log,
+    // Work after the answer (an approved proposal's result): off the answer's path.
+    defer: c.var.defer,
     services: {
       ...providerServices(c.env),
       revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),

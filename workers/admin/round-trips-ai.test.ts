@@ -17,9 +17,6 @@ import { traced } from "../../test/proxy";
  */
 const db = testDb();
 
-/** Round trips of `aiApprovals.approve` (decision 0018): a member's click, not a hot path, counted so that a change shows. */
-const APPROVE_TURNS = 17;
-
 
 const rows = <R = Record<string, unknown>>(storeId: string, text: string, values: unknown[] = []) =>
   withStore(db, storeId, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
@@ -80,13 +77,33 @@ describe("round trips: an AI client's change", () => {
     expect(logged).toHaveLength(1);
   });
 
-  it("the member's approval runs the proposal step by step on the WebSocket path (decision 0018): its count, so that a change shows", async () => {
+  it("the member's approval: two round trips, three when the change reads before it decides; the result after the answer (decision 0018)", async () => {
     const { store, browser, access, fixture } = await connected();
-    const { answer } = await toolCall(store.slug, access, "updateProduct", { id: fixture.product, title: "Approved" });
-    const approved = await traced((h) => rpc(browser, "aiApprovals/approve", { id: answer["approvalId"] }, h));
-    expect(approved.status).toBe(200);
-    expect(approved.trips.turns).toBe(APPROVE_TURNS);
+    const approve = async (approvalId: unknown) => {
+      const approved = await traced((h) => rpc(browser, "aiApprovals/approve", { id: approvalId }, h));
+      expect(approved.status).toBe(200);
+      expect(JSON.parse(approved.body)).toMatchObject({ json: { state: "approved" } });
+      return [approved.trips.turns, approved.trips.after.turns];
+    };
+    // products.update decides in its guarded statements: the member's unit, then the change.
+    const update = await toolCall(store.slug, access, "updateProduct", { id: fixture.product, title: "Approved" });
+    expect(await approve(update.answer["approvalId"])).toEqual([2, 1]);
     expect(await titleOf(store.id, fixture.product)).toBe("Approved");
+    // products.create without a handle reads a free one first (its `prepare`): the member's unit, that read, the change.
+    const create = await apiCall(access, "products/create", { title: "Approved Kurta", variants: [{ priceMinor: 1000 }] });
+    expect(create.status).toBe(202);
+    expect(await approve((create.json["proposal"] as Record<string, unknown>)["approvalId"])).toEqual([3, 1]);
+    expect(await rows(store.id, "select handle from product where title = 'Approved Kurta'")).toEqual([{ handle: "approved-kurta" }]);
+  });
+
+  it("approvals racing for one proposal: the change runs once, the others hear it is approved (409)", async () => {
+    const { store, browser, access, fixture } = await connected();
+    const { answer } = await toolCall(store.slug, access, "adjustInventory", { variantId: fixture.variant, locationId: fixture.location, delta: 4, reason: "received" });
+    const answers = await Promise.all(Array.from({ length: 4 }, () => rpc(browser, "aiApprovals/approve", { id: answer["approvalId"] })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    const onHand = await rows<{ on_hand: number }>(store.id, "select on_hand from inventory_level where variant_id = $1 and location_id = $2", [fixture.variant, fixture.location]);
+    expect(onHand).toEqual([{ on_hand: 5 + 4 }]);
+    expect(await approvalRow(store.id, answer["approvalId"])).toMatchObject({ status: "approved", error: null });
   });
 
   it("MCP, approval off: two round trips with the change itself; its result is stored after the answer, as the answer shows it", async () => {

@@ -38,8 +38,8 @@ describe("round trips: every read of the registry", () => {
   });
 
   it("each change is a write plan (at most two round trips), but approving an AI proposal", () => {
-    // aiApprovals.approve runs the stored proposal's own procedure inside the approval's transaction (the
-    // WebSocket path, docs/database.md): a member's click on a reviewed change, not a hot path.
+    // aiApprovals.approve runs the stored proposal's own procedure: it sends its own units, the change's
+    // (shared/assistant/approval-units.ts; docs/decisions/0018-paths-above-the-goal.md).
     const changes = PROCEDURES.filter((p): p is StoreProcedure => !isSessionProcedure(p) && p.mutates);
     expect(changes.filter((p) => !p.write).map(procedureKey)).toEqual(["aiApprovals.approve"]);
   });
