@@ -130,17 +130,12 @@ const step = (name: string): Step => {
  * does not see that difference (store ids are random uuids, so their correlation with the heap order is ~0
  * either way): its choices are production's.
  */
-const LANE_A: LaneEntry[] = ["shop_order", "fulfillment_order", "order_line", "fulfillment_order_line"].map(step);
-const LANE_B: LaneEntry[] = [
-  ...SIDE_INSERTS,
-  { wait: "shop_order" },
-  step("payment_attempt"),
-  step("refund"),
-  { wait: "fulfillment_order" },
-  step("shipment"),
-  step("merchant_task"),
-  ...OUTBOX_INSERTS,
+const LANE_A: LaneEntry[] = [
+  step("shop_order (lane a)"),
+  { wait: "shop_order (lane b)" },
+  ...["fulfillment_order", "order_line", "fulfillment_order_line", "payment_attempt", "refund", "shipment", "merchant_task"].map(step),
 ];
+const LANE_B: LaneEntry[] = [step("shop_order (lane b)"), ...SIDE_INSERTS, { wait: "merchant_task" }, ...OUTBOX_INSERTS];
 
 async function loaderSession(db: ScaleDatabase): Promise<pg.Client> {
   const c = await db.loader();
