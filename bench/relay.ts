@@ -55,6 +55,21 @@ async function placeGatewayOrder(variantId: string): Promise<{ orderId: string; 
   return { orderId: body.order.id, ref: decodeURIComponent(ref) };
 }
 
+/**
+ * A webhook delivery, sent again while wrangler dev reloads the worker's runtime under it (it answers 503
+ * "restarted mid-request" itself, or the socket hangs up): the webhook is idempotent, a repeated delivery
+ * is answered as a duplicate. At most 5 tries, 2 s apart; any other answer is returned as it is.
+ */
+async function deliver(sendIt: () => Promise<{ status: number; body: string }>, what: string): Promise<{ status: number; body: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await sendIt().catch((e: unknown) => ({ status: 0, body: String(e) }));
+    const reloading = (answer.status === 503 && answer.body.includes("restarted mid-request")) || (answer.status === 0 && /hang up|ECONNRESET|ECONNREFUSED/.test(answer.body));
+    if (!reloading || attempt === 5) return answer;
+    console.log(`[bench] Relay: wrangler dev reloaded the worker under ${what}; sending it again`);
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+}
+
 export async function relayBench(ownerUrl: string, log: (m: string) => void) {
   const owner = new pg.Pool({ connectionString: ownerUrl, max: 4 });
   try {
@@ -104,7 +119,7 @@ export async function relayBench(ownerUrl: string, log: (m: string) => void) {
     for (let i = 0; i < SAMPLES; i++) {
       const { orderId, ref } = await placeGatewayOrder(variantId);
       const hook = (await buildLocalWebhook({ providerRef: ref, outcome: "captured", secret, workerOrigin }))!;
-      const answer = await send(hook.url, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": `10.9.${i}.1` }, body: hook.body });
+      const answer = await deliver(() => send(hook.url, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": `10.9.${i}.1` }, body: hook.body }), `webhook ${i + 1}`);
       if (answer.status !== 200) throw new Error(`webhook: ${answer.status} ${answer.body.slice(0, 200)}`);
       const t0 = performance.now();
       await until(() => relayedOf(orderId), 20_000);
@@ -124,7 +139,7 @@ export async function relayBench(ownerUrl: string, log: (m: string) => void) {
     const nudge = async (i: number) => {
       const { ref } = await placeGatewayOrder(variantId);
       const hook = (await buildLocalWebhook({ providerRef: ref, outcome: "captured", secret, workerOrigin }))!;
-      const answer = await send(hook.url, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": `10.8.${i}.1` }, body: hook.body });
+      const answer = await deliver(() => send(hook.url, { method: "POST", headers: { ...hook.headers, "cf-connecting-ip": `10.8.${i}.1` }, body: hook.body }), `nudge ${i + 1}`);
       if (answer.status !== 200) throw new Error(`webhook: ${answer.status} ${answer.body.slice(0, 200)}`);
     };
     /**
