@@ -8,6 +8,7 @@ import { nudgeRelayFrom } from "../events/nudge";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { AppError, isAppError, type ErrorCode } from "./errors";
 import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "./env";
+import { securityHeaders, type SecurityHeaderOptions } from "./security-headers";
 
 export interface AppVariables {
   requestId: string;
@@ -43,6 +44,8 @@ export interface AppOptions {
   envSchema?: z.ZodType<BaseEnv>;
   /** Paths answered with an HTML error page instead of JSON (pages for people, not APIs). */
   htmlErrors?: { when: (path: string) => boolean; page: (error: RenderedError) => string };
+  /** Security headers' choices (./security-headers.ts): which pages may be framed by their own site. */
+  headers?: SecurityHeaderOptions;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -57,7 +60,10 @@ export function createApp<Bindings extends object, Extra extends object = {}>(op
   const app = new Hono<HonoEnv<Bindings, Extra>>();
 
   // The core middleware and renderer only touch AppVariables, so they are written once against the base
-  // environment; the casts widen them to this app's Bindings and extra Variables.
+  // environment; the casts widen them to this app's Bindings and extra Variables. The security headers come
+  // first, so error answers get them too.
+  const production = (c: Context) => (c as BaseContext).get("config")?.APP_ENV === "production";
+  app.use(securityHeaders(options.headers ?? {}, production) as unknown as MiddlewareHandler<HonoEnv<Bindings, Extra>>);
   app.use(requestContext(options, schema) as unknown as MiddlewareHandler<HonoEnv<Bindings, Extra>>);
   app.notFound((c) => renderError(c as unknown as BaseContext, new AppError("NOT_FOUND", "Not found"), options));
   app.onError((err, c) => renderError(c as unknown as BaseContext, err, options));

@@ -11,12 +11,18 @@ import { cartRoutes } from "./cart";
 import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
 
+/** The catalogue's pages: the home page, product lists and pages, search and content pages. */
+const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
+
 export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables"]>({
   service: "storefront",
   htmlErrors: {
     when: (path) => !path.startsWith("/api/"),
     page: (error) => errorPage(error, error.status === 404 ? "Nothing here" : undefined),
   },
+  // Catalogue pages may be framed by the store's own site; the cart, checkout, order, consent and every
+  // other page may not be framed at all (clickjacking).
+  headers: { framing: (path) => (FRAMEABLE.test(path) ? "self" : "none") },
 });
 
 /** Paths that already name an internal route are refused from outside (SPEC "Storefront behaviour" 2). */

@@ -1,6 +1,7 @@
 import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
+import { inlineStyle } from "#shared/http/security-headers";
 
 /** What the storefront's shell needs to know about the page and the store. */
 export interface ShopHead {
@@ -27,6 +28,8 @@ form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters 
 form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:.15rem 0}form.inline input[type=number]{width:4.5rem}
 dl.totals{display:grid;grid-template-columns:auto auto;justify-content:end;gap:.25rem 1.5rem}dl.totals dd{margin:0;text-align:right}
 `;
+/** Registered for the Content-Security-Policy (shared/http/security-headers.ts). */
+const SHOP_STYLE = inlineStyle(BASE_CSS + SHOP_CSS);
 
 export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, children }) => (
   <>
@@ -39,7 +42,7 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
         <meta name="description" content={head.description} />
         {head.canonical ? <link rel="canonical" href={head.canonical} /> : null}
         {head.noindex ? <meta name="robots" content="noindex" /> : null}
-        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + SHOP_CSS }} />
+        <style dangerouslySetInnerHTML={{ __html: SHOP_STYLE }} />
       </head>
       <body>
         <main>

@@ -1,6 +1,7 @@
 import { grantableScopes, TOKEN_LIFETIMES, type AreaScope } from "#shared/api/grants";
 import { mcpResourceUrl } from "#shared/api/mcp-urls";
 import { AREAS } from "#shared/auth/permissions";
+import { inlineScript } from "#shared/http/security-headers";
 import { listActivity, listGrants, type createToken } from "#shared/procedures/api-grants";
 import { getMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
 import type { AdminContext } from "../context";
@@ -41,12 +42,12 @@ export interface View {
 }
 
 /** Copy buttons: each names its input (data-copy), its status line (data-status) and what it copies (data-what). */
-const COPY_SCRIPT = `(function(){document.querySelectorAll("button[data-copy]").forEach(function(b){
+const COPY_SCRIPT = inlineScript(`(function(){document.querySelectorAll("button[data-copy]").forEach(function(b){
 var i=document.getElementById(b.getAttribute("data-copy")),s=document.getElementById(b.getAttribute("data-status")),w=b.getAttribute("data-what")||"text";
 if(!i)return;b.addEventListener("click",function(){i.select();
 var done=function(t){if(s)s.textContent=t};
 if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(i.value).then(function(){done("Copied.")},function(){done("Copy failed: select the "+w+" and copy it by hand.")})}
-else done("Select the "+w+" and copy it by hand.")})})})();`;
+else done("Select the "+w+" and copy it by hand.")})})})();`);
 
 /** The store's AI-client settings as the form names them, with the words shown under each. */
 const MCP_SETTINGS: { field: keyof McpSettings; label: string; help: string }[] = [

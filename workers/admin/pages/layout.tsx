@@ -1,6 +1,7 @@
 import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
+import { inlineStyle } from "#shared/http/security-headers";
 
 const ADMIN_CSS = `
 .visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
@@ -52,6 +53,8 @@ textarea{width:100%;padding:.6rem .75rem;border:1px solid var(--line);border-rad
 form.action{padding:1rem 1.25rem}form.action button{margin-top:.75rem}ol.timeline{padding-left:1.25rem}ol.timeline li{margin:.25rem 0}
 .decide{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.decide form.reject{display:flex;gap:.5rem;align-items:center}.decide input{width:auto;margin:0}
 `;
+/** Registered for the Content-Security-Policy (shared/http/security-headers.ts). */
+const ADMIN_STYLE = inlineStyle(BASE_CSS + ADMIN_CSS);
 
 export interface Chrome {
   storeName: string;
@@ -82,7 +85,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width,initial-scale=1" />
         <title>{`${title} · ${chrome.storeName}`}</title>
-        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + ADMIN_CSS }} />
+        <style dangerouslySetInnerHTML={{ __html: ADMIN_STYLE }} />
       </head>
       <body>
         <header class="bar">
@@ -127,7 +130,7 @@ export const PlainPage: FC<{ title: string; children?: Child }> = ({ title, chil
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width,initial-scale=1" />
         <title>{title}</title>
-        <style dangerouslySetInnerHTML={{ __html: BASE_CSS + ADMIN_CSS }} />
+        <style dangerouslySetInnerHTML={{ __html: ADMIN_STYLE }} />
       </head>
       <body>
         <main>{children}</main>
