@@ -12,8 +12,8 @@ const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 
 /**
- * Every scheduled job of SPEC "Scheduled jobs (worker)". Jobs without `run` belong to capabilities
- * not built yet; when due they are logged as skipped (with where they are planned), never faked.
+ * Every scheduled job of SPEC "Scheduled jobs (worker)", with how often it runs and what it runs. Which
+ * trigger reaches each one is shared/jobs/cron.ts (a Cron Trigger, or the Scheduler's sub-minute loop).
  */
 export const JOBS: Record<JobName, JobDefinition> = {
   "{outbox}-relay": { name: "{outbox}-relay", everyMs: 5 * SECOND, run: runRelay },

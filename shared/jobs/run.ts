@@ -7,7 +7,7 @@ import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
 
-export type JobOutcome = "ok" | "failed" | "skipped";
+export type JobOutcome = "ok" | "failed";
 
 export interface JobReport {
   job: JobName;
@@ -35,11 +35,6 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   const job = JOBS[name];
   const log = deps.log.child({ job: name });
   const started = Date.now();
-  if (!job.run) {
-    // Debug level: the sub-minute loop would otherwise log a skip every 5 s.
-    log.debug("job.skipped", { reason: "not built yet", plannedIn: job.plannedIn });
-    return { job: name, outcome: "skipped", durationMs: 0 };
-  }
   const db = new Database(deps.db);
   try {
     const result = await job.run({ db, log, now, env: deps.env, services: deps.services, job: name });

@@ -33,8 +33,6 @@ export interface JobDefinition {
   name: JobName;
   /** How often SPEC wants it to run, in ms. */
   everyMs: number;
-  /** Present once the job is built. A job without it is logged as skipped when due, never faked. */
-  run?: (ctx: JobContext) => Promise<Record<string, unknown> | void>;
-  /** Where the missing job is tracked, while `run` is absent. */
-  plannedIn?: string;
+  /** The job's work; what it answers is logged with `job.finished`. */
+  run: (ctx: JobContext) => Promise<Record<string, unknown> | void>;
 }

@@ -35,7 +35,8 @@ const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
  * Queue consumers. A nudge carries no work: it only makes the outbox relay run now instead of at its
  * next 5 s tick. A work message is handled on its own (one message's failure never holds the batch):
  * acknowledged when handled, retried with a growing delay when it throws (after max_retries, the dead
- * letter queue). Queues whose consumers are not built yet retry their messages, never acknowledge them.
+ * letter queue). A queue bound in wrangler.toml that no code here consumes (a configuration mistake) is
+ * logged as an error and its messages retried, never acknowledged, so none is lost before it is fixed.
  */
 export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBindings): Promise<void> {
   const deps = jobDeps(env, `queue:${batch.queue}`);
