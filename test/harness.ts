@@ -26,6 +26,7 @@ import {
   location,
   mailboxMessage,
   marketingAutomation,
+  marketingConsentRecord,
   marketingEnrolment,
   marketingMessage,
   member,
@@ -158,6 +159,8 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
     { storeId: tx.storeId, customerId, campaignId: k!.id, recipient: "buyer@example.test", status: "skipped", reason: "Fixture" },
     { storeId: tx.storeId, customerId, enrolmentId: e!.id, recipient: "buyer@example.test", status: "skipped", reason: "Fixture" },
   ]);
+  // A consent record as a trigger writes it (migration 0033), for a customer whose consent the fixture leaves as none.
+  await tx.insert(marketingConsentRecord).values({ storeId: tx.storeId, customerId, state: "pending", source: "checkout" });
 }
 
 /**

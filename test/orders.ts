@@ -19,7 +19,19 @@ export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao"
 export async function placeTestOrder(
   db: Database,
   s: ShopStore,
-  options: { lines?: [string, number][]; email?: string; phone?: string; state?: IndianStateCode; paymentMethod?: CheckoutInput["paymentMethod"]; at?: Date } = {},
+  options: {
+    lines?: [string, number][];
+    email?: string;
+    phone?: string;
+    state?: IndianStateCode;
+    paymentMethod?: CheckoutInput["paymentMethod"];
+    at?: Date;
+    /** The name typed at checkout, and the "Email me news and offers" box. */
+    name?: string;
+    acceptsMarketing?: boolean;
+    /** The gateway the order's first attempt is made with (default the test projects' local one). */
+    provider?: string;
+  } = {},
 ): Promise<Placed> {
   return withStore(db, s.id, async (tx) => {
     const { token, hash } = await newCartToken();
@@ -28,10 +40,11 @@ export async function placeTestOrder(
     const input: CheckoutInput = {
       email: options.email ?? "asha@example.test",
       ...(options.phone ? { phone: options.phone } : {}),
-      shippingAddress: address(options.state),
+      shippingAddress: { ...address(options.state), ...(options.name ? { name: options.name } : {}) },
       paymentMethod: options.paymentMethod ?? "gateway",
+      ...(options.acceptsMarketing !== undefined ? { acceptsMarketing: options.acceptsMarketing } : {}),
     };
-    return placeOrder(tx, token, input, "local", options.at ?? new Date());
+    return placeOrder(tx, token, input, options.provider ?? "local", options.at ?? new Date());
   });
 }
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { Permission } from "../auth/permissions";
+import { RESERVED_PERMISSIONS, type Permission } from "../auth/permissions";
 import type { Plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { readOn } from "../db/with-store";
@@ -114,6 +114,8 @@ export const TOOLS: readonly Tool[] = [
 ];
 
 if (new Set(TOOLS.map((t) => t.name)).size !== TOOLS.length) throw new Error("Two tools share a name");
+// A member-only permission (a campaign's send, refunds, cancels, deletes…) is never a tool: no grant holds it.
+for (const t of TOOLS) if ((RESERVED_PERMISSIONS as readonly string[]).includes(permissionOf(t))) throw new Error(`Tool ${t.name} needs a member-only permission`);
 
 /** The change tool that describes a procedure's changes, when the assistant has one (by key: the pipeline may hand on a copy). */
 export function changeToolFor(proc: Procedure): ChangeTool | undefined {

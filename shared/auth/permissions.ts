@@ -14,11 +14,13 @@ const areaPermissions = AREAS.flatMap((a) => [`${a}.read`, `${a}.write`] as cons
 
 /**
  * Permissions no area ever yields (SPEC: write never includes refunds, cancels, deletes, settings, staff
- * or billing). They belong to roles only.
+ * or billing). They belong to roles only. `marketing.send` schedules, changes or cancels a campaign, an
+ * email to every consenting customer: never inside a grant's `content` write (issue 20 item 15).
  */
 export const RESERVED_PERMISSIONS = [
   "orders.refund",
   "orders.cancel",
+  "marketing.send",
   "records.delete",
   "settings.read",
   "settings.write",
@@ -83,6 +85,7 @@ export function describePermission(permission: Permission): string {
     refund: "refunding",
     cancel: "cancelling",
     delete: "deleting",
+    send: "sending",
   };
   if (permission === "records.delete") return "deleting records";
   return `${verbs[action] ?? action} ${area}`;

@@ -216,9 +216,18 @@ export const customer = pgTable("customer", {
   phone: text("phone"),
   city: text("city"),
   acceptsMarketing: boolean("accepts_marketing").notNull().default(false),
+/** Where a consent change came from (customer.marketing_consent_source, marketing_consent_record.source). */
+export const CONSENT_SOURCES = ["staff", "checkout", "unsubscribe_link", "confirmation_link", "import"] as const;
+export const CONSENT_STATES = ["none", "pending", "confirmed", "withdrawn"] as const;
+
   /** When and how consent last changed (migrations/0021_marketing.sql). */
   marketingConsentUpdatedAt: ts("marketing_consent_updated_at"),
-  marketingConsentSource: text("marketing_consent_source", { enum: ["staff", "checkout", "unsubscribe_link"] }),
+  marketingConsentSource: text("marketing_consent_source", { enum: CONSENT_SOURCES }),
+  /** pending, confirmed, withdrawn or none: kept by a trigger from the columns around it (migrations/0033_double_opt_in.sql). */
+  marketingConsent: text("marketing_consent", { enum: CONSENT_STATES }).notNull().default("none"),
+  /** An open request from checkout, confirmed through the emailed link; and that link's key hash. */
+  marketingConsentRequestedAt: ts("marketing_consent_requested_at"),
+  marketingConsentKeyHash: text("marketing_consent_key_hash"),
   note: text("note"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),

@@ -1,6 +1,7 @@
 /** The drizzle tables of marketing (migrations/0021_marketing.sql; see ./schema.ts). */
 import { boolean, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, storeRef, ts, updatedAt } from "./columns";
+import { CONSENT_SOURCES, CONSENT_STATES } from "./schema-core";
 
 export const CAMPAIGN_AUDIENCES = ["subscribers", "buyers", "non_buyers"] as const;
 export const CAMPAIGN_STATUSES = ["scheduled", "sending", "sent", "cancelled"] as const;
@@ -67,4 +68,14 @@ export const marketingMessage = pgTable("marketing_message", {
   unsubscribedAt: ts("unsubscribed_at"),
   createdAt: createdAt(),
   sentAt: ts("sent_at"),
+});
+
+/** Every change of a customer's marketing consent, with its source and time (migrations/0033_double_opt_in.sql; written by a trigger). */
+export const marketingConsentRecord = pgTable("marketing_consent_record", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  customerId: uuid("customer_id").notNull(),
+  state: text("state", { enum: CONSENT_STATES }).notNull(),
+  source: text("source", { enum: CONSENT_SOURCES }),
+  recordedAt: ts("recorded_at").notNull().defaultNow(),
 });

@@ -7,8 +7,9 @@ import type { WorkQueue } from "./routes";
  * Which routes an event kind takes (SPEC "Events"; docs/events.md). A route is a queue and a name; the
  * relay sends the event once per route, with the event id as the consumer's dedupe key.
  *
- * Notification templates go to the shopper of the order named in the payload. `order.rto` has none: the
- * merchant's RTO task was written with the change (decision 0010) and the shopper gets no message.
+ * Notification templates go to the shopper of the order named in the payload (the consent confirmation
+ * to the customer named). `order.rto` has none: the merchant's RTO task was written with the change
+ * (decision 0010) and the shopper gets no message.
  * `return.*` events each carry their returnId and are separate events, so each return step of each
  * return gets its own `return_*` email.
  */
@@ -28,6 +29,8 @@ export const NOTIFICATION_TEMPLATES: Readonly<Record<string, string>> = {
   "return.rejected": "return_rejected",
   "return.received": "return_received",
   "return.refunded": "return_refunded",
+  // Not an order's: the double opt-in's confirmation email to the customer named (shared/notifications/consent.ts).
+  "customer.consent_requested": "marketing_consent",
 };
 
 export interface Route {

@@ -10,7 +10,8 @@ import { hmacSha256Hex } from "../payments/crypto";
  * unsubscribe link and a notification's link to the order. Each key is derived from EMAIL_LINK_SECRET and
  * the row it opens, so every retry of a message carries the same link (the mail provider's idempotency key
  * expects the same content); no key is stored, only its SHA-256 on the row, which is all the storefront
- * needs to check one. The storefront never holds the secret.
+ * needs to check one. A marketing consent's confirmation link is made the same way (consentKey). The
+ * storefront never holds the secret.
  */
 export const LOCAL_LINK_PREFIX = "local-email-link-";
 
@@ -31,11 +32,21 @@ export function emailLinkSecretFromEnv(env: Readonly<Record<string, unknown>>): 
   return parsed.data.EMAIL_LINK_SECRET;
 }
 
-/** A marketing message's unsubscribe key (64 hex characters) and its hash. */
-export async function unsubscribeKey(secret: string, messageId: string): Promise<{ key: string; hash: string }> {
-  const key = await hmacSha256Hex(secret, `unsubscribe:v1:${messageId}`);
+/** A link's key for `purpose` (64 hex characters: HMAC-SHA256 of the secret) and its hash. */
+async function hexKey(secret: string, purpose: string): Promise<{ key: string; hash: string }> {
+  const key = await hmacSha256Hex(secret, purpose);
   return { key, hash: await sha256Hex(key) };
 }
+
+/** A marketing message's unsubscribe key (64 hex characters) and its hash. */
+export const unsubscribeKey = (secret: string, messageId: string) => hexKey(secret, `unsubscribe:v1:${messageId}`);
+
+/**
+ * A consent request's confirmation key (decision 0021), from the `customer.consent_requested` event that
+ * announced the request: every retry of its email carries the same link, and a later request's link is
+ * another one (the customer row keeps only the latest request's hash).
+ */
+export const consentKey = (secret: string, eventId: string) => hexKey(secret, `marketing-consent:v1:${eventId}`);
 
 /**
  * The order link's key for emails: base64url of HMAC-SHA256(secret, "order-email:v1:<orderId>"), 43

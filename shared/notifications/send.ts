@@ -7,9 +7,10 @@ import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../log";
 import { orderEmailKey, storefrontBasePlan } from "../mail/links";
-import { MailError } from "../mail/mailer";
 import { orderPath } from "../orders/access";
 import type { MailConfig } from "../mail/select";
+import { CONSENT_TEMPLATE, sendConsentRequest } from "./consent";
+import { deliver, RetryLater } from "./deliver";
 import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./templates";
 
 /**
@@ -22,7 +23,10 @@ import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./te
  * 2. the mailer sends with the key `<eventId>:<template>`, so a retry after a lost answer is one message;
  * 3. a store unit records the try and its outcome on the row (unless another delivery finished it). A
  *    retryable failure is recorded and thrown (the queue retries it later, then dead-letters it); a refusal
- *    (bad address) is recorded as `failed` and not retried.
+ *    (bad address) is recorded as `failed` and not retried (2 and 3: ./deliver.ts).
+ *
+ * The marketing consent confirmation (`customer.consent_requested`) names a customer, not an order: it
+ * takes the same path from ./consent.ts.
  */
 export interface NotificationDeps {
   db: Database;
@@ -32,14 +36,7 @@ export interface NotificationDeps {
   linkSecret?: string;
 }
 
-export class RetryLater extends Error {
-  readonly delaySeconds: number | undefined;
-  constructor(message: string, delaySeconds?: number) {
-    super(message);
-    this.name = "RetryLater";
-    this.delaySeconds = delaySeconds;
-  }
-}
+export { RetryLater };
 
 interface OrderRow extends Record<string, unknown> {
   number: number;
@@ -79,27 +76,9 @@ function readPlan(q: Q, message: RoutedEvent, template: string, orderId: string,
   return mapPlan(together({ read, base: storefrontBasePlan(q), link }), (o) => ({ ...o.read, base: o.base }));
 }
 
-/** Records one try on the notification row: made by the first try, counted by every later one, left alone once finished. */
-function recordPlan(q: Q, message: RoutedEvent, template: string, claim: { recipient: string; subject: string }, provider: string, status: "sent" | "sending" | "failed", fields: { providerId?: string; error?: string }) {
-  return plan(
-    [
-      raw(
-        q,
-        sql`insert into notification (store_id, event_id, template, recipient, subject, attempts, status, provider, provider_id, last_error, sent_at)
-            values (${CURRENT_STORE}, ${message.eventId}, ${template}, ${claim.recipient}, ${claim.subject.slice(0, 300)}, 1, ${status}, ${provider},
-              ${fields.providerId ?? null}, ${fields.error?.slice(0, 1000) ?? null}, case when ${status} = 'sent' then now() end)
-            on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1, status = excluded.status, provider = excluded.provider,
-              provider_id = coalesce(excluded.provider_id, notification.provider_id), last_error = excluded.last_error,
-              sent_at = case when excluded.status = 'sent' then now() else notification.sent_at end
-            where notification.status = 'sending'`,
-      ),
-    ] as const,
-    () => undefined,
-  );
-}
-
 export async function sendNotification(message: RoutedEvent, deps: NotificationDeps): Promise<"sent" | "duplicate" | "skipped" | "failed"> {
   const template = message.route.replace(/^notification:/, "");
+  if (template === CONSENT_TEMPLATE) return sendConsentRequest(message, deps);
   const orderId = message.payload["orderId"];
   if (!isUuid(orderId) || !isUuid(message.eventId)) {
     deps.log.warn("notification.skipped", { eventId: message.eventId, template, reason: "no order in the event" });
@@ -128,30 +107,5 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
   };
   if (link && read.base) facts.orderUrl = `${read.base}${orderPath(orderId, link.key)}`;
   const rendered = renderNotification(template, facts)!;
-  const record = (status: "sent" | "sending" | "failed", fields: { providerId?: string; error?: string }) =>
-    sendStoreUnit(deps.db, message.storeId, (q) => recordPlan(q, message, template, { recipient: o.email, subject: rendered.subject }, deps.mail.mailer.provider, status, fields), {
-      readOnly: false,
-    });
-  try {
-    const sent = await deps.mail.mailer.send({
-      storeId: message.storeId,
-      from: `${facts.storeName.replace(/[<>"]/g, "")} <orders@${deps.mail.fromDomain}>`,
-      to: facts.email,
-      subject: rendered.subject,
-      text: rendered.text,
-      html: rendered.html,
-      idempotencyKey: `${message.eventId}:${template}`,
-      tag: template,
-    });
-    await record("sent", { providerId: sent.providerId });
-    return "sent";
-  } catch (e) {
-    if (e instanceof MailError && !e.retryable) {
-      await record("failed", { error: e.message });
-      deps.log.warn("notification.failed", { eventId: message.eventId, template, kind: e.kind });
-      return "failed";
-    }
-    await record("sending", { error: String(e instanceof Error ? e.message : e) });
-    throw new RetryLater(String(e instanceof Error ? e.message : e), e instanceof MailError ? e.retryAfterSeconds : undefined);
-  }
+  return deliver(message, deps, template, { email: o.email, storeName: o.store_name, sender: "orders" }, rendered);
 }

@@ -49,15 +49,19 @@ export const TEMPLATE_NAMES = Object.keys(TEMPLATES);
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
+/** A message of the store: its paragraphs, an optional link (named in the text, a button's words in the HTML) and the store's signature. */
+export function renderMessage(storeName: string, subject: string, body: readonly string[], link?: { url: string; text: string; label: string }): Rendered {
+  const sign = `— ${storeName}`;
+  return {
+    subject: `${subject} · ${storeName}`,
+    text: [...body, ...(link ? ["", `${link.text}: ${link.url}`] : []), "", sign].join("\n"),
+    html: `${body.map((l) => `<p>${escape(l)}</p>`).join("")}${link ? `<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>` : ""}<p>${escape(sign)}</p>`,
+  };
+}
+
 export function renderNotification(template: string, facts: NotificationFacts): Rendered | null {
   const lines = TEMPLATES[template];
   if (!lines) return null;
   const { subject, body } = lines(facts, (minor) => formatMoney(minor, facts.currency));
-  const sign = `— ${facts.storeName}`;
-  const link = facts.orderUrl;
-  return {
-    subject: `${subject} · ${facts.storeName}`,
-    text: [...body, ...(link ? ["", `Your order: ${link}`] : []), "", sign].join("\n"),
-    html: `${body.map((l) => `<p>${escape(l)}</p>`).join("")}${link ? `<p><a href="${escape(link)}">View your order</a></p>` : ""}<p>${escape(sign)}</p>`,
-  };
+  return renderMessage(facts.storeName, subject, body, facts.orderUrl ? { url: facts.orderUrl, text: "Your order", label: "View your order" } : undefined);
 }

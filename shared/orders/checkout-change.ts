@@ -3,6 +3,7 @@ import { emitStep, ensureChanged, markEmits, unchanged } from "../db/changes";
 import { AppError } from "../http/errors";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
+import { CONSENT_REQUEST_EVERY_HOURS } from "../marketing/consent";
 import type { CheckoutInput, Placed } from "./checkout";
 import { cartState } from "./checkout-reading";
 import type { IndianStateCode, OrderMoney } from "./gst";
@@ -116,25 +117,32 @@ export function checkoutChange(q: Q, store: SQL, p: Placement): Plan<Placed> {
       ),
       // Every order's buyer is one of the store's customers, found by email (case ignored), in one statement
       // with the cart's conversion (docs/marketing.md): a new buyer is added with the checkout's name, phone
-      // and city; a known one keeps what the merchant has on file. Ticking "Email me news and offers" gives
-      // consent, recorded as from checkout; not ticking never withdraws one. An event only for a real change.
+      // and city; a known one keeps everything the merchant has on file. Ticking "Email me news and offers"
+      // only asks (double opt-in, decision 0021): it opens a consent request that the confirmation email's
+      // link confirms, for a customer who never gave consent, or whose request went unanswered for a day
+      // (so a loop of checkouts mails one address at most once a day). A confirmed consent stays as it is;
+      // a withdrawn one stays withdrawn. Not ticking never withdraws anything. Events only for real changes.
       markEmits(
         raw(
           q,
           sql`with converted as (update cart set converted_order_id = ${orderId}, updated_at = now() where store_id = ${store} and id = ${p.cart.id}),
                buyer as (
-                 insert into customer (store_id, email, first_name, last_name, phone, city, accepts_marketing, marketing_consent_updated_at, marketing_consent_source)
+                 insert into customer (store_id, email, first_name, last_name, phone, city, marketing_consent_requested_at, marketing_consent_updated_at, marketing_consent_source)
                  values (${store}, ${input.email.toLowerCase()}, ${first?.slice(0, 120) || null}, ${rest.join(" ").slice(0, 120) || null}, ${input.phone ?? null},
-                   ${input.shippingAddress.city.slice(0, 120)}, ${consent}::boolean, case when ${consent}::boolean then now() end, case when ${consent}::boolean then 'checkout' end)
+                   ${input.shippingAddress.city.slice(0, 120)}, case when ${consent}::boolean then now() end, case when ${consent}::boolean then now() end,
+                   case when ${consent}::boolean then 'checkout' end)
                  on conflict (store_id, lower(email)) where email is not null do update set
-                   accepts_marketing = true, updated_at = now(), marketing_consent_updated_at = now(), marketing_consent_source = 'checkout'
-                   where ${consent}::boolean and not customer.accepts_marketing
-                 returning id, (xmax = 0) as created)
+                   marketing_consent_requested_at = now(), marketing_consent_updated_at = now(), marketing_consent_source = 'checkout', updated_at = now()
+                   where ${consent}::boolean and (customer.marketing_consent = 'none'
+                     or (customer.marketing_consent = 'pending' and customer.marketing_consent_requested_at <= now() - make_interval(hours => ${CONSENT_REQUEST_EVERY_HOURS})))
+                 returning id, (xmax = 0) as created, marketing_consent_requested_at as requested_at)
               insert into outbox_event (store_id, kind, payload)
               select ${store}, case when created then 'customer.created' else 'customer.updated' end,
                 case when created then jsonb_build_object('customerId', id, 'source', 'checkout')
-                     else jsonb_build_object('customerId', id, 'fields', jsonb_build_array('acceptsMarketing'), 'source', 'checkout') end
-              from buyer`,
+                     else jsonb_build_object('customerId', id, 'fields', jsonb_build_array('marketingConsent'), 'source', 'checkout') end
+              from buyer
+              union all
+              select ${store}, 'customer.consent_requested', jsonb_build_object('customerId', id, 'requestedAt', requested_at) from buyer where requested_at is not null`,
         ),
       ),
       emitStep(

@@ -2,7 +2,7 @@ import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
-import { customer } from "../db/schema";
+import { customer, marketingConsentRecord } from "../db/schema";
 import { raw, type Q } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
 import { storeProcedure } from "./define";
@@ -20,11 +20,17 @@ const fields = {
   firstName: z.string().trim().min(1).max(120),
   lastName: z.string().trim().min(1).max(120),
   city: z.string().trim().min(1).max(120),
-  acceptsMarketing: z.boolean().describe("Whether the customer agreed to receive marketing messages"),
+  acceptsMarketing: z
+    .boolean()
+    .describe("Whether the customer's consent to marketing messages is confirmed (given to a member, or confirmed by the customer); false never cancels a request waiting for the customer's confirmation"),
   note: z.string().trim().max(5000).describe("Private note for staff"),
 };
 
-/** A member changed the customer's marketing consent (when and how it last changed is kept; docs/marketing.md). */
+/**
+ * A member changed the customer's marketing consent (when and how it last changed is kept, and a trigger
+ * records each change with its source in marketing_consent_record; docs/marketing.md). The state
+ * (`marketingConsent`: none, pending, confirmed, withdrawn) follows from the columns (migration 0033).
+ */
 const consentStamp = { marketingConsentUpdatedAt: sql`now()`, marketingConsentSource: "staff" as const };
 
 /** The same, only when `acceptsMarketing` makes a change (the right-hand side reads the row as it was). */
@@ -48,6 +54,7 @@ const summaryColumns = {
   firstName: customer.firstName,
   lastName: customer.lastName,
   acceptsMarketing: customer.acceptsMarketing,
+  marketingConsent: customer.marketingConsent,
   createdAt: customer.createdAt,
   updatedAt: customer.updatedAt,
 };
@@ -56,6 +63,7 @@ const detailColumns = {
   ...summaryColumns,
   marketingConsentUpdatedAt: customer.marketingConsentUpdatedAt,
   marketingConsentSource: customer.marketingConsentSource,
+  marketingConsentRequestedAt: customer.marketingConsentRequestedAt,
   email: customer.email,
   phone: customer.phone,
   city: customer.city,
@@ -227,5 +235,20 @@ export const deleteCustomer = storeProcedure({
     },
   },
 });
+
+/** A customer's consent records, newest first (at most `limit`): what the admin's customer page lists. One statement. */
+export function consentRecordsPlan(q: Q, store: SQL, customerId: string, limit: number) {
+  return plan(
+    [
+      q
+        .select({ state: marketingConsentRecord.state, source: marketingConsentRecord.source, recordedAt: marketingConsentRecord.recordedAt })
+        .from(marketingConsentRecord)
+        .where(and(eq(marketingConsentRecord.storeId, store), eq(marketingConsentRecord.customerId, customerId)))
+        .orderBy(desc(marketingConsentRecord.recordedAt), desc(marketingConsentRecord.id))
+        .limit(limit),
+    ] as const,
+    ([rows]) => rows,
+  );
+}
 
 export const customersProcedures = [listCustomers, getCustomer, createCustomer, updateCustomer, deleteCustomer];

@@ -11,9 +11,11 @@ import { offsetOf, pagePlan, pagingInput } from "./paging";
 
 /**
  * Campaigns and automations (docs/marketing.md). Reading needs `customers.read` (they are about the store's
- * customers); creating or changing what customers are sent needs `content.write`: a message to every
- * subscriber is the store publishing words, which Staff may not do (decision 0013). Consent is never an
- * input here: a campaign reaches only customers whose `acceptsMarketing` is on when it is sent.
+ * customers). Scheduling, changing or cancelling a campaign needs `marketing.send`: it decides what every
+ * consenting customer is sent, so it is a member's permission (Owner and Admin) that no grant area yields,
+ * `content` write included (decision 0021); automations are changed with `content.write` (decision 0013).
+ * Consent is never an input here: a campaign reaches only customers whose consent is confirmed
+ * (`acceptsMarketing`) when it is sent.
  */
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const AUDIENCE_HELP = "subscribers: every customer who consented; buyers: those of them with a paid order; non_buyers: those without one";
@@ -113,7 +115,7 @@ export const createCampaign = storeProcedure({
   router: "campaigns",
   name: "create",
   description: `Schedule an email campaign to an audience of customers who consented to marketing (${AUDIENCE_HELP}). It starts at startsAt (default now, within 30 s); customers without consent are never sent anything.`,
-  access: "content.write",
+  access: "marketing.send",
   mutates: true,
   input: z.strictObject({ ...campaignFields, startsAt: campaignFields.startsAt.optional() }),
   write: {
@@ -141,7 +143,7 @@ export const updateCampaign = storeProcedure({
   router: "campaigns",
   name: "update",
   description: "Change a scheduled campaign (name, subject, body, audience, startsAt). A campaign that started cannot change; cancel it instead.",
-  access: "content.write",
+  access: "marketing.send",
   mutates: true,
   input: z.strictObject({
     id: z.uuid(),
@@ -175,7 +177,7 @@ export const cancelCampaign = storeProcedure({
   router: "campaigns",
   name: "cancel",
   description: "Stop a campaign: a scheduled one never starts; a sending one sends nothing more (messages already sent stay sent). A sent or cancelled campaign stays as it is (409).",
-  access: "content.write",
+  access: "marketing.send",
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
   write: {

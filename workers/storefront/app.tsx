@@ -27,8 +27,8 @@ export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables
 
 /** Paths that already name an internal route are refused from outside (SPEC "Storefront behaviour" 2). */
 const INTERNAL_PATH = /^\/-(s|p)(\/|$)/;
-/** Pages a shopper must reach even while the storefront password is on: leaving a mailing list. */
-const OPEN_WHILE_LOCKED = /^\/unsubscribe\//;
+/** Pages a shopper must reach even while the storefront password is on: leaving a mailing list, confirming a subscription. */
+const OPEN_WHILE_LOCKED = /^\/(unsubscribe|consent)\//;
 
 /** Paths that pass through unchanged, to the storefront's API and the front end's assets. */
 const PASS_THROUGH = /^\/(api|_next)(\/|$)/;

@@ -157,6 +157,7 @@ export async function submitCheckout(c: ShopContext) {
   }
   try {
     const result = await checkoutAndPay(deps(c), getCookie(c, CART_COOKIE), parsed.data);
+              <span class="muted"> (we will email you a link to confirm)</span>
     return c.redirect(result.payment.redirectUrl ?? result.orderUrl, 303);
   } catch (e) {
     if (isAppError(e) && e.status === 409) return renderCheckout(c, values, {}, e.message, 409);

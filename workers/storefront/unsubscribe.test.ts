@@ -93,7 +93,7 @@ describe("the unsubscribe link", () => {
 });
 
 describe("consent on the checkout page", () => {
-  it("offers an unticked 'Email me news and offers'; ticked, the customer is made with consent from checkout", async () => {
+  it("offers an unticked 'Email me news and offers'; ticked, the customer is made with consent waiting for confirmation", async () => {
     const s = await makeShop(db);
     await sql(s, "update location set state = 'IN-MH'");
     const buyer = new Shopper(s.hostname);
@@ -108,12 +108,13 @@ describe("consent on the checkout page", () => {
       "shippingAddress.state": "IN-MH",
       "shippingAddress.postalCode": "411001",
       "shippingAddress.country": "IN",
-      paymentMethod: "manual_transfer",
+      paymentMethod: "gateway",
       acceptsMarketing: "yes",
     });
     expect(placed.status).toBe(303);
-    expect(await sql(s, "select email, first_name, accepts_marketing, marketing_consent_source from customer where email = 'tick@example.test'")).toEqual([
-      { email: "tick@example.test", first_name: "Tara", accepts_marketing: true, marketing_consent_source: "checkout" },
+    // Double opt-in (decision 0021): the box only asks; the emailed link confirms (./consent.test.ts).
+    expect(await sql(s, "select email, first_name, accepts_marketing, marketing_consent, marketing_consent_source from customer where email = 'tick@example.test'")).toEqual([
+      { email: "tick@example.test", first_name: "Tara", accepts_marketing: false, marketing_consent: "pending", marketing_consent_source: "checkout" },
     ]);
   });
 });

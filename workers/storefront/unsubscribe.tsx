@@ -57,7 +57,7 @@ async function find(c: ShopContext, unsubscribe: boolean): Promise<Found | null>
 }
 
 /** `j•••@example.com`: enough for the reader to recognise, nothing for someone holding a forwarded link. */
-const masked = (email: string) => email.replace(/^(.)[^@]*(@.*)$/, "$1•••$2");
+export const masked = (email: string) => email.replace(/^(.)[^@]*(@.*)$/, "$1•••$2");
 
 function page(c: ShopContext, found: Found | null, done: boolean) {
   const { store } = c.var.shop;

@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { permissionDenied } from "#shared/pipeline/principal";
-import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
+import { CONSENT_LINK_DAYS, type ConsentState } from "#shared/marketing/consent";
+import { consentRecordsPlan, createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from "#shared/procedures/customers";
 import { customerOrdersPlan } from "#shared/procedures/orders";
 import { gatedScope } from "#shared/procedures/scope";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
@@ -15,8 +16,9 @@ import { Pager, SearchBar, Section, Table } from "./parts";
 
 /**
  * Customers (issue 13 item 3): `/customers` lists and searches them (no JavaScript: a GET form, `?page=`);
- * `/customers/new` adds one; `/customers/<id>` shows the contact details, marketing consent (and when and
- * how it last changed), the private note and the customer's orders, and edits them with the procedures'
+ * `/customers/new` adds one; `/customers/<id>` shows the contact details, marketing consent (its state:
+ * none, waiting for the customer's confirmation, confirmed or withdrawn, when and how it last changed, and
+ * its records; decision 0021), the private note and the customer's orders, and edits them with the procedures'
  * own validation (E.164 phones, unique emails), each message by its field; roles with `records.delete`
  * delete one behind a confirmation saying what goes and what stays.
  */
@@ -53,13 +55,69 @@ const CustomerForm: FC<{ csrf: string; action: string; draft: Draft; errors: Rec
     <TextField id="firstName" label="First name" value={draft.firstName} error={errors["firstName"]} maxlength={120} />
     <TextField id="lastName" label="Last name" value={draft.lastName} error={errors["lastName"]} maxlength={120} />
     <TextField id="city" label="City" value={draft.city} error={errors["city"]} maxlength={120} />
-    <CheckField id="acceptsMarketing" label="Agreed to receive marketing emails" checked={draft.acceptsMarketing} error={errors["acceptsMarketing"]} />
+    <CheckField id="acceptsMarketing" label="Agreed to receive marketing emails (confirmed: tick only when the customer told you so)" checked={draft.acceptsMarketing} error={errors["acceptsMarketing"]} />
     <TextArea id="note" label="Private note (staff only)" value={draft.note} error={errors["note"]} rows={3} />
     <button type="submit">{submit}</button>
   </form>
 );
 
 const EMPTY: Draft = { email: "", phone: "", firstName: "", lastName: "", city: "", note: "", acceptsMarketing: false };
+/** A consent state as the merchant reads it; only `confirmed` lets marketing reach the customer. */
+const CONSENT_WORDS: Readonly<Record<ConsentState, string>> = {
+  none: "Not subscribed",
+  pending: "Waiting for confirmation",
+  confirmed: "Subscribed",
+  withdrawn: "Unsubscribed",
+};
+/** Where a consent change came from. */
+const SOURCE_WORDS: Readonly<Record<string, string>> = {
+  staff: "a member, in the admin",
+  checkout: "checkout (box ticked)",
+  confirmation_link: "the customer, through the confirmation email",
+  unsubscribe_link: "the customer, through an unsubscribe link",
+  import: "an import",
+};
+const sourceWords = (source: string | null) => (source ? (SOURCE_WORDS[source] ?? words(source)) : "not recorded");
+
+/** The consent's state, when and how it got there; a request shows when its link expires. */
+const ConsentFacts: FC<{ customer: Customer; records: ConsentRecord[] }> = ({ customer, records }) => {
+  const requested = customer.marketingConsentRequestedAt;
+  const expires = requested ? new Date(requested.getTime() + CONSENT_LINK_DAYS * 86_400_000) : null;
+  return (
+    <>
+      <dd data-consent={customer.marketingConsent}>
+        {CONSENT_WORDS[customer.marketingConsent]}
+        {customer.marketingConsentUpdatedAt ? (
+          <>
+            {" "}
+            since <IstTime at={customer.marketingConsentUpdatedAt} /> (from {sourceWords(customer.marketingConsentSource)})
+          </>
+        ) : null}
+        {customer.marketingConsent === "pending" && expires ? (
+          <div class="muted">
+            A confirmation email was sent; {expires.getTime() > Date.now() ? "its link works until " : "its link expired "}
+            <IstTime at={expires} />. No marketing reaches them until they confirm.
+          </div>
+        ) : null}
+      </dd>
+      {records.length > 0 ? (
+        <>
+          <dt>Consent records</dt>
+          <dd>
+            <ul id="consent-records">
+              {records.map((r) => (
+                <li data-state={r.state} data-source={r.source ?? ""}>
+                  <IstTime at={r.recordedAt} />: {CONSENT_WORDS[r.state]}, from {sourceWords(r.source)}
+                </li>
+              ))}
+            </ul>
+          </dd>
+        </>
+      ) : null}
+    </>
+  );
+};
+
 const nameOf = (c: { firstName: string | null; lastName: string | null }) => [c.firstName, c.lastName].filter(Boolean).join(" ") || "(no name)";
 
 customersPage.get("/customers", async (c) => {
@@ -86,7 +144,7 @@ customersPage.get("/customers", async (c) => {
               <td>
                 <a href={`/customers/${x.id}`}>{nameOf(x)}</a>
               </td>
-              <td>{x.acceptsMarketing ? "Subscribed" : "Not subscribed"}</td>
+              <td data-consent={x.marketingConsent}>{CONSENT_WORDS[x.marketingConsent]}</td>
               <td>
                 <IstTime at={x.createdAt} />
               </td>
@@ -116,6 +174,7 @@ async function renderNew(c: AdminContext, notice?: FormNotice, status: 200 | 400
 }
 
 type Customer = Awaited<ReturnType<typeof getCustomer.run>>;
+type ConsentRecord = ReturnType<ReturnType<typeof consentRecordsPlan>["finish"]>[number];
 
 /** What deleting a customer takes and what it leaves, said before it happens. */
 const DeleteConfirm: FC<{ customer: Customer; orders: number | null; csrf: string }> = ({ customer, orders, csrf }) => (
@@ -130,6 +189,7 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
   const { chrome, me, read } = await storePage(c, {
     customer: call(getCustomer, { id }),
     orders: planned((q, scope) => customerOrdersPlan(q, gatedScope(scope, "orders.read"), id, 20)),
+    consent: planned((q, scope) => consentRecordsPlan(q, scope.store, id, 10)),
   });
   const customer = read.customer();
   const canWrite = me.permissions.includes("customers.write");
@@ -155,15 +215,7 @@ async function renderCustomer(c: AdminContext, id: string, notice?: FormNotice, 
         <dt>Mobile</dt>
         <dd>{customer.phone ?? "—"}</dd>
         <dt>Marketing</dt>
-        <dd data-consent={customer.acceptsMarketing ? "yes" : "no"}>
-          {customer.acceptsMarketing ? "Subscribed" : "Not subscribed"}
-          {customer.marketingConsentUpdatedAt ? (
-            <>
-              {" "}
-              since <IstTime at={customer.marketingConsentUpdatedAt} /> ({words(customer.marketingConsentSource ?? "staff")})
-            </>
-          ) : null}
-        </dd>
+        <ConsentFacts customer={customer} records={read.consent()} />
       </dl>
       {orders ? (
         <Section id="orders" title="Orders">

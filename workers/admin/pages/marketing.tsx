@@ -13,8 +13,9 @@ import { FieldError, Section, Table } from "./parts";
 
 /**
  * Marketing (`/marketing`, customers.read): the store's campaigns with their counts, a form for a new one,
- * and the automations with their settings. Sending and changing needs content.write (decision 0013); a
- * role without it sees the lists only. One procedure call per list; forms work without JavaScript and a
+ * and the automations with their settings. Scheduling and cancelling a campaign needs marketing.send (a
+ * member's permission, decision 0021), changing automations content.write (decision 0013); a role without
+ * them sees the lists only. One procedure call per list; forms work without JavaScript and a
  * refused form comes back with what was typed and each message by its field.
  */
 export const marketingPage = new Hono<AdminEnv>();
@@ -31,7 +32,8 @@ const HELP = `Placeholders: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(" ")}. Ev
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
   const page = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("page") ?? "1", 10) || 1));
   const { chrome, me, read } = await storePage(c, { campaigns: call(listCampaigns, { page, pageSize: PAGE_SIZE }), automations: call(listAutomations, {}) });
-  const canSend = me.permissions.includes("content.write");
+  const canSend = me.permissions.includes("marketing.send");
+  const canAutomate = me.permissions.includes("content.write");
   const [campaigns, automations] = [read.campaigns(), read.automations()];
   const errors = issueErrors(failed?.error);
   if (failed && Object.keys(errors).length > 0) notice = { ok: false, text: "Not saved: correct the fields marked below." };
@@ -119,7 +121,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
               </p>
             </>
           );
-          if (!canSend) {
+          if (!canAutomate) {
             return (
               <div class="card" data-automation={a.kind}>
                 {summary}
