@@ -299,30 +299,83 @@ describe("automations", () => {
   });
 });
 
-describe("consent at checkout", () => {
-  it("every buyer is a customer; ticking the box gives consent from checkout; not ticking never withdraws it", async () => {
+describe("consent at checkout (double opt-in, decision 0021)", () => {
+  const who = "select email, first_name, last_name, city, accepts_marketing, marketing_consent, marketing_consent_source from customer where email_lower = $1";
+  const requests = (sh: Shop) => sh.sql("select payload->>'customerId' as id from outbox_event where kind = 'customer.consent_requested' order by seq");
+
+  it("every buyer is a customer; ticking the box only asks, and a campaign never reaches a request that is not confirmed", async () => {
     const sh = await shop();
     await placeTestOrder(db, sh.s, { email: "Fresh@Example.test" });
-    const who = "select email, first_name, last_name, city, accepts_marketing, marketing_consent_source from customer where lower(email) = 'fresh@example.test'";
-    expect(await sh.sql(who)).toEqual([{ email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Pune", accepts_marketing: false, marketing_consent_source: null }]);
-    // What the merchant keeps on file is theirs: a later checkout under another name changes only the consent.
-    await sh.sql("update customer set city = 'Mumbai' where lower(email) = 'fresh@example.test'");
-    await withStore(db, sh.s.id, async (tx) => {
-      const { placeOrder } = await import("#shared/orders/checkout");
-      const { newCartToken } = await import("#shared/storefront/cart");
-      const { addLine, createCart } = await import("#shared/storefront/cart-changes");
-      const { token, hash } = await newCartToken();
-      const cart = await createCart(tx, hash);
-      await addLine(tx, cart, sh.s.variantId, 1);
-      await placeOrder(tx, token, { email: "Fresh@Example.test", shippingAddress: { name: "Farah Khan Ali", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" }, paymentMethod: "gateway", acceptsMarketing: true }, "local", new Date());
-    });
-    expect(await sh.sql(who)).toEqual([{ email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Mumbai", accepts_marketing: true, marketing_consent_source: "checkout" }]);
-    await placeTestOrder(db, sh.s, { email: "fresh@example.test" });
-    expect(await sh.sql("select accepts_marketing from customer where lower(email) = 'fresh@example.test'")).toEqual([{ accepts_marketing: true }]);
-    // One event per real change: created by the first order, updated by the consent, nothing for the third.
-    expect(await sh.sql("select kind, payload->>'source' as source from outbox_event where kind like 'customer.%' order by seq")).toEqual([
-      { kind: "customer.created", source: "checkout" },
-      { kind: "customer.updated", source: "checkout" },
+    expect(await sh.sql(who, ["fresh@example.test"])).toEqual([
+      { email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Pune", accepts_marketing: false, marketing_consent: "none", marketing_consent_source: null },
     ]);
+    // What the merchant keeps on file is theirs: a later checkout under another name only asks for consent.
+    await sh.sql("update customer set city = 'Mumbai' where email_lower = 'fresh@example.test'");
+    await placeTestOrder(db, sh.s, { email: "fresh@example.test", name: "Farah Khan Ali", acceptsMarketing: true });
+    expect(await sh.sql(who, ["fresh@example.test"])).toEqual([
+      { email: "fresh@example.test", first_name: "Asha", last_name: "Rao", city: "Mumbai", accepts_marketing: false, marketing_consent: "pending", marketing_consent_source: "checkout" },
+    ]);
+    // A new buyer who ticks the box is pending too.
+    await placeTestOrder(db, sh.s, { email: "new@example.test", acceptsMarketing: true });
+    await sh.customer("sure@example.test", true, "Sur");
+    await campaign(sh, {});
+    await sh.send(await sh.tick(new Date(Date.now() + MINUTE)));
+    expect((await sh.mailbox()).map((m) => m.recipient)).toEqual(["sure@example.test"]);
+    // Not ticking never withdraws; one event per real change.
+    await placeTestOrder(db, sh.s, { email: "fresh@example.test" });
+    expect(await sh.sql(who, ["fresh@example.test"])).toMatchObject([{ marketing_consent: "pending" }]);
+    expect(await sh.sql("select kind, payload->>'source' as source, payload->'fields' as fields from outbox_event where kind like 'customer.%' order by seq")).toEqual([
+      { kind: "customer.created", source: "checkout", fields: null },
+      { kind: "customer.updated", source: "checkout", fields: ["marketingConsent"] },
+      { kind: "customer.consent_requested", source: null, fields: null },
+      { kind: "customer.created", source: "checkout", fields: null },
+      { kind: "customer.consent_requested", source: null, fields: null },
+      { kind: "customer.created", source: null, fields: null },
+    ]);
+  });
+
+  it("a stranger's ticked checkout changes nothing on a confirmed or withdrawn customer: no name, no request, no email", async () => {
+    const sh = await shop();
+    const known = await sh.customer("known@example.test", true, "Kavya");
+    const gone = await sh.customer("gone@example.test", true, "Gita");
+    await sh.call("customers.update", { id: gone, acceptsMarketing: false });
+    for (const email of ["known@example.test", "gone@example.test"]) {
+      await placeTestOrder(db, sh.s, { email, name: "Mallory Stranger", phone: "+919999999999", acceptsMarketing: true });
+    }
+    expect(await sh.sql("select first_name, phone, marketing_consent, marketing_consent_source from customer where id = any($1::uuid[]) order by email", [[known, gone]])).toEqual([
+      { first_name: "Gita", phone: null, marketing_consent: "withdrawn", marketing_consent_source: "staff" },
+      { first_name: "Kavya", phone: null, marketing_consent: "confirmed", marketing_consent_source: "staff" },
+    ]);
+    expect(await requests(sh)).toEqual([]);
+    expect(await sh.sql("select kind from outbox_event where kind like 'customer.%' and payload->>'source' = 'checkout'")).toEqual([]);
+    // The campaign greets the confirmed customer by the name on file.
+    await campaign(sh, {});
+    await sh.send(await sh.tick(new Date(Date.now() + MINUTE)));
+    expect((await sh.mailbox()).map((m) => [m.recipient, m.subject])).toEqual([["known@example.test", "Hello Kavya"]]);
+  });
+
+  it("an unanswered request is asked again at most once a day", async () => {
+    const sh = await shop();
+    for (let i = 0; i < 2; i++) await placeTestOrder(db, sh.s, { email: "loop@example.test", acceptsMarketing: true });
+    expect(await requests(sh)).toHaveLength(1);
+    await sh.sql("update customer set marketing_consent_requested_at = now() - interval '25 hours'");
+    await placeTestOrder(db, sh.s, { email: "loop@example.test", acceptsMarketing: true });
+    expect(await requests(sh)).toHaveLength(2);
+    expect(await sh.sql("select r.state, r.source from marketing_consent_record r join customer c on c.id = r.customer_id where c.email_lower = 'loop@example.test' order by r.recorded_at")).toEqual([
+      { state: "pending", source: "checkout" },
+      { state: "pending", source: "checkout" },
+    ]);
+  });
+
+  it("consent written straight to the row (an import, the seed) is confirmed and recorded, and reaches campaigns", async () => {
+    const sh = await shop();
+    await sh.sql("insert into customer (store_id, email, first_name, accepts_marketing, marketing_consent_source) values ($1, 'imported@example.test', 'Ira', true, 'import')", [sh.s.id]);
+    expect(await sh.sql("select marketing_consent from customer where email_lower = 'imported@example.test'")).toEqual([{ marketing_consent: "confirmed" }]);
+    expect(await sh.sql("select r.state, r.source from marketing_consent_record r join customer c on c.id = r.customer_id where c.email_lower = 'imported@example.test'")).toEqual([
+      { state: "confirmed", source: "import" },
+    ]);
+    await campaign(sh, {});
+    await sh.send(await sh.tick(new Date(Date.now() + MINUTE)));
+    expect((await sh.mailbox()).map((m) => m.recipient)).toEqual(["imported@example.test"]);
   });
 });

@@ -25,7 +25,7 @@ interface Page {
   total: number;
 }
 
-const SUMMARY_KEYS = ["acceptsMarketing", "createdAt", "firstName", "id", "lastName", "updatedAt"];
+const SUMMARY_KEYS = ["acceptsMarketing", "createdAt", "firstName", "id", "lastName", "marketingConsent", "updatedAt"];
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -53,10 +53,12 @@ describe("customers procedures", () => {
     expect(made).toMatchObject({ email: "asha@example.in", phone: "+919876543210", firstName: "Asha", acceptsMarketing: false });
     const got = (await call("customers.get", { id: made.id })) as Customer;
     expect(got).toEqual(made);
-    expect(Object.keys(got).sort()).toEqual([...SUMMARY_KEYS, "city", "email", "note", "phone", "marketingConsentSource", "marketingConsentUpdatedAt"].sort());
-    expect(got).toMatchObject({ marketingConsentSource: null, marketingConsentUpdatedAt: null });
+    expect(Object.keys(got).sort()).toEqual(
+      [...SUMMARY_KEYS, "city", "email", "note", "phone", "marketingConsentSource", "marketingConsentUpdatedAt", "marketingConsentRequestedAt"].sort(),
+    );
+    expect(got).toMatchObject({ marketingConsent: "none", marketingConsentSource: null, marketingConsentUpdatedAt: null, marketingConsentRequestedAt: null });
     const phoneOnly = (await call("customers.create", { phone: "+14155550123", acceptsMarketing: true })) as Customer;
-    expect(phoneOnly).toMatchObject({ email: null, acceptsMarketing: true, marketingConsentSource: "staff", marketingConsentUpdatedAt: expect.any(Date) });
+    expect(phoneOnly).toMatchObject({ email: null, acceptsMarketing: true, marketingConsent: "confirmed", marketingConsentSource: "staff", marketingConsentUpdatedAt: expect.any(Date) });
     expect(await eventsOf(store.id, "customer.created")).toEqual([{ customerId: made.id }, { customerId: phoneOnly.id }]);
   });
 

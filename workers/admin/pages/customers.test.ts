@@ -33,7 +33,7 @@ describe("Customer pages", () => {
     expect(await wrong.text()).toContain("Enter an email address such as asha@example.com.");
     expect(detail).toContain("Customer added.");
     expect(detail).toContain("<dd>meera@example.test</dd>");
-    expect(detail).toMatch(/<dd data-consent="yes">Subscribed since <time[^>]*>[^<]+<\/time> \(Staff\)<\/dd>/);
+    expect(detail).toMatch(/<dd data-consent="confirmed">Subscribed since <time[^>]*>[^<]+<\/time> \(from a member, in the admin\)<\/dd>/);
     expect(detail).toMatch(/<a href="\/orders\/[0-9a-f-]{36}">#\d+<\/a>/);
     const id = location.split("/")[2]!.split("?")[0]!;
     const saved = await postForm(owner, `/customers/${id}`, { csrf: owner.csrf, action: "save", ...fields, city: "", acceptsMarketing: "" });
@@ -42,6 +42,30 @@ describe("Customer pages", () => {
     const list = await (await page(owner, "/customers?query=meera")).text();
     expect(list).toContain(`<a href="/customers/${id}">Meera Nair</a>`);
     expect(list).not.toContain("Fixture");
+  });
+
+  it("shows consent waiting for the customer's confirmation, its records, and a save that leaves it waiting (decision 0021)", async () => {
+    const { s } = await orderShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    await placeTestOrder(db, s, { email: "tara@example.test", name: "Tara Iyer", acceptsMarketing: true });
+    const [{ id }] = (await sql<{ id: string }>(s, "select id from customer where email_lower = 'tara@example.test'")) as [{ id: string }];
+    const waiting = await (await page(owner, `/customers/${id}`)).text();
+    expect(waiting).toMatch(/<dd data-consent="pending">Waiting for confirmation since <time[^>]*>[^<]+<\/time> \(from checkout \(box ticked\)\)<div class="muted">A confirmation email was sent; its link works until <time/);
+    expect(waiting).toMatch(/<li data-state="pending" data-source="checkout"><time[^>]*>[^<]+<\/time>: Waiting for confirmation, from checkout \(box ticked\)<\/li>/);
+    const list = await (await page(owner, "/customers?query=tara")).text();
+    expect(list).toContain('<td data-consent="pending">Waiting for confirmation</td>');
+    // The edit form's unticked box is not a withdrawal of a request it never showed as given.
+    const saved = await postForm(owner, `/customers/${id}`, { csrf: owner.csrf, action: "save", ...fields, email: "tara@example.test", acceptsMarketing: "" });
+    expect(saved.status).toBe(303);
+    expect(await sql(s, "select marketing_consent from customer where id = $1", [id])).toEqual([{ marketing_consent: "pending" }]);
+    // The customer confirms through the emailed link (workers/storefront/consent.test.ts), as the page then says.
+    await sql(s, "update customer set accepts_marketing = true, marketing_consent_updated_at = now(), marketing_consent_source = 'confirmation_link' where id = $1", [id]);
+    const confirmed = await (await page(owner, `/customers/${id}`)).text();
+    expect(confirmed).toMatch(/<dd data-consent="confirmed">Subscribed since <time[^>]*>[^<]+<\/time> \(from the customer, through the confirmation email\)<\/dd>/);
+    expect(confirmed.match(/<li data-state="(\w+)" data-source="(\w+)"/g)).toEqual([
+      '<li data-state="confirmed" data-source="confirmation_link"',
+      '<li data-state="pending" data-source="checkout"',
+    ]);
   });
 
   it("the procedures' validation by its field, keeping what was typed: E.164 phones, unique emails", async () => {
