@@ -75,7 +75,7 @@ export const refund = pgTable("refund", {
   updatedAt: updatedAt(),
 });
 
-export const MERCHANT_TASK_KINDS = ["rto", "paid_late", "refund_failed", "balance_expired"] as const;
+export const MERCHANT_TASK_KINDS = ["rto", "paid_late", "refund_failed", "balance_expired", "payment_review"] as const;
 
 export const merchantTask = pgTable("merchant_task", {
   id: uuid("id").primaryKey().defaultRandom(),

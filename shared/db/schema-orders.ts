@@ -111,6 +111,10 @@ export const paymentAttempt = pgTable("payment_attempt", {
   status: text("status", { enum: PAYMENT_ATTEMPT_STATUSES }).notNull().default("created"),
   amount: money("amount").notNull(),
   lastError: text("last_error"),
+  /** A report of money that did not add up (migration 0034): why, what it said, when. */
+  reviewReason: text("review_reason", { enum: ["amount_below", "currency_differs"] }),
+  reviewReport: jsonb("review_report"),
+  reviewAt: ts("review_at"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

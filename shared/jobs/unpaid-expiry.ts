@@ -6,6 +6,7 @@ import { sendStoreUnit } from "../db/unit";
 import { dueUnpaidPlan, expiryPlan, PAYMENT_REMINDER_BEFORE_MS, remindUnpaidPlan, type DueOrder, type SeenAttempt } from "../orders/expiry";
 import { all, changeFrom, readingAfter, withAttemptStatus } from "../orders/readings";
 import { paymentChange, paymentReadingPlan, type OrderReading, type PaymentReading } from "../orders/routines";
+import { reviewOf } from "../orders/status";
 import { isGatewayError, type GatewayPayment, type PaymentGateway } from "../payments/gateway";
 import { forEachStore, type Counts } from "./per-store";
 import type { JobContext } from "./types";
@@ -19,7 +20,8 @@ const MONEY: ReadonlySet<string> = new Set(["authorized", "captured"]);
 const askable = (a: SeenAttempt) => a.providerRef !== null && a.status !== "captured" && a.status !== "refunded";
 
 type Found = { attempt: SeenAttempt; payment: GatewayPayment };
-type Verdict = { kind: "paid"; found: Found[] } | { kind: "unpaid" } | { kind: "left" };
+/** `held`: money the gateway holds that does not add up to its attempt: it pays nothing, and is put under review. */
+type Verdict = { kind: "paid"; found: Found[] } | { kind: "unpaid"; held?: Found[] } | { kind: "left" };
 
 /**
  * {payments}-unpaid-expiry (every minute): for each store the privileged list names, reminds the
@@ -60,7 +62,10 @@ export async function expireStoreUnpaid(ctx: Pick<JobContext, "db" | "log" | "no
     else if (verdict.kind === "paid") {
       found.push(...verdict.found);
       counts["reconciled"]!++;
-    } else unpaid.push(order);
+    } else {
+      unpaid.push(order);
+      found.push(...(verdict.held ?? []));
+    }
   }
   if (unpaid.length === 0 && found.length === 0) return counts;
   const readings = (q: Q) => all(found.map((f) => paymentReadingPlan(q, store, f.attempt.id)));
@@ -87,7 +92,8 @@ function reconciliation(q: Q, store: SQL, found: readonly Found[], readings: rea
     const read = readings[i];
     if (!read) return;
     const reading = { attempt: read.attempt, order: orders.get(read.attempt.orderId) ?? read.order };
-    const made = paymentChange(q, store, reading, payment.status, "expiry_reconciliation", payment.providerPaymentId ? { providerPaymentId: payment.providerPaymentId } : {});
+    const reported = { amount: payment.amount, currency: payment.currency, paymentId: payment.providerPaymentId };
+    const made = paymentChange(q, store, reading, payment.status, "expiry_reconciliation", { ...(payment.providerPaymentId ? { providerPaymentId: payment.providerPaymentId } : {}), reported });
     steps.push(...made.steps);
     orders.set(read.attempt.orderId, readingAfter(reading.order, made.applied.order, withAttemptStatus(read.attempt.attempt, made.applied.status)));
   });
@@ -106,7 +112,6 @@ async function askGateway(ctx: Pick<JobContext, "log">, storeId: string, order: 
     try {
       const payment = await gateway.getPayment(attempt.providerRef!);
       if (!MONEY.has(payment.status)) continue;
-      if (payment.amount !== attempt.amount) ctx.log.warn("payment.amount_mismatch", { ...where, expected: attempt.amount, received: payment.amount });
       found.push({ attempt, payment });
     } catch (e) {
       if (!isGatewayError(e)) throw e;
@@ -114,5 +119,9 @@ async function askGateway(ctx: Pick<JobContext, "log">, storeId: string, order: 
       return { kind: "left" };
     }
   }
-  return found.length > 0 ? { kind: "paid", found } : { kind: "unpaid" };
+  // Money that does not add up (less than the attempt, another currency) pays nothing: the order expires
+  // as unpaid, and the routine puts those attempts under review after the expiry.
+  const adds = (f: Found) => reviewOf(f.payment.status, { amount: f.attempt.amount, currency: order.currency }, f.payment) === null;
+  if (found.some(adds)) return { kind: "paid", found };
+  return found.length > 0 ? { kind: "unpaid", held: found } : { kind: "unpaid" };
 }

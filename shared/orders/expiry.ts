@@ -26,6 +26,8 @@ export interface SeenAttempt {
 export type DueOrder = {
   id: string;
   number: number;
+  /** What the gateway's report of money is checked against, with each attempt's amount. */
+  currency: string;
   /** Every attempt as it was when read: the expiry goes ahead only if none moved since. */
   attempts: SeenAttempt[];
 };
@@ -36,7 +38,7 @@ export function dueUnpaidPlan(q: Q, store: SQL, now: Date, limit: number): Plan<
     [
       raw<DueOrder>(
         q,
-        sql`select o.id, o.number,
+        sql`select o.id, o.number, o.currency,
               coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'status', a.status, 'provider', a.provider,
                          'providerRef', a.provider_ref, 'amount', a.amount) order by a.id)
                         from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts

@@ -4,7 +4,8 @@ import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readingAfter, withAttemptStatus } from "./readings";
 import { paymentChange, paymentReadingPlan, recomputeSteps, type IdIn, type PaymentReading } from "./routines";
-import type { AttemptStatus } from "./status";
+import type { AttemptStatus, ReportedMoney } from "./status";
+import { addTaskStep, moneyWords } from "./tasks";
 
 /**
  * A refund the gateway reports (webhook), as a reading and a change: the pending row it answers becomes
@@ -20,6 +21,8 @@ import type { AttemptStatus } from "./status";
 export interface GatewayRefundReport {
   refundId: string;
   amount: number;
+  /** The refunded payment's own amount and currency, when the report carries them: its capture is checked. */
+  payment?: ReportedMoney | undefined;
 }
 
 export interface GatewayRefundReading {
@@ -85,18 +88,43 @@ export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: IdIn, refu
   );
 }
 
+/** The row a report answers: one made here (by its refund id, or the claim it settles), or none (a dashboard refund). */
+function answeredRow(reading: GatewayRefundReading, report: GatewayRefundReport) {
+  const claimed = reading.known ? undefined : reading.claims.find((c) => c.amount === report.amount);
+  const known = reading.known ?? (claimed ? { ...claimed, attemptId: reading.payment.attempt.id, status: "pending" as const } : null);
+  return { claimed, known };
+}
+
+/** The guard that the row (or its absence) is as read, the refund id not taken meanwhile. */
+function rowAsRead(q: Q, store: SQL, report: GatewayRefundReport, { claimed, known }: ReturnType<typeof answeredRow>): Step[] {
+  return [
+    ...(known ? [raw(q, sql`select 1 from refund where store_id = ${store} and id = ${known.id} for update`)] : []),
+    unchanged(
+      q,
+      claimed
+        ? sql`(select status = 'pending' and provider_refund_id is null from refund where store_id = ${store} and id = ${claimed.id})
+              and not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`
+        : known
+          ? sql`(select status from refund where store_id = ${store} and id = ${known.id}) = ${known.status}`
+          : sql`not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`,
+    ),
+  ];
+}
+
 /**
  * The change for a report read as `reading`; `newId` names the row of a dashboard refund. Answers whether
- * anything changed (a refund already processed changes nothing).
+ * anything changed (a refund already processed changes nothing; nor does a refund of a payment that does
+ * not add up to its attempt: that payment never counted, and its attempt is put under review instead).
  */
 export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundReading, report: GatewayRefundReport, newId: string): { steps: Step[]; changed: boolean } {
   const { payment } = reading;
-  const claimed = reading.known ? undefined : reading.claims.find((c) => c.amount === report.amount);
-  const known = reading.known ?? (claimed ? { ...claimed, attemptId: payment.attempt.id, status: "pending" as const } : null);
+  const row = answeredRow(reading, report);
+  const { known } = row;
   if (known?.status === "processed") return { steps: [], changed: false };
   const { attempt } = payment;
   const withStatus = (status: AttemptStatus) => withAttemptStatus(attempt.attempt, status);
-  const captured = paymentChange(q, store, payment, "captured", "webhook");
+  const captured = paymentChange(q, store, payment, "captured", "webhook", { reported: report.payment });
+  if (captured.applied.review) return { steps: captured.steps, changed: false };
   const refund = known ? { id: known.id, amount: known.amount, returnId: known.returnId } : { id: newId, amount: report.amount, returnId: null };
   // The order's processed refunds are listed by id: this one takes its place among them.
   const at = reading.processedIds.filter((id) => id < refund.id).length;
@@ -113,16 +141,7 @@ export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundRead
   return {
     steps: [
       ...captured.steps,
-      ...(known ? [raw(q, sql`select 1 from refund where store_id = ${store} and id = ${known.id} for update`)] : []),
-      unchanged(
-        q,
-        claimed
-          ? sql`(select status = 'pending' and provider_refund_id is null from refund where store_id = ${store} and id = ${claimed.id})
-                and not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`
-          : known
-            ? sql`(select status from refund where store_id = ${store} and id = ${known.id}) = ${known.status}`
-            : sql`not exists (select 1 from refund where store_id = ${store} and provider_refund_id = ${report.refundId})`,
-      ),
+      ...rowAsRead(q, store, report, row),
       known
         ? raw(
             q,
@@ -138,6 +157,50 @@ export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundRead
       ...(refunded ? refunded.steps : []),
       ...recompute.guard,
       ...recompute.steps,
+    ],
+    changed: true,
+  };
+}
+
+/**
+ * A refund the gateway reports failed (Razorpay's `refund.failed`: it gave up, and the money stayed with
+ * the merchant), as a change: the pending row it answers (by its refund id, or the claim still waiting for
+ * its call's record) becomes `failed`; a dashboard refund we never saw is recorded as a failed row. Either
+ * way the merchant gets a `refund_failed` task and `refund.failed` is written. A failed row counts for
+ * nothing in the recompute, so the order's statuses do not change. A row already processed or failed
+ * changes nothing: the first final report wins, as the gateway's own refund does not come back.
+ */
+export function gatewayRefundFailedChange(q: Q, store: SQL, reading: GatewayRefundReading, report: GatewayRefundReport, newId: string): { steps: Step[]; changed: boolean } {
+  const row = answeredRow(reading, report);
+  const { known } = row;
+  if (known && known.status !== "pending") return { steps: [], changed: false };
+  const { attempt } = reading.payment;
+  const id = known?.id ?? newId;
+  const error = "The gateway reported the refund failed.";
+  return {
+    steps: [
+      // The lock order of every writer: the attempt, its order, then the refund row.
+      raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attempt.id} for update`),
+      raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${attempt.orderId} for update`),
+      ...rowAsRead(q, store, report, row),
+      known
+        ? raw(
+            q,
+            sql`update refund set status = 'failed', provider_refund_id = coalesce(provider_refund_id, ${report.refundId}), last_error = ${error}, updated_at = now()
+                where store_id = ${store} and id = ${known.id}`,
+          )
+        : raw(
+            q,
+            sql`insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id, last_error)
+                values (${newId}, ${store}, ${attempt.orderId}, ${attempt.id}, ${report.amount}, 'Refunded at the gateway', 'failed', ${report.refundId}, ${error})`,
+          ),
+      addTaskStep(q, store, {
+        kind: "refund_failed",
+        orderId: attempt.orderId,
+        subjectId: id,
+        title: `The gateway reported a refund of ${moneyWords(known?.amount ?? report.amount, reading.payment.order.facts.currency)} failed: the money stayed with you. Refund the customer another way, or refund again.`,
+      }),
+      emitStep(q, "refund.failed", { orderId: attempt.orderId, refundId: id, amount: known?.amount ?? report.amount }),
     ],
     changed: true,
   };

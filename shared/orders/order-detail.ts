@@ -19,13 +19,23 @@ export interface OrderLineView {
   preorder: boolean;
 }
 
+/** A report of money that did not add up, kept on its attempt (docs/order-status.md, "Payments under review"). */
+export interface AttemptReview {
+  reason: "amount_below" | "currency_differs";
+  /** What was reported: the status it claimed, its amount (minor units), currency, payment id and trigger. */
+  report: { status: string; amount: number; currency: string | null; paymentId: string | null; trigger: string };
+  at: string;
+}
+
 export interface AttemptView {
+  id: string;
   attempt: number;
   idempotencyKey: string;
   status: string;
   provider: string;
   amount: number;
   createdAt: Date;
+  review: AttemptReview | null;
 }
 
 export interface OrderEventView {
@@ -70,6 +80,8 @@ export interface ReturnView {
 export interface TaskView {
   id: string;
   kind: string;
+  /** What the task is about: the shipment, attempt or refund (by id). */
+  subjectId: string;
   title: string;
   status: string;
   createdAt: string;
@@ -123,8 +135,10 @@ export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDe
            'variantTitle', l.variant_title, 'sku', l.sku, 'taxClass', l.tax_class, 'quantity', l.quantity, 'unitPrice', l.unit_price,
            'lineTotal', l.line_total, 'discount', l.discount, 'preorder', l.preorder) order by l.position, l.id)
          from order_line l where l.store_id = o.store_id and l.order_id = o.id), '[]'::json) as lines,
-       coalesce((select json_agg(json_build_object('attempt', a.attempt, 'idempotencyKey', a.idempotency_key, 'status', a.status,
-           'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at) order by a.attempt desc)
+       coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'idempotencyKey', a.idempotency_key, 'status', a.status,
+           'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at,
+           'review', case when a.review_reason is not null then json_build_object('reason', a.review_reason, 'report', a.review_report, 'at', a.review_at) end)
+           order by a.attempt desc)
          from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts,
        coalesce((select json_agg(json_build_object('kind', e.kind, 'createdAt', e.created_at) order by e.created_at, e.kind, e.id)
          from outbox_event e where e.store_id = o.store_id and e.order_id = o.id), '[]'::json) as events,
@@ -142,7 +156,7 @@ export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDe
            'lines', (select coalesce(json_agg(json_build_object('orderLineId', rl.order_line_id, 'quantity', rl.quantity)), '[]'::json)
                      from order_return_line rl where rl.store_id = t.store_id and rl.return_id = t.id)) order by t.number)
          from order_return t where t.store_id = o.store_id and t.order_id = o.id), '[]'::json) as returns,
-       coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
+       coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'subjectId', k.subject_id, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
            order by k.created_at, k.id)
          from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks
      from shop_order o where o.store_id = ${store} and o.id = ${orderId}`,

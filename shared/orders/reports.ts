@@ -4,11 +4,10 @@ import { plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { AppError } from "../http/errors";
-import type { Logger } from "../log";
-import type { PaymentEvent } from "../payments/gateway";
+import type { PaymentEvent, RefundEvent } from "../payments/gateway";
 import type { ShipmentUpdate } from "../shipping/courier";
-import { gatewayRefundChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";
-import { attemptByRefPlan, attemptIdByRef } from "./payments";
+import { gatewayRefundChange, gatewayRefundFailedChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";
+import { attemptIdByRef } from "./payments";
 import { retryLostRaces } from "./readings";
 import { gatewayRefundId } from "./refunds";
 import { paymentChange, paymentReadingPlan, type PaymentReading } from "./routines";
@@ -42,7 +41,7 @@ const receiptStep = (q: Q, store: SQL, provider: string, eventId: string): Step 
         select unit.unchanged(exists (select 1 from kept)) as ok`,
   );
 
-export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string };
+export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string; review?: string };
 
 /** What a delivery reads (after whether it was seen), and the change it decides from that reading. */
 interface Delivery<R> {
@@ -74,47 +73,50 @@ function deliver<R>(db: Database, storeId: string, provider: string, eventId: st
 
 const unknownPayment = () => new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
 
-/** A payment's new status, through the payment routine. */
-function paymentReport(provider: string, event: PaymentEvent, log: Logger): Delivery<{ attempt: { id: string; amount: number } | null; reading: PaymentReading | null }> {
+/**
+ * A payment's new status, through the payment routine, with the amount and currency the provider reported:
+ * money that does not add up to the attempt moves nothing and puts the attempt under review.
+ */
+function paymentReport(provider: string, event: PaymentEvent): Delivery<PaymentReading | null> {
   return {
-    read: (q, store) =>
-      together({
-        attempt: attemptByRefPlan(q, store, provider, event.providerRef),
-        reading: paymentReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef)),
-      }),
-    async decide({ attempt, reading }) {
-      if (!attempt || !reading) throw unknownPayment();
-      if (event.amount !== attempt.amount && event.status === "captured") {
-        log.warn("payment.amount_mismatch", { attemptId: attempt.id, expected: attempt.amount, received: event.amount });
-      }
+    read: (q, store) => paymentReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef)),
+    async decide(reading) {
+      if (!reading) throw unknownPayment();
+      const reported = { amount: event.amount, currency: event.currency, paymentId: event.providerPaymentId };
       return (q, store) => {
-        const made = paymentChange(q, store, reading, event.status, "webhook", { providerPaymentId: event.providerPaymentId });
-        return { steps: made.steps, outcome: { duplicate: false, applied: made.applied.applied, status: made.applied.status } };
+        const made = paymentChange(q, store, reading, event.status, "webhook", { providerPaymentId: event.providerPaymentId, reported });
+        const { applied, status, review } = made.applied;
+        return { steps: made.steps, outcome: { duplicate: false, applied, status, ...(review ? { review } : {}) } };
       };
     },
   };
 }
 
-/** A refund report names the refund (its amount, not the payment's): it goes to the refund rows. */
-function refundReport(provider: string, event: PaymentEvent): Delivery<GatewayRefundReading | null> {
-  const report = { refundId: event.refundId ?? event.eventId, amount: event.amount };
+/**
+ * A refund report names the refund (its amount, not the payment's): it goes to the refund rows, processed
+ * or failed. The refunded payment's own amount is checked as a capture report's is.
+ */
+function refundReport(provider: string, event: RefundEvent): Delivery<GatewayRefundReading | null> {
+  const report = { refundId: event.refundId, amount: event.amount, payment: event.payment };
+  const change = event.status === "failed" ? gatewayRefundFailedChange : gatewayRefundChange;
+  const status = event.status === "failed" ? "refund_failed" : "refunded";
   return {
     read: (q, store) => gatewayRefundReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef), report.refundId),
     async decide(reading) {
       if (!reading) throw unknownPayment();
       const newId = await gatewayRefundId(reading.payment.attempt.id, report.refundId);
       return (q, store) => {
-        const made = gatewayRefundChange(q, store, reading, report, newId);
-        return { steps: made.steps, outcome: { duplicate: false, applied: made.changed, status: "refunded" } };
+        const made = change(q, store, reading, report, newId);
+        return { steps: made.steps, outcome: { duplicate: false, applied: made.changed, status } };
       };
     },
   };
 }
 
-/** A payment provider's report: a refund goes to the refund rows, any other status through the payment routine. */
-export function applyPaymentReport(db: Database, storeId: string, provider: string, event: PaymentEvent, log: Logger): Promise<Outcome> {
-  if (event.status === "refunded") return deliver(db, storeId, provider, event.eventId, refundReport(provider, event));
-  return deliver(db, storeId, provider, event.eventId, paymentReport(provider, event, log));
+/** A payment provider's report: a refund goes to the refund rows, a payment's status through the payment routine. */
+export function applyPaymentReport(db: Database, storeId: string, provider: string, event: PaymentEvent | RefundEvent): Promise<Outcome> {
+  if (event.kind === "refund") return deliver(db, storeId, provider, event.eventId, refundReport(provider, event));
+  return deliver(db, storeId, provider, event.eventId, paymentReport(provider, event));
 }
 
 /** A courier's report: the shipment its tracking number names moves through the shipment routine. */

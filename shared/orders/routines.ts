@@ -7,8 +7,17 @@ import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
-import { addTaskStep } from "./tasks";
-import { decideAttemptStatus, recomputeOrder as decideOrder, type AttemptStatus, type OrderFacts, type OrderStatuses } from "./status";
+import { addTaskStep, moneyWords } from "./tasks";
+import {
+  decideAttemptStatus,
+  recomputeOrder as decideOrder,
+  reviewOf,
+  type AttemptStatus,
+  type OrderFacts,
+  type OrderStatuses,
+  type PaymentReview,
+  type ReportedMoney,
+} from "./status";
 
 /**
  * The two routines of ARCHITECTURE §15 around their pure decisions (shared/orders/status.ts):
@@ -31,6 +40,12 @@ export interface AttemptChange {
   providerRef?: string | undefined;
   providerPaymentId?: string | undefined;
   error?: string | undefined;
+  /**
+   * What the trigger says the gateway holds (a webhook's payment, the gateway's answer to the expiry job,
+   * a confirmation that carries an amount): a report of money that does not add up to the attempt's
+   * amount in the order's currency moves nothing and puts the attempt under review (status.ts reviewOf).
+   */
+  reported?: (ReportedMoney & { paymentId?: string | undefined }) | undefined;
 }
 
 export interface Applied {
@@ -39,12 +54,16 @@ export interface Applied {
   applied: boolean;
   status: AttemptStatus;
   order: OrderStatuses;
+  /** Set when the report did not add up: the attempt did not move and is under review. */
+  review?: PaymentReview;
 }
 
 type Facts = Omit<OrderFacts, "attempts"> & {
   attempts: readonly { attempt: number; status: AttemptStatus; amount: number }[];
   paymentStatus: string;
   fulfillmentStatus: string;
+  /** The order's currency: what a report of money is checked against. */
+  currency: string;
 };
 
 /** An order's facts as one reading saw them: what recompute decides from, and what its change checks again. */
@@ -65,7 +84,7 @@ export interface PaymentReading {
  */
 function factsOf(store: SQL, orderId: SQL, lock: boolean): SQL {
   return sql`select jsonb_build_object(
-       'status', o.status, 'total', o.total, 'paymentStatus', o.payment_status, 'fulfillmentStatus', o.fulfillment_status,
+       'status', o.status, 'total', o.total, 'currency', o.currency, 'paymentStatus', o.payment_status, 'fulfillmentStatus', o.fulfillment_status,
        'attempts', coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status', a.status, 'amount', a.amount) order by a.attempt)
                               from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::jsonb),
        'refunds', coalesce((select jsonb_agg(jsonb_build_object('amount', r.amount) order by r.id) from refund r
@@ -169,9 +188,35 @@ export function recomputeSteps(q: Q, store: SQL, reading: OrderReading, adjust?:
 }
 
 /**
+ * A report of money that did not add up (status.ts reviewOf), kept on its attempt: the first such report
+ * (a replay or a later one changes nothing), a `payment_review` task for the merchant (one per attempt)
+ * and `payment.review`, written only by the statement that marked it.
+ */
+function reviewSteps(q: Q, store: SQL, attempt: PaymentReading["attempt"], review: PaymentReview, report: Record<string, unknown>, expected: { amount: number; currency: string }): Step[] {
+  const marked = sql`(select review_at from payment_attempt where store_id = ${store} and id = ${attempt.id}) = now()`;
+  const said = moneyWords(Number(report.amount), typeof report.currency === "string" ? report.currency : expected.currency);
+  const why = review === "currency_differs" ? `not in ${expected.currency}` : `less than the ${moneyWords(expected.amount, expected.currency)} it asked`;
+  return [
+    raw(
+      q,
+      sql`update payment_attempt set review_reason = ${review}, review_report = ${JSON.stringify(report)}::jsonb, review_at = now(), updated_at = now()
+          where store_id = ${store} and id = ${attempt.id} and review_reason is null`,
+    ),
+    addTaskStep(q, store, {
+      kind: "payment_review",
+      orderId: attempt.orderId,
+      subjectId: attempt.id,
+      title: `Payment attempt ${attempt.attempt} was reported ${String(report.status)} for ${said} ${why}: it does not count and the order stays unpaid. Check the payment at the gateway and refund it.`,
+    }),
+    emitStep(q, "payment.review", { orderId: attempt.orderId, attempt: attempt.attempt, reason: review, trigger: report.trigger }, { when: marked }),
+  ];
+}
+
+/**
  * The payment routine as a change, decided from `reading`: the attempt and the order checked as read
  * (and locked, attempt first), the attempt moved forward (or only refs learnt late kept), its events, and
- * the order's recompute with the attempt's new status.
+ * the order's recompute with the attempt's new status. A report of money that does not add up to the
+ * attempt (less than its amount, or another currency) moves nothing: the attempt is put under review.
  */
 export function paymentChange(q: Q, store: SQL, reading: PaymentReading, requested: AttemptStatus, trigger: PaymentTrigger, change: AttemptChange = {}): { steps: Step[]; applied: Applied } {
   const { attempt } = reading;
@@ -181,11 +226,14 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
     unchanged(q, sql`(select status from payment_attempt where store_id = ${store} and id = ${attempt.id}) = ${attempt.status}`),
     ...orderAsRead(q, store, reading.order),
   ];
-  const refs = { ref: change.providerRef ?? null, paymentId: change.providerPaymentId ?? null };
-  if (!decision.apply) {
+  const expected = { amount: amountOf(reading), currency: reading.order.facts.currency };
+  const review = decision.apply ? reviewOf(decision.to, expected, change.reported) : null;
+  // A payment that does not count is not the attempt's: its id is kept with the review, not as the attempt's.
+  const refs = { ref: change.providerRef ?? null, paymentId: review ? null : (change.providerPaymentId ?? null) };
+  if (!decision.apply || review) {
     // Nothing moves; refs learnt late (e.g. a provider payment id) are still kept.
     const keep =
-      change.providerRef || change.providerPaymentId
+      refs.ref || refs.paymentId
         ? [
             raw(
               q,
@@ -194,8 +242,13 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
             ),
           ]
         : [];
+    const report = review
+      ? { status: requested, amount: change.reported!.amount, currency: change.reported!.currency ?? null, paymentId: change.reported!.paymentId ?? change.providerPaymentId ?? null, trigger }
+      : undefined;
+    const held = review && report ? reviewSteps(q, store, attempt, review, report, expected) : [];
     const { steps, next } = recomputeChange(q, store, reading.order);
-    return { steps: [...guards, ...keep, ...steps], applied: { orderId: attempt.orderId, attempt: attempt.attempt, applied: false, status: attempt.status, order: next } };
+    const applied: Applied = { orderId: attempt.orderId, attempt: attempt.attempt, applied: false, status: attempt.status, order: next, ...(review ? { review } : {}) };
+    return { steps: [...guards, ...keep, ...held, ...steps], applied };
   }
   const to = decision.to;
   const moved: Step[] = [
@@ -211,6 +264,13 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
   const adjust = (facts: Facts): Facts => ({ ...facts, attempts: facts.attempts.map((a) => (a.attempt === attempt.attempt ? { ...a, status: to } : a)) });
   const { steps, next } = recomputeChange(q, store, reading.order, adjust);
   return { steps: [...guards, ...moved, ...steps], applied: { orderId: attempt.orderId, attempt: attempt.attempt, applied: true, status: to, order: next } };
+}
+
+/** The attempt's amount, from its order's facts (read by the same statement as the attempt). */
+function amountOf(reading: PaymentReading): number {
+  const row = reading.order.facts.attempts.find((a) => a.attempt === reading.attempt.attempt);
+  if (!row) throw new Error(`Attempt ${reading.attempt.attempt} is not among its order's attempts`);
+  return row.amount;
 }
 
 const storeOf = (tx: StoreTx) => sql`${tx.storeId}::uuid`;

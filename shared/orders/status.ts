@@ -40,6 +40,16 @@ export function decideAttemptStatus(current: AttemptStatus, requested: AttemptSt
   return { apply: false, reason: current === "refunded" || current === "failed" ? "terminal" : "backwards" };
 }
 
+/** Why a report of money does not move its attempt (docs/order-status.md, "Payments under review"). */
+export const PAYMENT_REVIEW_REASONS = ["amount_below", "currency_differs"] as const;
+export type PaymentReview = (typeof PAYMENT_REVIEW_REASONS)[number];
+
+/** What a trigger says the gateway holds: the payment's amount (minor units) and, when it says, its currency. */
+export interface ReportedMoney {
+  amount: number;
+  currency?: string | undefined;
+}
+
 // ---- Orders -----------------------------------------------------------------------------------------
 
 export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;

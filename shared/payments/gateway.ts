@@ -110,11 +110,33 @@ export interface PaymentEvent {
   event: string;
   providerRef: string;
   status: PaymentStatus;
-  /** Minor units: the payment's amount, or the refund's for `refunded`. */
+  /** Minor units: the payment's amount. */
   amount: number;
   currency: string;
   providerPaymentId?: string;
-  refundId?: string;
+  /**
+   * The store the provider's record names (Razorpay: the `store_id` note; local: the signed ref's store),
+   * null when it names none: the webhook door applies an event only at that store's address.
+   */
+  storeId: string | null;
+}
+
+/** A verified webhook about a refund: it went through (`processed`) or the gateway gave up (`failed`). */
+export interface RefundEvent {
+  kind: "refund";
+  eventId: string;
+  event: string;
+  /** The reference of the attempt whose payment was refunded. */
+  providerRef: string;
+  refundId: string;
+  status: "processed" | "failed";
+  /** Minor units: the refund's amount. */
+  amount: number;
+  currency: string;
+  providerPaymentId?: string;
+  /** The refunded payment's own amount and currency: a refund proves a capture, checked as a capture report is. */
+  payment?: { amount: number; currency: string };
+  storeId: string | null;
 }
 
 /** A verified webhook with nothing for an attempt (an event we do not act on): answer 2xx, write nothing. */
@@ -125,7 +147,7 @@ export interface IgnoredEvent {
   reason: string;
 }
 
-export type WebhookEvent = PaymentEvent | IgnoredEvent;
+export type WebhookEvent = PaymentEvent | RefundEvent | IgnoredEvent;
 
 /** What the shopper's browser brought back from the gateway's page, once its signature checks. */
 export interface ClientConfirmation {
@@ -133,8 +155,9 @@ export interface ClientConfirmation {
   providerPaymentId: string;
   /** What the signature proves: Razorpay's proves `authorized`; the local gateway's names its outcome. */
   status: PaymentStatus;
-  /** Present when the confirmation itself carries it (local); Razorpay binds the payment to the order's amount. */
+  /** Present when the confirmation itself carries them (local); Razorpay binds the payment to the order's amount. */
   amount?: number;
+  currency?: string;
 }
 
 export interface RefundResult {

@@ -74,8 +74,9 @@ export interface LocalWebhook {
 }
 
 /**
- * The signed webhook the hosted page sends when the shopper presses Pay or Fail. `amount` overrides the
- * ref's amount (to test a mismatch). Null when the ref is not this secret's.
+ * The signed webhook the hosted page sends when the shopper presses Pay or Fail. `amount` and `currency`
+ * override the ref's (a payment that does not add up, as a gateway can report one). Null when the ref is
+ * not this secret's.
  */
 export async function buildLocalWebhook(input: {
   providerRef: string;
@@ -84,13 +85,15 @@ export async function buildLocalWebhook(input: {
   /** The worker's origin, e.g. http://localhost:8789. */
   workerOrigin: string;
   amount?: number;
+  currency?: string;
 }): Promise<LocalWebhook | null> {
   const ref = await readLocalRef(input.providerRef, input.secret);
   if (!ref) return null;
   const amount = input.amount ?? ref.amount;
+  const currency = input.currency ?? ref.currency;
   const event = EVENT_OF[input.outcome];
-  const eventId = `evt_${await digestId(`${input.providerRef}|${event}|${amount}`)}`;
-  const payment = { id: await localPaymentId(input.providerRef), ref: input.providerRef, amount, currency: ref.currency, status: input.outcome };
+  const eventId = `evt_${await digestId(`${input.providerRef}|${event}|${amount}${currency === ref.currency ? "" : `|${currency}`}`)}`;
+  const payment = { id: await localPaymentId(input.providerRef), ref: input.providerRef, amount, currency, status: input.outcome };
   const body = JSON.stringify({ entity: "event", id: eventId, event, payload: { payment } });
   return {
     url: new URL(`/webhooks/payments/local/${encodeURIComponent(ref.storeId)}`, input.workerOrigin).toString(),
@@ -134,7 +137,9 @@ export async function verifyLocalWebhook(rawBody: string, headers: Headers, secr
   if (!Object.hasOwn(LOCAL_EVENTS, event)) return { kind: "ignored", eventId, event, reason: "not an event we act on" };
   const status: PaymentStatus = LOCAL_EVENTS[event as keyof typeof LOCAL_EVENTS];
   const p = payload.payment;
-  return { kind: "payment", eventId, event, providerRef: p.ref, status, amount: p.amount, currency: p.currency, providerPaymentId: p.id };
+  // The store is the one the signed ref names (a ref that is not this secret's names none).
+  const storeId = (await readLocalRef(p.ref, secret))?.storeId ?? null;
+  return { kind: "payment", eventId, event, providerRef: p.ref, status, amount: p.amount, currency: p.currency, providerPaymentId: p.id, storeId };
 }
 
 /** The fields the page POSTs to the attempt's return URL after Pay or Fail (or null for a foreign ref). */
@@ -163,5 +168,5 @@ export async function verifyLocalConfirmation(payload: unknown, secret: string):
   if (!(await verifyHmacSha256Hex(secret, `${providerRef}|${paymentId}|${status}`, signature))) return null;
   const ref = await readLocalRef(providerRef, secret);
   if (!ref) return null;
-  return { providerRef, providerPaymentId: paymentId, status, amount: ref.amount };
+  return { providerRef, providerPaymentId: paymentId, status, amount: ref.amount, currency: ref.currency };
 }

@@ -48,6 +48,7 @@ describe("local gateway: create → hosted page → signed webhook, with no stor
       amount: 123_450,
       currency: "INR",
       providerPaymentId: expect.stringMatching(/^lpay_[0-9a-f]{20}$/),
+      storeId: STORE,
     });
   });
 
@@ -105,7 +106,7 @@ describe("local gateway: create → hosted page → signed webhook, with no stor
     expect(await gateway.verifyWebhook(failed!.body, new Headers(failed!.headers), secret)).toMatchObject({ status: "failed", event: "payment.failed" });
   });
 
-  it("the page's confirmation fields verify, carry the amount, and cannot be turned from failed to captured", async () => {
+  it("the page's confirmation fields verify, carry the amount and currency, and cannot be turned from failed to captured", async () => {
     const { secret, gateway } = await setup();
     const { providerRef } = await gateway.createPayment(input());
     const fields = (await localConfirmationFields(providerRef, "captured", secret))!;
@@ -114,6 +115,7 @@ describe("local gateway: create → hosted page → signed webhook, with no stor
       providerPaymentId: fields.local_payment_id,
       status: "captured",
       amount: 123_450,
+      currency: "INR",
     });
     expect(await gateway.verifyClientConfirmation(fields, await deriveLocalSecret(ROOT, OTHER_STORE))).toBeNull();
     const failed = (await localConfirmationFields(providerRef, "failed", secret))!;

@@ -4,10 +4,15 @@
  */
 import { z } from "zod";
 import { openSignedWebhook, verifyHmacSha256Hex } from "./crypto";
-import type { ClientConfirmation, GatewayPayment, PaymentStatus, WebhookEvent } from "./gateway";
+import type { ClientConfirmation, GatewayPayment, PaymentStatus, RefundEvent, WebhookEvent } from "./gateway";
 
 // Only the fields we read are required: a webhook must never be dropped because Razorpay left out or
 // added a field we do not use.
+
+/** Razorpay's notes: an object of key-value pairs, or `[]` when there are none. */
+const notes = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional();
+export type RazorpayNotes = z.infer<typeof notes>;
+
 export const razorpayOrder = z.object({
   id: z.string(),
   entity: z.literal("order"),
@@ -18,7 +23,7 @@ export const razorpayOrder = z.object({
   receipt: z.string().nullable(),
   status: z.enum(["created", "attempted", "paid"]),
   attempts: z.number().int().optional(),
-  notes: z.union([z.record(z.string(), z.string()), z.array(z.never())]).optional(),
+  notes,
   created_at: z.number().int().optional(),
 });
 export type RazorpayOrder = z.infer<typeof razorpayOrder>;
@@ -38,6 +43,7 @@ export const razorpayPayment = z.object({
   contact: z.string().nullish(),
   error_code: z.string().nullish(),
   error_description: z.string().nullish(),
+  notes,
   created_at: z.number().int().optional(),
 });
 export type RazorpayPayment = z.infer<typeof razorpayPayment>;
@@ -51,6 +57,7 @@ export const razorpayRefund = z.object({
   receipt: z.string().nullish(),
   status: z.enum(["pending", "processed", "failed"]),
   speed_requested: z.string().optional(),
+  notes,
   created_at: z.number().int().optional(),
 });
 export type RazorpayRefund = z.infer<typeof razorpayRefund>;
@@ -87,17 +94,32 @@ const webhookBody = z.object({
   }),
 });
 
-/** The events we act on and the attempt status each one means. Every other event is acknowledged and ignored. */
+/** The payment events we act on and the attempt status each one means. */
 export const RAZORPAY_EVENT_STATUS = {
   "payment.authorized": "authorized",
   "payment.captured": "captured",
   "payment.failed": "failed",
   "order.paid": "captured",
-  "refund.processed": "refunded",
 } as const satisfies Record<string, PaymentStatus>;
 
-function isMappedEvent(event: string): event is keyof typeof RAZORPAY_EVENT_STATUS {
-  return Object.hasOwn(RAZORPAY_EVENT_STATUS, event);
+/** The refund events we act on and what each says of the refund. Every other event is acknowledged and ignored. */
+export const RAZORPAY_REFUND_EVENTS = {
+  "refund.processed": "processed",
+  "refund.failed": "failed",
+} as const satisfies Record<string, RefundEvent["status"]>;
+
+const isIn = <T extends object>(table: T, event: string): event is Extract<keyof T, string> => Object.hasOwn(table, event);
+
+/** The key under which each Razorpay order, its Checkout payment and each refund name their store. */
+export const STORE_NOTE = "store_id";
+
+/**
+ * The store the entities' `store_id` notes name (the payment's from Checkout's form, the order's and the
+ * refund's from their create calls): null when none does, or when two disagree.
+ */
+export function storeOfNotes(...all: RazorpayNotes[]): string | null {
+  const named = new Set(all.flatMap((n) => (n && !Array.isArray(n) && typeof n[STORE_NOTE] === "string" ? [n[STORE_NOTE]] : [])));
+  return named.size === 1 ? [...named][0]! : null;
 }
 
 /**
@@ -112,17 +134,41 @@ export async function verifyRazorpayWebhook(rawBody: string, headers: Headers, s
   const parsed = webhookBody.safeParse(opened.json);
   if (!parsed.success) return { kind: "ignored", eventId, event: "unknown", reason: "the body is not a Razorpay event" };
   const { event, payload } = parsed.data;
-  if (!isMappedEvent(event)) return { kind: "ignored", eventId, event, reason: "not an event we act on" };
-  const status = RAZORPAY_EVENT_STATUS[event];
   const payment = payload.payment?.entity;
-  const providerRef = payload.order?.entity.id ?? payment?.order_id;
+  const order = payload.order?.entity;
+  const providerRef = order?.id ?? payment?.order_id;
+  const known = isIn(RAZORPAY_EVENT_STATUS, event) || isIn(RAZORPAY_REFUND_EVENTS, event);
+  if (!known) return { kind: "ignored", eventId, event, reason: "not an event we act on" };
   if (!payment || !providerRef) return { kind: "ignored", eventId, event, reason: "no payment of an order in the payload" };
-  if (event === "refund.processed") {
+  if (isIn(RAZORPAY_REFUND_EVENTS, event)) {
     const refund = payload.refund?.entity;
     if (!refund) return { kind: "ignored", eventId, event, reason: "no refund in the payload" };
-    return { kind: "payment", eventId, event, providerRef, status, amount: refund.amount, currency: refund.currency, providerPaymentId: payment.id, refundId: refund.id };
+    return {
+      kind: "refund",
+      eventId,
+      event,
+      providerRef,
+      refundId: refund.id,
+      status: RAZORPAY_REFUND_EVENTS[event],
+      amount: refund.amount,
+      currency: refund.currency,
+      providerPaymentId: payment.id,
+      payment: { amount: payment.amount, currency: payment.currency },
+      storeId: storeOfNotes(refund.notes, payment.notes),
+    };
   }
-  return { kind: "payment", eventId, event, providerRef, status, amount: payment.amount, currency: payment.currency, providerPaymentId: payment.id };
+  const status = RAZORPAY_EVENT_STATUS[event as keyof typeof RAZORPAY_EVENT_STATUS];
+  return {
+    kind: "payment",
+    eventId,
+    event,
+    providerRef,
+    status,
+    amount: payment.amount,
+    currency: payment.currency,
+    providerPaymentId: payment.id,
+    storeId: storeOfNotes(payment.notes, order?.notes),
+  };
 }
 
 const checkoutResponse = z.object({

@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import { faultInjection, jsonObject, type Fault as BaseFault } from "#shared/http/fake-provider";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { RazorpayOrder } from "./razorpay-entities";
-import { RazorpayState, razorpayId, type PaymentOutcome } from "./razorpay-sim";
+import { RazorpayState, razorpayId, type PaymentOutcome, type PayOptions } from "./razorpay-sim";
 
 export interface RazorpayServerOptions {
   keyId?: string;
@@ -167,7 +167,8 @@ export function razorpayServer(options: RazorpayServerOptions = {}) {
     if (amount > left) return invalid(c, "The refund amount provided is greater than amount captured", "amount");
     const speed = body.speed ?? "normal";
     if (speed !== "normal" && speed !== "optimum") return invalid(c, "The selected speed is invalid.", "speed");
-    const refund = state.refund(payment, amount, speed);
+    const notes = body.notes && typeof body.notes === "object" && !Array.isArray(body.notes) ? (body.notes as Record<string, string>) : undefined;
+    const refund = state.refund(payment, amount, speed, notes);
     if (key !== undefined) state.refundKeys.set(key, { body: raw, refundId: refund.id });
     return c.json(refund);
   });
@@ -188,9 +189,14 @@ export function razorpayServer(options: RazorpayServerOptions = {}) {
       faults.push({ ...fault });
     },
     /** A shopper pays for a Razorpay order on Checkout. */
-    pay: (orderId: string, outcome: PaymentOutcome, contact?: { email?: string; phone?: string }) => state.pay(orderId, outcome, contact),
+    pay: (orderId: string, outcome: PaymentOutcome, options?: PayOptions) => state.pay(orderId, outcome, options),
     capture: (paymentId: string) => state.capture(paymentId),
     refundWebhook: (refundId: string) => state.refundWebhook(refundId),
+    /** Refunds made from now on answer `pending` until `settleRefund` ends them (Razorpay's normal speed). */
+    holdRefunds(): void {
+      state.refundsPending = true;
+    },
+    settleRefund: (refundId: string, outcome: "processed" | "failed") => state.settleRefund(refundId, outcome),
   };
 }
 

@@ -23,6 +23,31 @@ export interface SignedWebhook {
 
 export type PaymentOutcome = "authorized" | "captured" | "failed";
 
+/** What the shopper's Checkout sends besides the outcome. */
+export interface PayOptions {
+  email?: string;
+  phone?: string;
+  /** The Hosted Checkout form the adapter answered: its `notes[…]` fields become the payment's notes, as Checkout does. */
+  form?: Record<string, string>;
+  /**
+   * A payment for less than the order (an order that allows partial payments) or in another currency
+   * (a misrouted event): what a payment check must refuse to count. Default: the order's.
+   */
+  amount?: number;
+  currency?: string;
+}
+
+/** The notes a Checkout form carries (`notes[key]` fields), or Razorpay's `[]` for none. */
+function notesOfForm(form: Record<string, string> | undefined): Record<string, string> | never[] {
+  const notes = Object.fromEntries(
+    Object.entries(form ?? {}).flatMap(([name, value]) => {
+      const key = /^notes\[(.+)\]$/.exec(name)?.[1];
+      return key ? [[key, value]] : [];
+    }),
+  );
+  return Object.keys(notes).length > 0 ? notes : [];
+}
+
 export interface SimulatedPayment {
   payment: RazorpayPayment;
   /** The fields Checkout hands back on success (absent for a failed payment). */
@@ -37,6 +62,8 @@ export class RazorpayState {
   readonly refunds = new Map<string, RazorpayRefund>();
   /** X-Refund-Idempotency key → the request body it first came with and the refund it made. */
   readonly refundKeys = new Map<string, { body: string; refundId: string }>();
+  /** Refunds answer `pending` (Razorpay's normal speed) until settled with `settleRefund`; default processed at once. */
+  refundsPending = false;
 
   constructor(
     private readonly secrets: { keySecret: string; webhookSecret: string; accountId: string },
@@ -68,7 +95,7 @@ export class RazorpayState {
   }
 
   /** A shopper pays on Checkout: the payment, what the browser brings back, and the webhooks. */
-  async pay(orderId: string, outcome: PaymentOutcome, contact: { email?: string; phone?: string } = {}): Promise<SimulatedPayment> {
+  async pay(orderId: string, outcome: PaymentOutcome, contact: PayOptions = {}): Promise<SimulatedPayment> {
     const order = this.orders.get(orderId);
     if (!order) throw new Error(`no order ${orderId}`);
     if (order.status === "paid") throw new Error(`order ${orderId} is already paid`);
@@ -76,8 +103,8 @@ export class RazorpayState {
     const payment: RazorpayPayment = {
       id: razorpayId("pay"),
       entity: "payment",
-      amount: order.amount,
-      currency: order.currency,
+      amount: contact.amount ?? (order.amount_due ?? order.amount),
+      currency: contact.currency ?? order.currency,
       status: failed ? "failed" : "authorized",
       order_id: order.id,
       method: "upi",
@@ -88,6 +115,7 @@ export class RazorpayState {
       contact: contact.phone ?? "+919999999999",
       error_code: failed ? "BAD_REQUEST_ERROR" : null,
       error_description: failed ? "Payment was unsuccessful as the bank declined it." : null,
+      notes: notesOfForm(contact.form),
       created_at: this.seconds(),
     };
     this.payments.set(payment.id, payment);
@@ -104,21 +132,26 @@ export class RazorpayState {
     return { payment, confirmation, webhooks };
   }
 
-  /** Captures an authorized payment (what automatic capture does at once): payment.captured and order.paid. */
+  /**
+   * Captures an authorized payment (what automatic capture does at once): payment.captured, and order.paid
+   * once the order's whole amount is paid (a partial payment leaves it `attempted`).
+   */
   async capture(paymentId: string): Promise<SignedWebhook[]> {
     const payment = this.payments.get(paymentId);
     const order = payment?.order_id ? this.orders.get(payment.order_id) : undefined;
     if (!payment || !order || payment.status !== "authorized") throw new Error(`payment ${paymentId} is not authorized`);
     payment.status = "captured";
     payment.captured = true;
+    order.amount_paid = (order.amount_paid ?? 0) + payment.amount;
+    order.amount_due = Math.max(order.amount - order.amount_paid, 0);
+    const captured = await this.webhook("payment.captured", { payment });
+    if (order.amount_due > 0) return [captured];
     order.status = "paid";
-    order.amount_paid = payment.amount;
-    order.amount_due = order.amount - payment.amount;
-    return [await this.webhook("payment.captured", { payment }), await this.webhook("order.paid", { payment, order })];
+    return [captured, await this.webhook("order.paid", { payment, order })];
   }
 
-  /** Records a processed refund against a captured payment; the caller has checked the amount. */
-  refund(payment: RazorpayPayment, amount: number, speed: string): RazorpayRefund {
+  /** Records a refund against a captured payment (processed, or pending while `refundsPending`); the caller has checked the amount. */
+  refund(payment: RazorpayPayment, amount: number, speed: string, notes?: Record<string, string>): RazorpayRefund {
     const refund: RazorpayRefund = {
       id: razorpayId("rfnd"),
       entity: "refund",
@@ -126,8 +159,9 @@ export class RazorpayState {
       currency: payment.currency,
       payment_id: payment.id,
       receipt: null,
-      status: "processed",
+      status: this.refundsPending ? "pending" : "processed",
       speed_requested: speed,
+      notes: notes ?? [],
       created_at: this.seconds(),
     };
     this.refunds.set(refund.id, refund);
@@ -138,12 +172,29 @@ export class RazorpayState {
     return refund;
   }
 
-  /** The refund.processed webhook for a refund. */
+  /** The refund.processed (or refund.failed) webhook for a refund, as it is now. */
   async refundWebhook(refundId: string): Promise<SignedWebhook> {
     const refund = this.refunds.get(refundId);
     const payment = refund ? this.payments.get(refund.payment_id) : undefined;
     if (!refund || !payment) throw new Error(`no refund ${refundId}`);
-    return this.webhook("refund.processed", { refund, payment });
+    return this.webhook(refund.status === "failed" ? "refund.failed" : "refund.processed", { refund, payment });
+  }
+
+  /**
+   * A pending refund ends: processed, or failed (Razorpay gives up, e.g. the customer's account is closed,
+   * and the money stays with the merchant: the payment is refundable again). Its webhook.
+   */
+  async settleRefund(refundId: string, outcome: "processed" | "failed"): Promise<SignedWebhook> {
+    const refund = this.refunds.get(refundId);
+    const payment = refund ? this.payments.get(refund.payment_id) : undefined;
+    if (!refund || !payment || refund.status !== "pending") throw new Error(`refund ${refundId} is not pending`);
+    refund.status = outcome;
+    if (outcome === "failed") {
+      payment.amount_refunded = (payment.amount_refunded ?? 0) - refund.amount;
+      payment.refund_status = payment.amount_refunded > 0 ? "partial" : null;
+      payment.status = "captured";
+    }
+    return this.refundWebhook(refundId);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   razorpayOrder,
   razorpayPayment,
   razorpayRefund,
+  STORE_NOTE,
   verifyRazorpayConfirmation,
   verifyRazorpayWebhook,
   type RazorpayOrder,
@@ -41,7 +42,10 @@ export interface RazorpayConfig {
   timeoutMs?: number;
   /** The name Hosted Checkout shows. */
   merchantName?: string;
-  /** Kept in each Razorpay order's notes, so that an event of a shared account names its store. */
+  /**
+   * Kept as the `store_id` note of each Razorpay order, of each payment (Checkout's `notes[store_id]`
+   * field) and of each refund, so that every event of a shared account names its store.
+   */
   storeId?: string;
 }
 
@@ -54,8 +58,11 @@ function badRequest(field: string, message: string): GatewayError {
   return new GatewayError("razorpay", "bad_request", `${field}: ${message}`, { field });
 }
 
-/** The form Hosted Checkout takes: Razorpay POSTs the signed result back to `callback_url`. */
-export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input: CreatePaymentInput, merchantName?: string): Record<string, string> {
+/**
+ * The form Hosted Checkout takes: Razorpay POSTs the signed result back to `callback_url`. Its
+ * `notes[…]` fields become the payment's notes, which every payment event carries.
+ */
+export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input: CreatePaymentInput, merchantName?: string, storeId?: string): Record<string, string> {
   const fields: Record<string, string> = {
     key_id: keyId,
     order_id: order.id,
@@ -67,6 +74,7 @@ export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input:
     cancel_url: input.returnUrl,
   };
   if (merchantName) fields.name = merchantName;
+  if (storeId) fields[`notes[${STORE_NOTE}]`] = storeId;
   if (input.customer.phone) fields["prefill[contact]"] = input.customer.phone;
   return fields;
 }
@@ -90,7 +98,7 @@ export function razorpayGateway(config: RazorpayConfig): PaymentGateway {
   }
 
   function created(order: RazorpayOrder, input: CreatePaymentInput): CreatedPayment {
-    return { providerRef: order.id, redirect: { method: "POST", url: checkoutUrl, fields: hostedCheckoutFields(config.keyId, order, input, config.merchantName) } };
+    return { providerRef: order.id, redirect: { method: "POST", url: checkoutUrl, fields: hostedCheckoutFields(config.keyId, order, input, config.merchantName, config.storeId) } };
   }
 
   return {
@@ -113,7 +121,7 @@ export function razorpayGateway(config: RazorpayConfig): PaymentGateway {
           currency: input.currency,
           receipt,
           notes: {
-            ...(config.storeId ? { store_id: config.storeId } : {}),
+            ...(config.storeId ? { [STORE_NOTE]: config.storeId } : {}),
             order_id: input.orderId,
             order_number: input.orderNumber,
             attempt: String(input.attempt),
@@ -142,7 +150,7 @@ export function razorpayGateway(config: RazorpayConfig): PaymentGateway {
       // Any key maps to one header value that Razorpay accepts, the same on every retry.
       const key = REFUND_KEY.test(idempotencyKey) ? idempotencyKey : await sha256Hex(idempotencyKey);
       const body = await razorpayRequest(http, "POST", `/v1/payments/${providerPaymentId}/refund`, {
-        body: { amount, speed: "normal" },
+        body: { amount, speed: "normal", ...(config.storeId ? { notes: { [STORE_NOTE]: config.storeId } } : {}) },
         headers: { "x-refund-idempotency": key },
       });
       const refund = parseAnswer(razorpayRefund, body, "refund");

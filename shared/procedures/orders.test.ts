@@ -132,7 +132,9 @@ describe("orders.get", () => {
       { id: expect.any(String), variantId: s.variantId, productTitle: "Fixture", variantTitle: "Default", sku: expect.stringMatching(/^FIX-/), taxClass: "gst_18", quantity: 2, unitPrice: 1000, lineTotal: 2000, discount: 0, preorder: false },
       { id: expect.any(String), variantId: kurta, productTitle: "Kurta", variantTitle: "M", sku: `KURTA-${s.slug}`, taxClass: "gst_5", quantity: 1, unitPrice: 2500, lineTotal: 2500, discount: 0, preorder: false },
     ]);
-    expect(got["attempts"]).toEqual([{ attempt: 1, idempotencyKey: `${order.id}:1`, status: "created", provider: "manual_transfer", amount: 4500, createdAt: expect.any(Date) }]);
+    expect(got["attempts"]).toEqual([
+      { id: expect.any(String), attempt: 1, idempotencyKey: `${order.id}:1`, status: "created", provider: "manual_transfer", amount: 4500, createdAt: expect.any(Date), review: null },
+    ]);
     // Events of one transaction share its time: ordered by kind within it.
     expect(got.events.map((e) => e.kind)).toEqual(["inventory.reserved", "order.placed"]);
 

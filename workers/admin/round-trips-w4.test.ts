@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { ADMIN, rpc, sessionFor, type Browser, type RpcError } from "../../test/admin";
 import { uuidFrom } from "#shared/db/ids";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
 import { applyPaymentReport } from "#shared/orders/reports";
 import { applyShipmentStatus } from "#shared/orders/shipments";
 import { GatewayError, type PaymentGateway, type RefundResult } from "#shared/payments/gateway";
@@ -25,7 +24,6 @@ import worker from "./index";
  * same key.
  */
 const db = testDb();
-const log = createLogger({ test: true }, "error");
 
 /** A traced POST /api/rpc; `vars` overrides the Worker's variables (e.g. LOCAL_GATEWAY_BEHAVIOUR). */
 async function change<T = Record<string, unknown>>(browser: Browser, path: string, input: unknown, vars: Record<string, string> = {}) {
@@ -151,13 +149,17 @@ async function countingGateway(storeId: string, behaviours: LocalBehaviour[] = [
 
 /** The gateway's `refund.processed` report of a refund, as its webhook delivers it. */
 const refundReport = (storeId: string, o: GatewayOrder, refundId: string, amount: number) =>
-  applyPaymentReport(
-    db,
+  applyPaymentReport(db, storeId, "local", {
+    kind: "refund",
+    eventId: `evt_${crypto.randomUUID()}`,
+    event: "refund.processed",
+    providerRef: o.providerRef,
+    status: "processed",
+    amount,
+    currency: "INR",
+    refundId,
     storeId,
-    "local",
-    { kind: "payment", eventId: `evt_${crypto.randomUUID()}`, event: "refund.processed", providerRef: o.providerRef, status: "refunded", amount, currency: "INR", refundId },
-    log,
-  );
+  });
 
 const refundsOf = (sql: Awaited<ReturnType<typeof orderShop>>["sql"], orderId: string) =>
   sql("select id, amount::int, status, reason from refund where order_id = $1 order by amount, id", [orderId]);

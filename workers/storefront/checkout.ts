@@ -116,6 +116,7 @@ function freshOrderReading(order: OrderView, attempt: AttemptRow): PaymentReadin
       facts: {
         status: "open",
         total: order.total,
+        currency: order.currency,
         paymentStatus: order.paymentStatus,
         fulfillmentStatus: order.fulfillmentStatus,
         attempts: [{ attempt: attempt.attempt, status: "created", amount: attempt.amount }],
@@ -209,7 +210,9 @@ checkout.post("/api/checkout/:orderId/confirm", async (c) => {
     if (keyGiven && !access) throw unknownOrder();
     const attempt = await attemptByRef(tx, sg.provider, confirmation.providerRef);
     if (!attempt || attempt.orderId !== orderId) throw new AppError("NOT_FOUND", "There is no such payment for this order.", { reason: "unknown_payment" });
-    await applyPaymentStatus(tx, attempt.id, confirmation.status, "client_confirmation", { providerPaymentId: confirmation.providerPaymentId });
+    // A confirmation that carries its amount (the local gateway's) is checked like a webhook's report.
+    const reported = confirmation.amount === undefined ? undefined : { amount: confirmation.amount, currency: confirmation.currency, paymentId: confirmation.providerPaymentId };
+    await applyPaymentStatus(tx, attempt.id, confirmation.status, "client_confirmation", { providerPaymentId: confirmation.providerPaymentId, reported });
     return { order: await loadOrderView(tx, orderId), key: access?.key ?? null };
   });
   if (isForm) return c.redirect(orderPath(orderId, key), 303);

@@ -3,11 +3,10 @@ import { describe, expect, it } from "vitest";
 import { balanceStore } from "#shared/jobs/preorder-balance";
 import { trackStore } from "#shared/jobs/shipping-track";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
-import { createLogger } from "#shared/log";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentReport } from "#shared/orders/reports";
 import type { ShipmentStatus } from "#shared/orders/status";
-import type { PaymentEvent } from "#shared/payments/gateway";
+import type { RefundEvent } from "#shared/payments/gateway";
 import { buildLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { providerServices } from "#shared/pipeline/providers";
 import { buildLocalCourierWebhook, deriveLocalCourierSecret } from "#shared/shipping/local-protocol";
@@ -31,7 +30,6 @@ const ORIGIN = "http://worker.test";
 const HOUR = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms);
 const ip = () => `2001:db8:4::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
-const log = createLogger({ test: true }, "error");
 
 /** A webhook through the worker's door, traced: its status, answer and round trips. */
 async function send(path: string, hook: { headers: Record<string, string>; body: string }) {
@@ -62,15 +60,16 @@ async function shippedShop(n: number) {
   return { s, sql, shipments };
 }
 
-const refundEvent = (o: Pick<GatewayOrder, "providerRef">, refundId: string, amount: number): PaymentEvent => ({
-  kind: "payment",
+const refundEvent = (o: Pick<GatewayOrder, "providerRef">, refundId: string, amount: number): RefundEvent => ({
+  kind: "refund",
   eventId: `evt_${crypto.randomUUID()}`,
   event: "refund.processed",
   providerRef: o.providerRef,
-  status: "refunded",
+  status: "processed",
   amount,
   currency: "INR",
   refundId,
+  storeId: null,
 });
 
 describe("round trips: payment webhooks", () => {
@@ -92,7 +91,7 @@ describe("round trips: payment webhooks", () => {
   it("a refund the gateway reports: two round trips, recorded once, a pending row settled, a capture it proves applied first", async () => {
     const { s, sql } = await orderShop(db);
     const paid = await paidGatewayOrder(db, s, 2);
-    const report = (o: GatewayOrder, refundId: string, amount: number) => tracedWork((t) => applyPaymentReport(t, s.id, "local", refundEvent(o, refundId, amount), log));
+    const report = (o: GatewayOrder, refundId: string, amount: number) => tracedWork((t) => applyPaymentReport(t, s.id, "local", refundEvent(o, refundId, amount)));
     const first = await report(paid, "rfnd_dash1", 300);
     expect([first.result, first.trips.turns]).toEqual([{ duplicate: false, applied: true, status: "refunded" }, 2]);
     const again = await report(paid, "rfnd_dash1", 300);

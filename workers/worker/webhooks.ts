@@ -14,10 +14,12 @@ import type { WorkerBindings } from "./env";
  * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
  * hostile flood costs as little as possible: the per-IP limit (120 a minute, before anything is read), the
  * provider and store id's shape, a body of at most 64 KiB, the signature with the store's secret (401,
- * nothing written, before the body is parsed as anything), then two round trips: one reads whether the
- * event id was seen (a second delivery changes nothing and answers 200), the attempt the provider's
- * reference names and its reading; one records the event id with the status applied through the one
- * routine. 2xx only after that unit commits.
+ * nothing written, before the body is parsed as anything), the store the event names (an event of
+ * another store, or of none, is acknowledged and ignored with nothing read: one provider account may send
+ * every store's events to every store's address), then two round trips: one reads whether the event id
+ * was seen (a second delivery changes nothing and answers 200), the attempt the provider's reference
+ * names and its reading; one records the event id with the status applied through the one routine. 2xx
+ * only after that unit commits.
  */
 export const WEBHOOK_POLICY: LimitPolicy = { limit: 120, windowMs: 60_000 };
 const WEBHOOK_MAX_BYTES = 64 * 1024;
@@ -54,7 +56,8 @@ webhooks.post(
     const event = await sg.gateway.verifyWebhook(body, c.req.raw.headers, sg.webhookSecret);
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
     if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-    return c.json({ ok: true, ...(await applyPaymentReport(c.var.db, storeId.data, sg.provider, event, c.var.log)) });
+    if (event.storeId !== storeId.data) return c.json({ ok: true, ignored: "the event names another store, or none: it is applied only at its own store's address" });
+    return c.json({ ok: true, ...(await applyPaymentReport(c.var.db, storeId.data, sg.provider, event)) });
   },
 );
 

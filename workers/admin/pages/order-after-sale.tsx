@@ -60,9 +60,11 @@ export const AfterSale: FC<{ order: OrderDetail }> = ({ order }) => {
       {open.length > 0 ? (
         <Section id="tasks" title="To do">
           <ul>
-            {open.map((t) => (
-              <li data-task={t.kind}>{t.title}</li>
-            ))}
+            {open.map((t) => {
+              // A payment under review links to its attempt's row.
+              const attempt = t.kind === "payment_review" ? order.attempts.find((a) => a.id === t.subjectId) : undefined;
+              return <li data-task={t.kind}>{attempt ? <a href={`#attempt-${attempt.attempt}`}>{t.title}</a> : t.title}</li>;
+            })}
           </ul>
         </Section>
       ) : null}

@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import { INDIAN_STATE_NAMES, isIndianStateCode, UTGST_TERRITORIES } from "#shared/orders/gst";
-import type { OrderDetail } from "#shared/orders/order-detail";
+import type { AttemptView, OrderDetail } from "#shared/orders/order-detail";
 import type { ParcelView } from "#shared/orders/order-view";
 import { formatMoney } from "./layout";
 import { eventWords, IstTime, StatusBadge, words } from "./order-words";
@@ -20,13 +20,13 @@ export const OrderHeader: FC<{ order: OrderDetail }> = ({ order }) => (
     </p>
     <p class="muted">
       Placed <IstTime at={order.placedAt} /> · {order.paymentMethod === "gateway" ? "Online payment" : words(order.paymentMethod)}
-      {order.expiresAt && order.status === "open" && ["unpaid", "pending", "authorized"].includes(order.paymentStatus) ? (
-        <>
-          {" "}
-          · payment due by <IstTime at={order.expiresAt} />
-        </>
-      ) : null}
     </p>
+    {order.expiresAt && order.status === "open" && ["unpaid", "pending", "authorized"].includes(order.paymentStatus) ? (
+      <p class="notice" data-hold={new Date(order.expiresAt).toISOString()}>
+        Waiting for payment: its items are held until <IstTime at={order.expiresAt} />. If the money has not arrived by then, the stock is
+        released and the order expires. Cancel it to release the stock now.
+      </p>
+    ) : null}
   </header>
 );
 
@@ -181,6 +181,20 @@ const ATTEMPT_COLUMNS = [
   { label: "When" },
 ];
 
+/** What a payment under review reported, in words (its currency may be any the gateway sent). */
+const ReviewNote: FC<{ review: NonNullable<AttemptView["review"]>; money: Money }> = ({ review, money }) => {
+  const { report } = review;
+  const currency = report.currency ?? "";
+  const amount = /^[A-Z]{3}$/.test(currency) ? formatMoney(report.amount, currency) : `${report.amount} ${currency}`.trim();
+  return (
+    <p class="muted" data-review={review.reason}>
+      Reported {report.status} for {report.currency ? amount : money(report.amount)}
+      {report.paymentId ? ` (payment ${report.paymentId})` : ""} by {words(report.trigger).toLowerCase()}, <IstTime at={review.at} />:{" "}
+      {review.reason === "currency_differs" ? "another currency than the order's" : "less than this attempt asked"}. It does not count towards the order.
+    </p>
+  );
+};
+
 export const Attempts: FC<{ order: OrderDetail }> = ({ order }) => {
   const money = moneyOf(order);
   return (
@@ -190,12 +204,19 @@ export const Attempts: FC<{ order: OrderDetail }> = ({ order }) => {
       ) : (
         <Table columns={ATTEMPT_COLUMNS}>
           {order.attempts.map((a) => (
-            <tr data-attempt={a.attempt}>
+            <tr data-attempt={a.attempt} id={`attempt-${a.attempt}`}>
               <td>{a.attempt}</td>
               <td class="mono">{a.idempotencyKey}</td>
               <td>{words(a.provider)}</td>
               <td>
                 <StatusBadge value={a.status} label="Attempt" />
+                {a.review ? (
+                  <>
+                    {" "}
+                    <StatusBadge value="under_review" label="Payment check" />
+                    <ReviewNote review={a.review} money={money} />
+                  </>
+                ) : null}
               </td>
               <td class="num">{money(a.amount)}</td>
               <td>

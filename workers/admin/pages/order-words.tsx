@@ -32,6 +32,7 @@ const TONES: Readonly<Record<string, Tone>> = {
   failed: "bad",
   partially_refunded: "off",
   refunded: "off",
+  under_review: "bad",
   // fulfillment
   partially_fulfilled: "wait",
   fulfilled: "wait",
@@ -72,6 +73,7 @@ const EVENT_WORDS: Readonly<Record<string, string>> = {
   "payment.failed": "A payment attempt failed",
   "order.paid": "Paid in full",
   "order.paid_late": "Paid after the order had closed",
+  "payment.review": "A payment did not add up: held for review",
   "order.fulfilled": "Every parcel shipped",
   "order.cancelled": "Order cancelled",
   "inventory.released": "Reserved stock released",
