@@ -11,7 +11,7 @@ import { sendCallerUnit } from "../pipeline/read";
 import { withCaller } from "../pipeline/refusal";
 import { runStepByStep, tooManyRequests, withHeaders, type Outcome, type ProposalOptions } from "../pipeline/run";
 import { afterCommit, concurrentChange, lostRace, prepared_, RETRIES, type WriteProcedure } from "../pipeline/write";
-import type { StoreProcedure } from "../procedures/define";
+import { parseProcedureInput, type StoreProcedure } from "../procedures/define";
 import { findBaseProcedure } from "../procedures/registry";
 import type { Scope } from "../procedures/scope";
 import { decideRefusal, GRANT_GONE, view, type ApprovalRow } from "./approvals";
@@ -43,7 +43,7 @@ export async function approveInUnits(db: Database, principal: Principal, approve
   const once = { ...options, limit: undefined };
   try {
     const base = { principal, procs: [approve], door: options.door } as const;
-    const parsed = approve.input.safeParse(rawInput === undefined ? {} : rawInput);
+    const parsed = parseProcedureInput(approve, rawInput);
     if (!parsed.success) {
       const { caller } = await sendCallerUnit(db, { ...base, plan: () => constant(undefined) });
       throw withCaller(badRequest(issuesOf(parsed.error)), caller);

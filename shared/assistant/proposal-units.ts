@@ -2,6 +2,7 @@ import type { Database } from "../db/database";
 import { constant, plan, together, type Plan } from "../db/plan";
 import { badRequest, isAppError, type AppError } from "../http/errors";
 import { issuesOf } from "../http/validate";
+import { parseProcedureInput } from "../procedures/define";
 import type { Outcome } from "../pipeline/outcome";
 import type { Caller, Principal } from "../pipeline/principal";
 import { sendCallerUnit } from "../pipeline/read";
@@ -58,7 +59,7 @@ export interface ProposalReading {
 /** Step 6: the input, parsed; an invalid one is refused after the caller's checks (one round trip), as on every path. */
 export async function proposalCall(db: Database, principal: Principal, proc: WriteProcedure, rawInput: unknown, options: ProposalOptions, slug: string | null = null): Promise<ProposalCall> {
   const who = { principal, proc, door: options.door, slug };
-  const parsed = proc.input.safeParse(rawInput === undefined ? {} : rawInput);
+  const parsed = parseProcedureInput(proc, rawInput);
   if (!parsed.success) {
     const { caller } = await sendCallerUnit(db, { ...unitOf(who), plan: () => constant(undefined) });
     throw withCaller(badRequest(issuesOf(parsed.error)), caller);

@@ -1,8 +1,34 @@
 import { timestamp, uuid } from "drizzle-orm/pg-core";
 import { store } from "./schema-core";
 
+/** Postgres's text of a timestamptz in the ISO DateStyle: `0050-01-01 00:00:00.123456+05:30`. */
+const PG_INSTANT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?)([+-]\d\d)(?::(\d\d))?$/;
+
+/**
+ * A timestamptz read as a Date through ISO 8601 (`…T…+05:30`), which JavaScript parses with the year as
+ * written: drizzle's own `new Date(text)` takes Postgres's form through the legacy parser, which reads the
+ * years 0001-0099 as 1901-1999. Other forms (years past 9999, BC) keep drizzle's reading; no input can
+ * write them (shared/http/inputs.ts).
+ */
+export function instantOfPostgres(value: Date | string): Date {
+  if (typeof value !== "string") return value;
+  const m = PG_INSTANT.exec(value);
+  return m ? new Date(`${m[1]}T${m[2]}${m[3]}:${m[4] ?? "00"}`) : new Date(value);
+}
+
+/** The hook drizzle's column builders have (internal in its types) that makes the column of a table. */
+interface Builds {
+  build(table: unknown): { mapFromDriverValue(value: Date | string): Date };
+}
+
 /** Column helpers shared by the schema's files. */
-export const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+export const ts = (name: string) => {
+  const column = timestamp(name, { withTimezone: true, mode: "date" });
+  const builder = column as unknown as Builds;
+  const build = builder.build.bind(builder);
+  builder.build = (table) => Object.assign(build(table), { mapFromDriverValue: instantOfPostgres });
+  return column;
+};
 export const createdAt = () => ts("created_at").notNull().defaultNow();
 export const updatedAt = () => ts("updated_at").notNull().defaultNow();
 

@@ -8,7 +8,7 @@ import { sendUnit } from "../db/unit";
 import type { Database } from "../db/database";
 import { badRequest, isAppError, noActiveStore, storeNotFound, type AppError } from "../http/errors";
 import { issuesOf } from "../http/validate";
-import type { SessionInfo, StoreProcedure } from "../procedures/define";
+import { parseProcedureInput, type SessionInfo, type StoreProcedure } from "../procedures/define";
 import { unitScope, type Scope } from "../procedures/scope";
 import { checkFor, checkForAll, resolveOnly, type Door } from "./check";
 import { callerFrom, type Caller, type Principal } from "./principal";
@@ -130,7 +130,7 @@ export async function runRead(
 ): Promise<ReadOutcome> {
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
-  const parsed = proc.input.safeParse(rawInput === undefined ? {} : rawInput);
+  const parsed = parseProcedureInput(proc, rawInput);
   try {
     const { caller, session, output } = await sendCallerUnit(db, {
       principal,

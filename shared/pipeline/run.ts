@@ -7,6 +7,7 @@ import { issuesOf } from "../http/validate";
 import type { Logger } from "../log";
 import {
   isSessionProcedure,
+  parseProcedureInput,
   procedureKey,
   type Procedure,
   type SessionContext,
@@ -45,7 +46,7 @@ export type { ProposalOptions, ProposalUnits } from "./write";
 
 
 export function parseInput(proc: Procedure, raw: unknown): unknown {
-  const parsed = proc.input.safeParse(raw === undefined ? {} : raw);
+  const parsed = parseProcedureInput(proc, raw);
   if (!parsed.success) throw badRequest(issuesOf(parsed.error));
   return parsed.data;
 }

@@ -6,7 +6,7 @@ import { unitScope } from "../procedures/scope";
 import { AppError, badRequest } from "../http/errors";
 import { issuesOf } from "../http/validate";
 import { errorFields } from "../log";
-import { procedureKey, type StoreProcedure, type WritePlan } from "../procedures/define";
+import { parseProcedureInput, procedureKey, type StoreProcedure, type WritePlan } from "../procedures/define";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
 import type { Caller, Principal } from "./principal";
 import { sendCallerUnit, type UnitCall } from "./read";
@@ -62,7 +62,7 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
   const decision = options.limit ? await options.limit() : undefined;
   if (decision && !decision.allowed) throw tooManyRequests(decision);
   const base = { principal, procs: [proc], door: options.door } as const;
-  const parsed = proc.input.safeParse(rawInput === undefined ? {} : rawInput);
+  const parsed = parseProcedureInput(proc, rawInput);
   try {
     if (!parsed.success) {
       // The caller's checks first, so a refused caller learns nothing from the validation (one trip).

@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { customer, discount, inventoryAdjustment, page, product, productVariant, store } from "../db/schema";
 import { plan } from "../db/plan";
+import { calendarDay, inInstantRange, INSTANT_RANGE_MESSAGE } from "../http/inputs";
 import { storeProcedure } from "./define";
 import { DISCOUNT_STATE } from "./discounts";
 import { tallyRows } from "./tally";
@@ -12,7 +13,7 @@ const DAY_MS = 86_400_000;
 /** Payment states in which money was received (as shared/marketing/work.ts counts a buyer). */
 const MONEY_RECEIVED = "('partially_paid', 'paid', 'partially_refunded', 'refunded')";
 
-const day = z.iso.date().describe("A calendar date, YYYY-MM-DD (UTC)");
+const day = calendarDay().describe("A calendar date, YYYY-MM-DD (UTC)");
 const startOf = (d: string, offset = "Z") => Date.parse(`${d}T00:00:00${offset === "+00:00" ? "Z" : offset}`);
 
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -65,6 +66,9 @@ export const summary = storeProcedure({
         .describe("Where the days begin: +05:30 for IST"),
     })
     .refine((r) => r.to >= r.from, { path: ["to"], message: "to must be on or after from." })
+    // The days are whole at the offset: the range's ends, as instants, must be ones an input may name.
+    .refine((r) => inInstantRange(startOf(r.from, r.utcOffset)), { path: ["from"], message: `The range's start ${INSTANT_RANGE_MESSAGE}.` })
+    .refine((r) => inInstantRange(startOf(r.to, r.utcOffset) + DAY_MS - 1), { path: ["to"], message: `The range's end ${INSTANT_RANGE_MESSAGE}.` })
     .refine((r) => (startOf(r.to) - startOf(r.from)) / DAY_MS + 1 <= RANGE_DAYS_MAX, {
       path: ["to"],
       message: `The range covers at most ${RANGE_DAYS_MAX} days.`,

@@ -10,6 +10,7 @@ import type { Logger } from "../log";
 import type { Plan } from "../db/plan";
 import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
+import { unstorableIssue } from "../http/storable";
 import { changeOn, readOn } from "../db/with-store";
 import { txScope, type Scope } from "./scope";
 
@@ -210,6 +211,20 @@ export function sessionProcedure<I extends z.ZodType, O>(def: Omit<SessionProced
 }
 
 export const procedureKey = (p: { router: string; name: string }) => `${p.router}.${p.name}`;
+
+/** A procedure's input as parsed, or its issues (paths as zod gives them). */
+export type ParsedInput<T> = { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+
+/**
+ * A procedure's input as every door parses it (no input given is `{}`): first what no input may carry
+ * (text Postgres cannot hold, nesting past the limit: shared/http/storable.ts), then its zod schema.
+ */
+export function parseProcedureInput<I extends z.ZodType>(proc: { input: I }, raw: unknown): ParsedInput<z.output<I>> {
+  const value = raw === undefined ? {} : raw;
+  const unstorable = unstorableIssue(value);
+  if (unstorable) return { success: false, error: { issues: [{ path: unstorable.path ? [unstorable.path] : [], message: unstorable.message }] } };
+  return proc.input.safeParse(value);
+}
 
 export function isSessionProcedure(p: Procedure): p is SessionProcedure {
   return p.access === "session";

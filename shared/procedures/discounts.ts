@@ -5,6 +5,7 @@ import { plan, thenPlan } from "../db/plan";
 import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError, badRequest } from "../http/errors";
+import { instant } from "../http/inputs";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 
@@ -37,7 +38,6 @@ const value = z
   .min(1)
   .max(MONEY_MAX)
   .describe("percentage: whole percent 1-100; fixed_amount: minor units of the store currency (paise for INR)");
-const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const usageLimit = z.number().int().min(1).max(2_147_483_647).describe("How many times the code can be used in total");
 
 const tooHigh = `A percentage discount is at most ${PERCENT_MAX}.`;

@@ -5,6 +5,7 @@ import { mapPlan, plan, thenPlan } from "../db/plan";
 import { AUTOMATION_KINDS, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, type AutomationKind } from "../db/schema-marketing";
 import { raw, type Q } from "../db/steps";
 import { AppError } from "../http/errors";
+import { instant } from "../http/inputs";
 import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
 import { storeProcedure } from "./define";
 import { offsetOf, pagePlan, pagingInput } from "./paging";
@@ -17,7 +18,6 @@ import { offsetOf, pagePlan, pagingInput } from "./paging";
  * Consent is never an input here: a campaign reaches only customers whose consent is confirmed
  * (`acceptsMarketing`) when it is sent.
  */
-const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const AUDIENCE_HELP = "subscribers: every customer who consented; buyers: those of them with a paid order; non_buyers: those without one";
 
 type CampaignRow = {

@@ -5,12 +5,12 @@ import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type 
 import { orderDetailPlan } from "../orders/order-detail";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../orders/status";
 import { raw, type Q } from "../db/steps";
+import { instant } from "../http/inputs";
 import { storeProcedure } from "./define";
 import type { Scope } from "./scope";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import { orderHasWord, orderSearch, searchWords } from "./search";
 
-const instant = z.iso.datetime({ offset: true, error: "must be an ISO 8601 time with an offset, e.g. 2026-01-31T00:00:00Z" });
 const orderId = z.uuid().describe("The order's id");
 
 /** `#1002` or `1002`: an order number. */
@@ -27,7 +27,7 @@ const listInput = z
     placedFrom: instant.optional(),
     placedTo: instant.optional(),
   })
-  .refine((v) => !v.placedFrom || !v.placedTo || Date.parse(v.placedTo) > Date.parse(v.placedFrom), {
+  .refine((v) => !v.placedFrom || !v.placedTo || v.placedTo > v.placedFrom, {
     path: ["placedTo"],
     message: "placedTo must be after placedFrom.",
   });
@@ -91,8 +91,8 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   if (input.status) conditions.push(eq(shopOrder.status, input.status));
   if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
   if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
-  if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, new Date(input.placedFrom)));
-  if (input.placedTo) conditions.push(lt(shopOrder.placedAt, new Date(input.placedTo)));
+  if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, input.placedFrom));
+  if (input.placedTo) conditions.push(lt(shopOrder.placedAt, input.placedTo));
   // Exactly this address, ignoring case; an AI client barred from emails finds none.
   if (input.email) conditions.push(and(contact, eq(shopOrder.emailLower, input.email.toLowerCase())));
   if (input.query) {

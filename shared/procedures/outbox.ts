@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ensure } from "../db/changes";
 import { jobFailure, outboxEvent } from "../db/schema";
 import { AppError } from "../http/errors";
+import { instant } from "../http/inputs";
 import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -65,9 +66,9 @@ export const listJobFailures = storeProcedure({
   description: "Background jobs that failed for this store in the last day (or since `since`), newest first: the job, how often, the last error and when.",
   access: "settings.read",
   mutates: false,
-  input: z.strictObject({ since: z.iso.datetime({ offset: true }).optional().describe("Default: one day ago") }),
+  input: z.strictObject({ since: instant.optional().describe("Default: one day ago") }),
   read(q, { store }, input) {
-    const since = input.since ? new Date(input.since) : new Date(Date.now() - 86_400_000);
+    const since = input.since ?? new Date(Date.now() - 86_400_000);
     return plan(
       [
         q

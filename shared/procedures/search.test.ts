@@ -176,14 +176,15 @@ describe("orders.list search", () => {
     expect(left[0]!.n).toBe(0);
   });
 
-  it("hostile queries are answered (punctuation and NUL only separate words) or refused with the field named, never a server error", async () => {
+  it("hostile queries are answered (punctuation only separates words) or refused with the field named (a NUL, at every door), never a server error", async () => {
     const { s } = await orderShop(db);
     const call = callerFor(db, s.ownerUserId, s.id);
     for (const key of ["orders.list", "customers.list"]) {
-      for (const query of ["%_\\", "'; drop table shop_order; --", "😀 \u0301 ́x", "a".repeat(200), "a ".repeat(100), "\uFFFF\uFFFE", "#", "-1", "99999999999", "nul\u0000byte"]) {
+      for (const query of ["%_\\", "'; drop table shop_order; --", "😀 \u0301 ́x", "a".repeat(200), "a ".repeat(100), "\uFFFF\uFFFE", "#", "-1", "99999999999"]) {
         const page = (await call(key, { query })) as Page;
         expect({ key, query, ok: Array.isArray(page.items) }).toEqual({ key, query, ok: true });
       }
+      expect(await failureText(call(key, { query: "nul\u0000byte" }))).toBe("BAD_REQUEST query");
       expect(await failureText(call(key, { query: "a".repeat(201) }))).toBe("BAD_REQUEST query");
       expect(await failureText(call(key, { query: 42 }))).toBe("BAD_REQUEST query");
     }

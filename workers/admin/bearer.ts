@@ -8,7 +8,7 @@ import { API_POLICY, hit } from "#shared/limits/limit";
 import type { LimitDecision } from "#shared/limits/window";
 import { invalidToken, type Principal } from "#shared/pipeline/principal";
 import type { AdminEnv } from "./context";
-import { ACCESS_PREFIX, authServer, slugOfProviderToken } from "./oauth/server";
+import { ACCESS_PREFIX, authServer, isProviderTokenShape, slugOfProviderToken } from "./oauth/server";
 
 /**
  * Both bearer doors (/api/v1 and /api/mcp) take both kinds of token (SPEC Authentication 2) and find the
@@ -30,7 +30,8 @@ const originOf = (c: Context) => new URL(c.req.url).origin;
  */
 export async function principalOfBearer(c: Context<AdminEnv>, bearer: string): Promise<Principal> {
   if (TOKEN_PATTERN.test(bearer)) return { kind: "token", tokenHash: await sha256Hex(bearer) };
-  if (!bearer.startsWith(ACCESS_PREFIX) || bearer.length > 512) throw invalidToken();
+  // Only the shape we issue reaches the provider's KV lookup (its keys hold 512 bytes).
+  if (!bearer.startsWith(ACCESS_PREFIX) || !isProviderTokenShape(bearer.slice(ACCESS_PREFIX.length))) throw invalidToken();
   const token = bearer.slice(ACCESS_PREFIX.length);
   const slug = slugOfProviderToken(token);
   if (!slug) throw invalidToken();

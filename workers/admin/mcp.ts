@@ -2,13 +2,14 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Hono, type Context } from "hono";
 import { isSlug, mcpMetadataUrl } from "#shared/api/mcp-urls";
 import { firstCall, mcpServer, runFirstCall, type McpDeps } from "#shared/assistant/mcp";
+import { readBoundedText } from "#shared/http/body";
 import { AppError, isAppError } from "#shared/http/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import type { Caller, Principal } from "#shared/pipeline/principal";
 import { resolveCaller, tooManyRequests } from "#shared/pipeline/run";
 import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
 import type { AdminEnv } from "./context";
-import { readBoundedText } from "./rpc";
+import { invalidParams, type JsonRpcErrorAnswer } from "./mcp-params";
 
 /**
  * POST /api/mcp/<store_slug>: the store's remote MCP endpoint (Streamable HTTP, stateless, JSON answers;
@@ -61,6 +62,34 @@ function toolArguments(body: unknown): (id: string | number) => unknown {
   return (id) => byId.get(id) ?? {};
 }
 
+/**
+ * Takes out of the body the requests whose params their method refuses (mcp-params.ts): their answers,
+ * and what is left for the server (undefined when nothing is).
+ */
+function withoutInvalidParams(body: unknown): { refused: JsonRpcErrorAnswer[]; rest: unknown } {
+  const refused: JsonRpcErrorAnswer[] = [];
+  const keep = (m: unknown) => {
+    const answer = typeof m === "object" && m !== null ? invalidParams(m as Message) : undefined;
+    if (answer) refused.push(answer);
+    return !answer;
+  };
+  if (!Array.isArray(body)) return { refused, rest: keep(body) ? body : undefined };
+  const rest = body.filter(keep);
+  return { refused, rest: rest.length > 0 ? rest : undefined };
+}
+
+/** The server's answer with the door's refusals added to the batch's answers. */
+async function withRefusals(res: Response, refused: JsonRpcErrorAnswer[]): Promise<Response> {
+  if (refused.length === 0) return res;
+  const text = res.status === 200 ? await res.text() : "";
+  const answered: unknown = text ? JSON.parse(text) : [];
+  const all = [...(Array.isArray(answered) ? answered : [answered]), ...refused];
+  const headers = new Headers(res.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  return new Response(JSON.stringify(all), { status: 200, headers });
+}
+
 mcp.post("/api/mcp/:slug", async (c) => {
   const slug = c.req.param("slug");
   if (!isSlug(slug)) throw new AppError("NOT_FOUND", "No store has this MCP address.");
@@ -92,6 +121,13 @@ mcp.post("/api/mcp/:slug", async (c) => {
   const decision = await countCalls(c, principal, Math.max(1, requestCount(body)));
   const limitHeaders = rateLimitHeaders(decision);
   if (!decision.allowed) throw tooManyRequests(decision, "this connection");
+  // Counted, then answered without the server when its params are wrong (-32602, not the SDK's -32603).
+  const { refused, rest } = withoutInvalidParams(body);
+  if (rest === undefined) {
+    const answer = Array.isArray(body) ? refused : refused[0];
+    return Response.json(answer, { status: 200, headers: { ...limitHeaders, "cache-control": "no-store" } });
+  }
+  body = rest;
 
   // The caller is resolved in Postgres (a grant of one store is refused in any other, SPEC Authentication
   // 6): with the POST's first tool call when it has a plan (a read's one unit, a change's first), else on its own.
@@ -114,7 +150,7 @@ mcp.post("/api/mcp/:slug", async (c) => {
   const server = mcpServer({ ...deps, caller, early, argumentsOf: toolArguments(body) });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  const res = await transport.handleRequest(c.req.raw, { parsedBody: body });
+  const res = await withRefusals(await transport.handleRequest(c.req.raw, { parsedBody: body }), refused);
   const headers = new Headers(res.headers);
   for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
   headers.set("cache-control", "no-store");

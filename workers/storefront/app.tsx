@@ -5,6 +5,7 @@ import { normaliseHostname, resolveHost, resolveStoreFacts, type StoreFacts } fr
 import { loadHostAndFacts, loadStoreFacts } from "#shared/storefront/store-facts";
 import type { StorefrontEnv } from "./context";
 import { cachedPage, edgeCacheKey, type CacheStatus } from "./edge-cache";
+import { inputGuard } from "./input-guard";
 import { beacon } from "./links";
 import { hasPasswordCookie, password } from "./password";
 import { cartRoutes } from "./cart";
@@ -35,6 +36,9 @@ const PASS_THROUGH = /^\/(api|_next)(\/|$)/;
 
 const timing = (name: string, cached: boolean, started: number) =>
   `${name};desc="${cached ? "hit" : "miss"}";dur=${(performance.now() - started).toFixed(1)}`;
+
+// What the shopper sent, before anything else (input-guard.ts).
+app.use(inputGuard);
 
 // The path rules first, then the store of the hostname (SPEC rule 1) and the store's facts (name,
 // currency, password state, catalogue version), each held 60 s in the HOSTS namespace, unknown hostnames

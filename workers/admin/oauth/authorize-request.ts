@@ -4,7 +4,7 @@ import { mcpResourceUrl, slugOfResource } from "#shared/api/mcp-urls";
 import { storeIdBySlug } from "#shared/db/privileged";
 import { AppError } from "#shared/http/errors";
 import type { AdminEnv } from "../context";
-import { authServer } from "./server";
+import { authServer, isClientIdShape } from "./server";
 
 export function badRequestPage(message: string): AppError {
   return new AppError("BAD_REQUEST", message);
@@ -30,6 +30,9 @@ const redirectTo = (location: string) => new Response(null, { status: 302, heade
  */
 export async function checkAuthRequest(c: Context<AdminEnv>): Promise<CheckedAuthRequest | Response> {
   const url = new URL(c.req.url);
+  // A client id of another shape names no client (and would be a KV key past its 512 bytes).
+  const clientId = url.searchParams.get("client_id");
+  if (clientId && !isClientIdShape(clientId)) throw badRequestPage("This connection request is not valid: no app is registered with this client_id. Start again from your app.");
   const resources = url.searchParams.getAll("resource");
   const named = resources.length === 1 ? slugOfResource(url.origin, resources[0]) : null;
   const slug = named && (await storeIdBySlug(c.var.db, named)) ? named : null;

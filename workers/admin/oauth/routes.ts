@@ -1,11 +1,13 @@
 import { Hono, type Context } from "hono";
 import { isSlug, mcpResourceUrl, PRM_PREFIX, MCP_PATH_PREFIX, slugOfResource } from "#shared/api/mcp-urls";
 import { storeIdBySlug } from "#shared/db/privileged";
+import { readBoundedText } from "#shared/http/body";
 import { AppError } from "#shared/http/errors";
 import { hit } from "#shared/limits/limit";
 import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
 import type { AdminEnv } from "../context";
-import { ACCESS_PREFIX, authServer, OAUTH_PATHS, REFRESH_PREFIX, registrationProblem, slugOfProviderToken, unprefix } from "./server";
+import { judgeRegistration, REGISTRATION_BODY_LIMIT } from "./registration";
+import { ACCESS_PREFIX, authServer, isClientIdShape, isProviderTokenShape, OAUTH_PATHS, REFRESH_PREFIX, slugOfProviderToken, unprefix } from "./server";
 
 /** The OAuth endpoints the provider speaks, wrapped where this service adds to them. */
 export const oauth = new Hono<AdminEnv>();
@@ -60,11 +62,16 @@ oauth.post(OAUTH_PATHS.register, async (c) => {
   if (!decision.allowed) {
     return oauthError(429, "too_many_requests", `At most ${REGISTER_POLICY.limit} registrations per hour from one address.`, rateLimitHeaders(decision));
   }
-  // Our redirect-URI policy answers first, with RFC 7591's own error code.
-  const text = await c.req.text();
-  const refused = registrationProblem(text);
-  if (refused) return oauthError(400, "invalid_redirect_uri", refused);
-  const request = new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: text });
+  // Our metadata policy answers first, with RFC 7591's own error codes (registration.ts); the provider
+  // gets only the fields it passed.
+  const text = await readBoundedText(c.req.raw, REGISTRATION_BODY_LIMIT).catch(() => null);
+  if (text === null) return oauthError(413, "invalid_request", `The client metadata is larger than ${REGISTRATION_BODY_LIMIT} bytes.`);
+  const verdict = judgeRegistration(text);
+  if ("error" in verdict) return oauthError(400, verdict.error, verdict.description);
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  const request = new Request(c.req.raw.url, { method: "POST", headers, body: verdict.body });
   return authServer(originOf(c), null).fetch(request, c.env, ctxOf(c));
 });
 
@@ -76,12 +83,59 @@ function forwardForm(c: Context, form: URLSearchParams): Request {
   return new Request(`${originOf(c)}${OAUTH_PATHS.token}`, { method: "POST", headers, body: form.toString() });
 }
 
+/** A token or revocation request's form; its body is small (a code, a token, a verifier). */
+export const OAUTH_FORM_LIMIT = 16 * 1024;
+
 async function readForm(c: Context): Promise<URLSearchParams | Response> {
   const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") {
     return oauthError(400, "invalid_request", "Send the request as application/x-www-form-urlencoded.");
   }
-  return new URLSearchParams(await c.req.text());
+  const text = await readBoundedText(c.req.raw, OAUTH_FORM_LIMIT).catch(() => null);
+  if (text === null) return oauthError(413, "invalid_request", `The request is larger than ${OAUTH_FORM_LIMIT} bytes.`);
+  return new URLSearchParams(text);
+}
+
+/** The client id of a token or revocation request, as the provider will read it: HTTP Basic, the form, or a client assertion's issuer. */
+function clientIdOf(c: Context, form: URLSearchParams): { id: string; basic: boolean } {
+  const basic = /^basic[ \t]+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  if (basic) {
+    try {
+      const pair = atob(basic);
+      return { id: decodeURIComponent(pair.slice(0, Math.max(0, pair.indexOf(":"))).replace(/\+/g, " ")), basic: true };
+    } catch {
+      return { id: "", basic: true };
+    }
+  }
+  const assertion = form.get("client_assertion");
+  if (form.get("client_id") || !assertion) return { id: form.get("client_id") ?? "", basic: false };
+  try {
+    const claims = JSON.parse(atob((assertion.split(".")[1] ?? "").replace(/-/g, "+").replace(/_/g, "/"))) as { iss?: unknown };
+    return { id: typeof claims.iss === "string" ? claims.iss : "", basic: false };
+  } catch {
+    return { id: "", basic: false };
+  }
+}
+
+/**
+ * Refuses what cannot name anything we issued before the provider looks it up in KV (whose keys hold 512
+ * bytes; a longer one is an error there, not an answer): a client id, a code or a refresh token of
+ * another shape (RFC 6749 §5.2: invalid_client, invalid_grant).
+ */
+function unknownCredentials(c: Context, form: URLSearchParams): Response | undefined {
+  const client = clientIdOf(c, form);
+  if (client.id && !isClientIdShape(client.id)) {
+    return oauthError(401, "invalid_client", "No client has this client_id; register again.", client.basic ? { "WWW-Authenticate": 'Basic realm="oauth"' } : {});
+  }
+  const code = form.get("code");
+  if (form.get("grant_type") === "authorization_code" && code && !isProviderTokenShape(code)) {
+    return oauthError(400, "invalid_grant", "The authorization code is not valid; start the authorization again.");
+  }
+  const refresh = form.get("refresh_token");
+  if (form.get("grant_type") === "refresh_token" && refresh && !isProviderTokenShape(refresh)) {
+    return oauthError(400, "invalid_grant", "The refresh token is not valid; authorize again.");
+  }
+  return undefined;
 }
 
 // Token endpoint: authorization_code (PKCE S256 required) and refresh_token; both tokens rotate.
@@ -90,6 +144,8 @@ oauth.post(OAUTH_PATHS.token, async (c) => {
   if (form instanceof Response) return form;
   const refresh = form.get("refresh_token");
   if (refresh) form.set("refresh_token", unprefix(refresh));
+  const unknown = unknownCredentials(c, form);
+  if (unknown) return unknown;
   const slug =
     slugOfResource(originOf(c), form.get("resource")) ?? slugOfProviderToken(form.get("code") ?? form.get("refresh_token") ?? "");
   const res = await authServer(originOf(c), slug).fetch(forwardForm(c, form), c.env, ctxOf(c));
@@ -106,6 +162,11 @@ oauth.post(OAUTH_PATHS.revoke, async (c) => {
   if (form instanceof Response) return form;
   const token = form.get("token");
   if (!token) return oauthError(400, "invalid_request", "token is required.");
+  const unknown = unknownCredentials(c, form);
+  if (unknown) return unknown;
+  // RFC 7009 §2.2: a token that is not one of ours is answered as revoked (once a client is named: the
+  // provider asks for one first).
+  if (!isProviderTokenShape(unprefix(token)) && clientIdOf(c, form).id) return new Response(null, { status: 200, headers: { "cache-control": "no-store" } });
   form.set("token", unprefix(token));
   form.delete("grant_type");
   return authServer(originOf(c), slugOfProviderToken(unprefix(token))).fetch(forwardForm(c, form), c.env, ctxOf(c));

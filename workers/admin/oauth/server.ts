@@ -46,6 +46,24 @@ export function slugOfProviderToken(token: string): string | null {
   return isSlug(slug) ? slug : null;
 }
 
+/**
+ * Whether `token` (prefix removed) has the shape of a code or token this service issues:
+ * `<store slug>.<member id>:<16-character grant id>:<32-character secret>`. The provider looks every one
+ * up in KV under a key made of its parts, and KV refuses keys over 512 bytes with an error: anything
+ * else names nothing we issued and is refused before the lookup.
+ */
+const PROVIDER_TOKEN = /^([a-z0-9-]{1,63})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{32}$/;
+
+export function isProviderTokenShape(token: string): boolean {
+  const m = PROVIDER_TOKEN.exec(token);
+  return m !== null && isSlug(m[1]!);
+}
+
+/** The client ids the provider issues are 16 characters of this alphabet; a little room, far below KV's 512-byte keys. */
+const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export const isClientIdShape = (clientId: string): boolean => CLIENT_ID.test(clientId);
+
 export function unprefix(token: string): string {
   if (token.startsWith(ACCESS_PREFIX)) return token.slice(ACCESS_PREFIX.length);
   if (token.startsWith(REFRESH_PREFIX)) return token.slice(REFRESH_PREFIX.length);
@@ -81,18 +99,6 @@ function redirectUrisProblem(uris: unknown): string | null {
     if (problem) return `Redirect URI ${String(uri)} ${problem}. Use https, http on localhost/127.0.0.1/[::1], or an app-specific scheme.`;
   }
   return null;
-}
-
-/** The redirect-URI policy applied to a raw registration body (null when fine or not JSON: the provider answers those). */
-export function registrationProblem(body: string): string | null {
-  let metadata: unknown;
-  try {
-    metadata = JSON.parse(body);
-  } catch {
-    return null;
-  }
-  if (typeof metadata !== "object" || metadata === null) return null;
-  return redirectUrisProblem((metadata as Record<string, unknown>)["redirect_uris"]);
 }
 
 function checkRegistration({ clientMetadata }: ClientRegistrationCallbackOptions) {

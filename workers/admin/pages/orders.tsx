@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
 import { isAppError, type FieldIssue } from "#shared/http/errors";
+import { calendarDay } from "#shared/http/inputs";
 import { issuesOf } from "#shared/http/validate";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/orders/status";
 import { listOrders } from "#shared/procedures/orders";
@@ -25,7 +26,7 @@ type FilterName = (typeof FILTERS)[number];
 type Filters = Partial<Record<FilterName, string>>;
 
 const optional = <T extends z.ZodType>(schema: T) => schema.or(z.literal("")).optional();
-const day = z.iso.date({ error: "Enter a date as YYYY-MM-DD." });
+const day = calendarDay("Enter a date as YYYY-MM-DD.");
 
 const filtersSchema = z.object({
   page: z.coerce.number({ error: "Page must be a number." }).int().min(1).max(100_000).default(1),
@@ -64,7 +65,7 @@ function errorsOf(issues: readonly FieldIssue[]): { errors: Errors; other: strin
   const other: string[] = [];
   for (const issue of issues) {
     const name = (FILTERS as readonly string[]).includes(issue.path) ? (issue.path as FilterName) : FIELD_OF_INPUT[issue.path];
-    if (name === "to" && issue.path === "placedTo") errors.to ??= "The last day cannot be before the first.";
+    if (name === "to" && issue.path === "placedTo" && issue.message.includes("after placedFrom")) errors.to ??= "The last day cannot be before the first.";
     else if (name) errors[name] ??= issue.message;
     else other.push(issue.message);
   }
