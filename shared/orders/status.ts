@@ -50,6 +50,20 @@ export interface ReportedMoney {
   currency?: string | undefined;
 }
 
+/**
+ * Whether a report of money held or taken (`authorized`, `captured`) adds up to what its attempt asked:
+ * null when it does (more than asked is money in: it counts, and the surplus can be refunded), else why
+ * not. A report in another currency, or for less than the attempt's amount, moves nothing: a shopper who
+ * paid ₹1 of ₹4,999 (a partial payment, a tampered or misrouted event) must not see the order paid.
+ * Reports of no money (pending, failed) and refunds are not checked: they never make an order paid.
+ */
+export function reviewOf(requested: AttemptStatus, expected: { amount: number; currency: string }, reported: ReportedMoney | undefined): PaymentReview | null {
+  if (!reported || (requested !== "authorized" && requested !== "captured")) return null;
+  if (reported.currency !== undefined && reported.currency !== expected.currency) return "currency_differs";
+  if (!Number.isSafeInteger(reported.amount) || reported.amount < expected.amount) return "amount_below";
+  return null;
+}
+
 // ---- Orders -----------------------------------------------------------------------------------------
 
 export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;
