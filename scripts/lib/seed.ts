@@ -199,7 +199,7 @@ export async function seedDemo(ownerUrl: string, log: (m: string) => void = () =
         for (const [i, hostname] of s.domains.entries()) {
           await client.query(
             `insert into store_domain (store_id, hostname, status, is_primary, verified_at)
-             values ($1, $2, 'verified', $3, now()) on conflict (hostname) do nothing`,
+             values ($1, $2, 'verified', $3, now()) on conflict (hostname) where status = 'verified' do nothing`,
             [storeId, hostname, i === 0],
           );
         }

@@ -65,14 +65,20 @@ export const session = pgTable("session", {
 
 export const DOMAIN_STATUSES = ["pending", "verified", "failed"] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
+/** Why a domain's claim failed (migration 0035): no TXT record within 7 days, or another store verified it first. */
+export const DOMAIN_FAILED_REASONS = ["lapsed", "taken"] as const;
+export type DomainFailedReason = (typeof DOMAIN_FAILED_REASONS)[number];
 
 export const storeDomain = pgTable("store_domain", {
   id: uuid("id").primaryKey().defaultRandom(),
   storeId: uuid("store_id")
     .notNull()
     .references(() => store.id, { onDelete: "cascade" }),
-  hostname: text("hostname").notNull().unique(),
+  /** Unique per store; across stores only among verified domains (migration 0035: claims). */
+  hostname: text("hostname").notNull(),
   status: text("status", { enum: DOMAIN_STATUSES }).notNull().default("pending"),
+  /** Set exactly when `status` is failed. */
+  failedReason: text("failed_reason", { enum: DOMAIN_FAILED_REASONS }),
   isPrimary: boolean("is_primary").notNull().default(false),
   verifiedAt: ts("verified_at"),
   createdAt: createdAt(),

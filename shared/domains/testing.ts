@@ -42,6 +42,7 @@ export async function domainState(db: Database, storeId: string, domainId: strin
     const [row] = await tx
       .select({
         status: storeDomain.status,
+        failedReason: storeDomain.failedReason,
         verifiedAt: storeDomain.verifiedAt,
         routerId: storeDomain.routerId,
         routerStatus: storeDomain.routerStatus,

@@ -52,7 +52,7 @@ describe("{domains}-verify", () => {
     await publish(later); // published, but its check is not due yet
 
     const result = await run(T);
-    expect(result).toMatchObject({ storeErrors: 0 });
+    expect(result).toMatchObject({ failedStores: 0 });
     expect(await domainState(db, s.id, found.id)).toMatchObject({ status: "verified", verifiedAt: T, lastResult: "verified", checks: 1 });
     expect(await domainState(db, s.id, missing.id)).toMatchObject({ status: "pending", lastResult: "not_found", checks: 1, lastCheckedAt: T, nextCheckAt: at(MINUTE) });
     expect(await domainState(db, s.id, later.id)).toMatchObject({ status: "pending", lastResult: "not_found", checks: 1, lastCheckedAt: at(-5 * MINUTE) });
@@ -76,7 +76,7 @@ describe("{domains}-verify", () => {
     expect((await outboxPayloads(db, s.id, "domain.verified")).map((p) => p.domainId)).toEqual([found.id, later.id]);
   });
 
-  it("one store's failure never stops the others; DNS errors are recorded as the check's outcome", async () => {
+  it("one store's failure never stops the others and is recorded for its merchant; DNS errors are the check's outcome", async () => {
     const [a, b, c] = [await store(), await store(), await store()];
     const da = await domainAt(db, a.id, host(a, "a"), at(-MINUTE));
     const db_ = await domainAt(db, b.id, host(b, "b"), at(-MINUTE));
@@ -89,12 +89,19 @@ describe("{domains}-verify", () => {
       provider: "local",
       txt: (name) => (name === db_.record.name ? Promise.reject(new Error("resolver crashed")) : local.txt(name)),
     };
-    const logs = await logsOf(() => verifyDomains({ db, log: createLogger({ test: true }, "info"), now: T }, { dns: crashing, storesPerRun: 5_000 }));
+    const job = "{domains}-verify" as const;
+    const logs = await logsOf(() => verifyDomains({ db, log: createLogger({ test: true }, "info"), now: T, job }, { dns: crashing, storesPerRun: 5_000 }));
     expect(await domainState(db, a.id, da.id)).toMatchObject({ status: "verified" });
     expect(await domainState(db, b.id, db_.id)).toMatchObject({ status: "pending", lastResult: null, checks: null });
     expect(await domainState(db, c.id, dc.id)).toMatchObject({ status: "pending", lastResult: "servfail", checks: 1 });
-    expect(logs.lines.find((l) => l.msg === "domains.store_check_failed")).toMatchObject({ level: "error", storeId: b.id, error: "resolver crashed" });
-    expect(logs.lines.find((l) => l.msg === "domains.verify_finished")).toMatchObject({ storeErrors: 1 });
+    expect(logs.lines.filter((l) => l.msg === "job.store_failed")).toEqual([expect.objectContaining({ level: "error", storeId: b.id, error: "resolver crashed" })]);
+    expect(logs.lines.find((l) => l.msg === "domains.verify_finished")).toMatchObject({ failedStores: 1 });
+    // The shared store loop records the failure for that store's merchant only (the admin home shows it).
+    const failures = (storeId: string) =>
+      withStore(db, storeId, async (tx) => (await tx.$client.query("select job, error, failures from job_failure where store_id = $1 and job = $2", [storeId, job])).rows);
+    expect(await failures(b.id)).toEqual([{ job, error: "resolver crashed", failures: 1 }]);
+    expect(await failures(a.id)).toEqual([]);
+    expect(await failures(c.id)).toEqual([]);
 
     await setLocalDnsEntry(kv, dc.record.name, { fail: "timeout" });
     await run(at(MINUTE));
@@ -110,10 +117,13 @@ describe("{domains}-verify", () => {
     await publish(lateFind);
     await setLocalDnsEntry(kv, old.record.name, { txt: ["commerce-verify=someone-else"] });
     await run(T);
-    expect(await domainState(db, s.id, old.id)).toMatchObject({ status: "failed", lastResult: "wrong_value", checks: 2 });
+    expect(await domainState(db, s.id, old.id)).toMatchObject({ status: "failed", failedReason: "lapsed", lastResult: "wrong_value", checks: 2 });
+    const { items } = (await callerFor(db, s.ownerUserId, s.id)("domains.list")) as { items: { id: string; failure: unknown }[] };
+    expect(items.find((d) => d.id === old.id)?.failure).toEqual({ reason: "lapsed", message: expect.stringContaining("not found within 7 days") });
+    expect(items.find((d) => d.id === young.id)?.failure).toBeNull();
     expect(await domainState(db, s.id, young.id)).toMatchObject({ status: "pending", nextCheckAt: at(60 * MINUTE) });
     expect(await domainState(db, s.id, lateFind.id)).toMatchObject({ status: "verified" });
-    expect(await outboxPayloads(db, s.id, "domain.failed")).toEqual([{ domainId: old.id, hostname: old.hostname, lastResult: "wrong_value" }]);
+    expect(await outboxPayloads(db, s.id, "domain.failed")).toEqual([{ domainId: old.id, hostname: old.hostname, reason: "lapsed", lastResult: "wrong_value" }]);
     await publish(old);
     await run(at(2 * 60 * MINUTE));
     expect(await domainState(db, s.id, old.id)).toMatchObject({ status: "failed", checks: 2 });
@@ -139,7 +149,7 @@ describe("{domains}-verify", () => {
         return local.txt(name);
       },
     };
-    expect(await run(T, meanwhile)).toMatchObject({ storeErrors: 0 });
+    expect(await run(T, meanwhile)).toMatchObject({ failedStores: 0, skipped: 2 });
     expect(await domainState(db, s.id, removed.id)).toBeNull();
     expect(await domainState(db, s.id, raced.id)).toMatchObject({ status: "verified", verifiedAt: at(-1), checks: null });
     expect(await outboxPayloads(db, s.id, "domain.verified")).toEqual([]);

@@ -2,21 +2,25 @@
  * {domains}-verify (every 2 minutes; docs/domains.md): the stores with a pending domain whose check is due
  * come from a privileged id list; per store, two round trips: a unit reads the due domains, their TXT
  * records are looked up outside any transaction, then one store unit re-checks each domain (locking it)
- * and records the outcome: found → `verified` with `domain.verified`; not yet → still pending with the
- * check recorded; 7 days after the domain was added without the record → `failed` with `domain.failed`.
- * A store whose unit fails is logged and the others go on; a domain that changed meanwhile (removed,
- * verified by an overlapping run) is left alone.
+ * and records the outcome: found → `verified` with `domain.verified`, unless another store verified the
+ * hostname first (claims: ./claims.ts) → `failed` (`taken`) with `domain.failed`; not yet → still pending
+ * with the check recorded; 7 days after the domain was added without the record → `failed` (`lapsed`).
+ * A claim on a hostname another store holds fails at its store's next run, without a lookup.
+ * Stores go through the jobs' store loop (../jobs/per-store.ts): a store whose work fails is logged and
+ * recorded for its merchant, and the others go on; a domain that changed meanwhile (removed, verified by
+ * an overlapping run) is left alone.
  */
-import { and, eq, lte } from "drizzle-orm";
-import { emitStep } from "../db/changes";
+import { and, eq, lte, or, type SQL } from "drizzle-orm";
+import { markEmits } from "../db/changes";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, together, type Plan } from "../db/plan";
 import { storeIdsWithDomainsToVerify } from "../db/privileged";
 import { domainCheck, storeDomain, type DomainCheckResult } from "../db/schema";
-import { raw, sql, type Q } from "../db/steps";
+import { raw, sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
+import { forEachStore, type Counts } from "../jobs/per-store";
 import type { JobContext } from "../jobs/types";
-import { errorFields } from "../log";
+import { heldByAStore, hostnameLock } from "./claims";
 import { checkDomain, type DnsResolver } from "./dns";
 import { dnsConfigFromEnv, dnsResolverFor } from "./select";
 
@@ -24,7 +28,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** A pending domain becomes `failed` when a check this long after it was added still finds no record. */
+/** A claim lapses (`failed`, reason `lapsed`) when a check this long after it was added still finds no record. */
 export const GIVE_UP_AFTER_MS = 7 * DAY;
 
 /**
@@ -47,99 +51,135 @@ export interface VerifyDeps {
   storesPerRun?: number;
 }
 
-interface StoreOutcome {
+type StoreOutcome = {
+  /** DNS lookups recorded. */
   checked: number;
   verified: number;
+  /** Lapsed: no record 7 days after the domain was added. */
   failed: number;
+  /** Failed because another store verified the hostname first. */
+  taken: number;
   pending: number;
+  /** Changed meanwhile (removed, decided by an overlapping run): left alone. */
   skipped: number;
-}
+};
 
 interface Checked {
   id: string;
   hostname: string;
   createdAt: Date;
-  result: DomainCheckResult;
+  /** Null: not looked up, another store holds the hostname. */
+  result: DomainCheckResult | null;
 }
 
-export async function verifyDomains(ctx: Pick<JobContext, "db" | "log" | "now">, deps: VerifyDeps): Promise<Record<string, unknown>> {
-  const { db, log, now } = ctx;
-  const ids = await storeIdsWithDomainsToVerify(db, now, deps.storesPerRun ?? STORES_PER_RUN);
-  const totals = { stores: ids.length, storeErrors: 0, checked: 0, verified: 0, failed: 0, pending: 0, skipped: 0 };
-  for (let i = 0; i < ids.length; i += STORES_AT_ONCE) {
-    await Promise.all(
-      ids.slice(i, i + STORES_AT_ONCE).map(async (storeId) => {
-        try {
-          const outcome = await verifyStore(ctx, storeId, deps.dns);
-          for (const k of Object.keys(outcome) as (keyof StoreOutcome)[]) totals[k] += outcome[k];
-          log.debug("domains.store_checked", { storeId, ...outcome });
-        } catch (e) {
-          totals.storeErrors++;
-          log.error("domains.store_check_failed", { storeId, ...errorFields(e) });
-        }
-      }),
-    );
-  }
-  log.info("domains.verify_finished", totals);
+export async function verifyDomains(ctx: Pick<JobContext, "db" | "log" | "now" | "job">, deps: VerifyDeps): Promise<Counts> {
+  const ids = await storeIdsWithDomainsToVerify(ctx.db, ctx.now, deps.storesPerRun ?? STORES_PER_RUN);
+  const totals = await forEachStore(ctx, ids, (storeId) => verifyStore(ctx, storeId, deps.dns), { atOnce: STORES_AT_ONCE });
+  ctx.log.info("domains.verify_finished", totals);
   return totals;
 }
 
-type Recorded = "verified" | "failed" | "pending" | "skipped";
+type Recorded = "verified" | "failed" | "taken" | "pending" | "skipped";
 
 /** One store's due domains: read, looked up, recorded (two round trips; one when none is due). */
 export async function verifyStore({ db, now }: Pick<JobContext, "db" | "now">, storeId: string, dns: DnsResolver): Promise<StoreOutcome> {
+  const held = heldByAStore(storeDomain.hostname);
   const due = await sendStoreUnit(db, storeId, (q) =>
     plan(
       [
         q
-          .select({ id: storeDomain.id, hostname: storeDomain.hostname, token: storeDomain.verificationToken, createdAt: storeDomain.createdAt })
+          .select({ id: storeDomain.id, hostname: storeDomain.hostname, token: storeDomain.verificationToken, createdAt: storeDomain.createdAt, taken: sql<boolean>`${held}` })
           .from(storeDomain)
           .leftJoin(domainCheck, eq(domainCheck.domainId, storeDomain.id))
-          .where(and(eq(storeDomain.storeId, CURRENT_STORE), eq(storeDomain.status, "pending"), lte(sql`coalesce(${domainCheck.nextCheckAt}, ${storeDomain.createdAt})`, now))),
+          .where(and(eq(storeDomain.storeId, CURRENT_STORE), eq(storeDomain.status, "pending"), or(lte(sql`coalesce(${domainCheck.nextCheckAt}, ${storeDomain.createdAt})`, now), held))),
       ] as const,
       ([rows]) => rows,
     ),
   );
-  const outcome: StoreOutcome = { checked: 0, verified: 0, failed: 0, pending: 0, skipped: 0 };
+  const outcome: StoreOutcome = { checked: 0, verified: 0, failed: 0, taken: 0, pending: 0, skipped: 0 };
   if (due.length === 0) return outcome;
-  // Outside any transaction: a slow resolver holds no connection or lock.
-  const checked: Checked[] = await Promise.all(due.map(async (d) => ({ ...d, result: await checkDomain(dns, d.hostname, d.token) })));
+  // Outside any transaction: a slow resolver holds no connection or lock. A hostname another store holds
+  // already is not looked up: that claim fails whatever its record says.
+  const checked: Checked[] = await Promise.all(
+    due.map(async ({ token, taken, ...d }) => ({ ...d, result: taken ? null : await checkDomain(dns, d.hostname, token) })),
+  );
   const recorded = await sendStoreUnit(db, storeId, (q) => together(Object.fromEntries(checked.map((d, i) => [i, recordPlan(q, d, now)]))), { readOnly: false });
-  for (const r of Object.values(recorded)) outcome[r]++;
-  outcome.checked = checked.length - outcome.skipped;
+  checked.forEach((d, i) => {
+    const r = recorded[i]!;
+    outcome[r]++;
+    if (d.result !== null && r !== "skipped") outcome.checked++;
+  });
   return outcome;
 }
 
-/** One domain's check, applied if the domain is still pending under the same hostname (locked first). */
+/**
+ * One domain's check, applied if the domain is still pending under the same hostname (locked first):
+ * the check recorded, then what the claim becomes and its event, in one statement. A found record wins
+ * the hostname unless another store holds it by then (read under the hostname's lock, so two stores'
+ * claims are decided one after the other); a claim 7 days old without its record lapses.
+ */
 function recordPlan(q: Q, d: Checked, now: Date): Plan<Recorded> {
   const current = sql`store_id = ${CURRENT_STORE} and id = ${d.id} and status = 'pending' and hostname = ${d.hostname}`;
+  const held = heldByAStore(d.hostname);
+  const lapsed = d.result !== null && d.result !== "verified" && now.getTime() - d.createdAt.getTime() >= GIVE_UP_AFTER_MS;
+  // What the claim becomes (one row), or nothing: it stays pending.
+  const becomes =
+    d.result === "verified"
+      ? sql`select case when h.held then 'failed' else 'verified' end as to_status, case when h.held then 'taken' end as to_reason from (select ${held} as held) h`
+      : d.result === null
+        ? sql`select 'failed' as to_status, 'taken' as to_reason where ${held}`
+        : lapsed
+          ? sql`select 'failed' as to_status, 'lapsed' as to_reason`
+          : null;
+  const extra = lapsed ? { lastResult: d.result } : {};
+  const locks = d.result === "verified" ? [hostnameLock(q, d.hostname)] : [];
+  const steps: Step[] = [
+    ...locks,
+    raw<{ id: string }>(q, sql`select id from store_domain where ${current} for update`),
+    ...(d.result === null ? [] : [checkStep(q, d, d.result, current, now)]),
+    ...(becomes
+      ? [
+          markEmits(
+            raw<{ kind: string; reason: string | null }>(
+              q,
+              sql`with becomes as (${becomes}),
+                  changed as (
+                    update store_domain set status = b.to_status, failed_reason = b.to_reason,
+                      verified_at = case when b.to_status = 'verified' then ${now}::timestamptz end, updated_at = now()
+                    from becomes b where ${current}
+                    returning id, hostname, status, failed_reason)
+                  insert into outbox_event (store_id, kind, payload)
+                  select ${CURRENT_STORE}, 'domain.' || c.status,
+                    jsonb_build_object('domainId', c.id, 'hostname', c.hostname)
+                      || case when c.status = 'failed' then jsonb_build_object('reason', c.failed_reason) || ${JSON.stringify(extra)}::jsonb else '{}'::jsonb end
+                  from changed c
+                  returning kind, payload ->> 'reason' as reason`,
+            ),
+          ),
+        ]
+      : []),
+  ];
+  return plan(steps, (results): Recorded => {
+    if ((results[locks.length] as unknown[]).length === 0) return "skipped";
+    const [event] = (becomes ? results.at(-1) : []) as { kind: string; reason: string | null }[];
+    if (!event) return "pending";
+    return event.kind === "domain.verified" ? "verified" : event.reason === "taken" ? "taken" : "failed";
+  });
+}
+
+/** The DNS check recorded on the domain (when it is still the one looked up): how many, the result, the next one. */
+function checkStep(q: Q, d: Checked, result: DomainCheckResult, current: SQL, now: Date): Step {
   const next = nextCheckAt(d.createdAt, now);
-  const decided = d.result === "verified" ? "verified" : now.getTime() - d.createdAt.getTime() >= GIVE_UP_AFTER_MS ? "failed" : "pending";
-  const payload = { domainId: d.id, hostname: d.hostname, ...(decided === "failed" ? { lastResult: d.result } : {}) };
-  const stillCurrent = sql`exists (select 1 from store_domain where ${current})`;
-  return plan(
-    [
-      raw<{ id: string }>(q, sql`select id from store_domain where ${current} for update`),
-      raw(
-        q,
-        sql`insert into domain_check (store_id, domain_id, last_checked_at, last_result, next_check_at)
-            select ${CURRENT_STORE}, ${d.id}, ${now}, ${d.result}, ${next} where ${stillCurrent}
-            on conflict (domain_id) do update set checks = domain_check.checks + 1, last_checked_at = excluded.last_checked_at,
-              last_result = excluded.last_result, next_check_at = excluded.next_check_at`,
-      ),
-      // The event first, on the state the lock holds; then the change it describes, on the same condition.
-      ...(decided === "pending"
-        ? []
-        : [
-            emitStep(q, `domain.${decided}`, payload, { when: stillCurrent }),
-            raw(q, sql`update store_domain set status = ${decided}, ${decided === "verified" ? sql`verified_at = ${now}, ` : sql``}updated_at = now() where ${current}`),
-          ]),
-    ],
-    ([found]) => ((found as unknown[]).length > 0 ? decided : "skipped"),
+  return raw(
+    q,
+    sql`insert into domain_check (store_id, domain_id, last_checked_at, last_result, next_check_at)
+        select ${CURRENT_STORE}, ${d.id}, ${now}, ${result}, ${next} where exists (select 1 from store_domain where ${current})
+        on conflict (domain_id) do update set checks = domain_check.checks + 1, last_checked_at = excluded.last_checked_at,
+          last_result = excluded.last_result, next_check_at = excluded.next_check_at`,
   );
 }
 
 /** The job as the registry runs it: the resolver from the Worker's configuration (DOMAIN_DNS). */
-export function verifyDomainsJob(ctx: JobContext): Promise<Record<string, unknown>> {
+export function verifyDomainsJob(ctx: JobContext): Promise<Counts> {
   return verifyDomains(ctx, { dns: dnsResolverFor(dnsConfigFromEnv(ctx.env), ctx.env) });
 }

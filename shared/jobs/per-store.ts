@@ -12,11 +12,19 @@ export type Counts = Record<string, number>;
  * The store loop of every store-scoped job (SPEC "Scheduled jobs", rule 3; issue 12 part 4): each store's
  * work runs in its own failure boundary, so one store's failure never stops the others. Each store's
  * counts are logged with its id (info when anything happened); a failure is logged as an error with the
- * store id and recorded for its merchant (`job_failure`, shown on the admin home). Returns the totals.
+ * store id and recorded for its merchant (`job_failure`, shown on the admin home). `atOnce` stores run
+ * side by side (default one at a time: a job whose store work waits on an outside service, such as DNS,
+ * takes more). Returns the totals, with `stores` and `failedStores`.
  */
-export async function forEachStore(ctx: Pick<JobContext, "db" | "log" | "now" | "job">, storeIds: readonly string[], work: (storeId: string) => Promise<Counts>): Promise<Counts> {
+export async function forEachStore(
+  ctx: Pick<JobContext, "db" | "log" | "now" | "job">,
+  storeIds: readonly string[],
+  work: (storeId: string) => Promise<Counts>,
+  options: { atOnce?: number } = {},
+): Promise<Counts> {
   const totals: Counts = { stores: storeIds.length, failedStores: 0 };
-  for (const storeId of storeIds) {
+  const atOnce = Math.max(1, options.atOnce ?? 1);
+  const one = async (storeId: string) => {
     try {
       const counts = await work(storeId);
       for (const [key, n] of Object.entries(counts)) totals[key] = (totals[key] ?? 0) + n;
@@ -32,7 +40,8 @@ export async function forEachStore(ctx: Pick<JobContext, "db" | "log" | "now" | 
         );
       }
     }
-  }
+  };
+  for (let i = 0; i < storeIds.length; i += atOnce) await Promise.all(storeIds.slice(i, i + atOnce).map(one));
   return totals;
 }
 

@@ -4,16 +4,19 @@ import { emitStep, ensure, markEmits } from "../db/changes";
 import { mapPlan, plan } from "../db/plan";
 import { domainCheck, outboxEvent, storeDomain } from "../db/schema";
 import { raw, type Q } from "../db/steps";
+import { FAILED_REASON_TEXT, heldByAStore, TAKEN_AT_ADD } from "../domains/claims";
 import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../http/errors";
 import { normaliseHostname } from "../storefront/hosts";
 import { storeProcedure, type Services } from "./define";
 
 /**
- * A store's custom domains (issue 10 part 6; verification and routing: docs/domains.md). A hostname
- * belongs to at most one store (a unique index across stores). A domain starts `pending` and serves
- * nothing until the {domains}-verify job finds its TXT record and turns it `verified` (or `failed` after
- * 7 days); the {domains}-route consumer then routes it at the edge. Every change that alters what a hostname serves overwrites its HOSTS cache
+ * A store's custom domains (issue 10 part 6; verification and routing: docs/domains.md). A domain starts
+ * `pending`, a claim that serves nothing, until the {domains}-verify job finds its TXT record and turns it
+ * `verified`; the {domains}-route consumer then routes it at the edge. Several stores may claim one
+ * hostname; the first verified wins it, the others' claims fail (`taken`), a claim without its record
+ * lapses after 7 days (`lapsed`), and a hostname verified by one store cannot be added by another
+ * (docs/domains.md "Claims"). Every change that alters what a hostname serves overwrites its HOSTS cache
  * entry at once through the door's `hostsChanged` service (ARCHITECTURE §13), so a removed domain
  * stops serving on the next request instead of up to 60 s later.
  */
@@ -36,6 +39,7 @@ const columns = {
   id: storeDomain.id,
   hostname: storeDomain.hostname,
   status: storeDomain.status,
+  failedReason: storeDomain.failedReason,
   isPrimary: storeDomain.isPrimary,
   verifiedAt: storeDomain.verifiedAt,
   createdAt: storeDomain.createdAt,
@@ -66,9 +70,11 @@ type DetailRow = Awaited<ReturnType<typeof selectDetail>>[number];
 const detailPlan = (q: Q, where: SQL | undefined) => plan([selectDetail(q, where)] as const, ([rows]) => rows.map(present));
 
 function present(r: DetailRow) {
-  const { verificationToken, routerStatus, routerSslStatus, lastCheckedAt, lastResult, checks, nextCheckAt, ...domain } = r;
+  const { verificationToken, routerStatus, routerSslStatus, lastCheckedAt, lastResult, checks, nextCheckAt, failedReason, ...domain } = r;
   return {
     ...domain,
+    /** Why a failed claim failed, in the merchant's words (null unless failed). */
+    failure: r.status === "failed" ? { reason: failedReason ?? "lapsed", message: FAILED_REASON_TEXT[failedReason ?? "lapsed"] } : null,
     /** The TXT record that verifies the domain. */
     verification: { type: "TXT" as const, ...verificationRecord(r.hostname, verificationToken) },
     /** The custom hostname at the edge once the domain is verified: the router's status and its certificate's. */
@@ -86,16 +92,24 @@ const domainNotFound = () => new AppError("NOT_FOUND", "Domain not found in this
 const domainFound = (q: Q, store: SQL, id: string) =>
   ensure(q, sql`exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.id} = ${id} for update)`, domainNotFound());
 
-/** A removed or added hostname serves nothing: its HOSTS entry is overwritten once the change has committed. */
+/** An added hostname serves nothing: its HOSTS entry is overwritten once the change has committed. */
 async function servesNothing(answer: { hostname: string }, services: Services): Promise<void> {
   await services.hostsChanged?.([{ hostname: answer.hostname, storeId: null }]);
+}
+
+/**
+ * A removed verified domain serves nothing from now on. A removed claim (pending or failed) never served
+ * this store, and the hostname may serve another store that verified it: its entry is left alone.
+ */
+async function stopsServing(answer: { hostname: string; status: string }, services: Services): Promise<void> {
+  if (answer.status === "verified") await servesNothing(answer, services);
 }
 
 export const listDomains = storeProcedure({
   router: "domains",
   name: "list",
   description:
-    "The store's domains with their state (pending until the TXT record in `verification` is found, then verified; failed after 7 days without it), which one is primary, the last DNS check and its outcome, and the edge routing of verified ones.",
+    "The store's domains with their state (pending until the TXT record in `verification` is found, then verified; failed with `failure.reason` lapsed after 7 days without it, or taken when another store verified the hostname first), which one is primary, the last DNS check and its outcome, and the edge routing of verified ones.",
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
@@ -106,7 +120,7 @@ export const addDomain = storeProcedure({
   router: "domains",
   name: "add",
   description:
-    "Connect a hostname to the store. It stays pending, serving nothing, until the TXT record it answers (`verification`: name and value) is found by the domains job. A hostname can belong to one store only.",
+    "Connect a hostname to the store. It stays pending, serving nothing, until the TXT record it answers (`verification`: name and value) is found by the domains job. Several stores may claim a hostname: the first verified wins it. A hostname another store has verified is refused (409).",
   access: "settings.write",
   mutates: true,
   input: z.strictObject({ hostname: hostnameInput }),
@@ -116,11 +130,18 @@ export const addDomain = storeProcedure({
       const added = detailPlan(q, and(eq(storeDomain.storeId, store), eq(storeDomain.id, id)));
       return plan(
         [
+          ensure(
+            q,
+            sql`not exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.hostname} = ${input.hostname})`,
+            new AppError("CONFLICT", "This hostname is already one of this store's domains.", { issues: [{ path: "hostname", message: "already added" }] }),
+          ),
+          // A claim is refused only once another store has won the hostname; pending claims elsewhere do not count.
+          ensure(q, sql`not ${heldByAStore(input.hostname)}`, new AppError("CONFLICT", TAKEN_AT_ADD, { issues: [{ path: "hostname", message: "verified by another store" }], reason: "hostname_taken" })),
           q.insert(storeDomain).values({ id, storeId: store, hostname: input.hostname }),
           emitStep(q, "domain.added", { domainId: id, hostname: input.hostname }),
           ...added.steps,
         ],
-        (results) => added.finish(results.slice(2))[0]!,
+        (results) => added.finish(results.slice(4))[0]!,
       );
     },
     // A pending domain serves nothing: replace any entry cached while the hostname belonged elsewhere.
@@ -153,12 +174,12 @@ export const removeDomain = storeProcedure({
             "domain.removed",
             sql`(select jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname}, 'routerId', ${storeDomain.routerId}) from ${storeDomain} where ${domain})`,
           ),
-          q.delete(storeDomain).where(domain).returning({ id: storeDomain.id, hostname: storeDomain.hostname }),
+          q.delete(storeDomain).where(domain).returning({ id: storeDomain.id, hostname: storeDomain.hostname, status: storeDomain.status }),
         ] as const,
-        ([, , , [row]]) => ({ id: row!.id, hostname: row!.hostname, removed: true }),
+        ([, , , [row]]) => ({ id: row!.id, hostname: row!.hostname, status: row!.status, removed: true }),
       );
     },
-    after: servesNothing,
+    after: stopsServing,
   },
 });
 

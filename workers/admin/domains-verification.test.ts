@@ -40,13 +40,14 @@ describe("domain verification in the admin", () => {
     expect(added.verification.value).not.toBe(pending.verification.value);
 
     await withStore(db, store.id, async (tx) => {
-      await tx.$client.query("update store_domain set status = 'failed' where id = $1", [added.id]);
+      await tx.$client.query("update store_domain set status = 'failed', failed_reason = 'lapsed' where id = $1", [added.id]);
       await tx.$client.query("update store_domain set router_id = 'abc', router_status = 'pending', router_ssl_status = 'pending_validation' where hostname = $1", [store.hostname]);
     });
     const html = await (await page(browser, "/settings/domains")).text();
     expect(html).toContain(`_commerce-verify.${store.pendingHostname} TXT &quot;${pending.verification.value}&quot;`);
     expect(html).toContain("TXT record not found");
     expect(html).toContain("Verification failed");
+    expect(html).toContain("The TXT record was not found within 7 days of adding the domain.");
     expect(html).toContain("edge: pending, certificate pending_validation");
     const { items: after } = await rpcJson<{ items: Listed[] }>(await rpc(browser, "domains/list", {}));
     expect(after.find((d) => d.hostname === store.hostname)?.routing).toEqual({ status: "pending", sslStatus: "pending_validation" });

@@ -16,18 +16,20 @@ const neverLooked = async (): Promise<string | null> => {
 const owner = () => ownerOf(db);
 
 describe("domains", () => {
-  it("adds a pending domain (normalised), lists it, and refuses a hostname another store has", async () => {
+  it("adds a pending domain (normalised) and lists it; another store may claim it too while nobody has verified it; a store lists it once", async () => {
     const { browser } = await owner();
     const host = `Shop-${uniqueSuffix()}.Example.test.`;
     const added = await rpc(browser, "domains/add", { hostname: host });
     expect(added.status).toBe(200);
-    expect(await rpcJson(added)).toMatchObject({ hostname: host.toLowerCase().replace(/\.$/, ""), status: "pending", isPrimary: false });
+    expect(await rpcJson(added)).toMatchObject({ hostname: host.toLowerCase().replace(/\.$/, ""), status: "pending", isPrimary: false, failure: null });
     const listed = await rpcJson<{ items: { hostname: string; status: string }[] }>(await rpc(browser, "domains/list", {}));
     expect(listed.items.map((d) => d.hostname)).toContain(host.toLowerCase().replace(/\.$/, ""));
+    // A pending claim blocks nobody: a squatter's claim cannot keep the real owner out.
     const other = await owner();
-    const taken = await rpc(other.browser, "domains/add", { hostname: host });
-    expect(taken.status).toBe(409);
-    expect((await rpcJson<RpcError>(taken)).data?.issues?.[0]?.path).toBe("hostname");
+    expect(await rpcJson(await rpc(other.browser, "domains/add", { hostname: host }))).toMatchObject({ status: "pending" });
+    const twice = await rpc(browser, "domains/add", { hostname: host.toUpperCase() });
+    expect(twice.status).toBe(409);
+    expect(await rpcJson<RpcError>(twice)).toMatchObject({ message: "This hostname is already one of this store's domains.", data: { issues: [{ path: "hostname" }] } });
     for (const bad of ["https://shop.example.test/", "shop example.test", "localhost", "shop.example.test/path", ""]) {
       const res = await rpc(browser, "domains/add", { hostname: bad });
       expect(res.status, bad).toBe(400);
@@ -56,6 +58,39 @@ describe("domains", () => {
     await writeHostEntry(hosts, host, a.store.id); // stale: it served store A until a moment ago
     expect((await rpc(b.browser, "domains/add", { hostname: host })).status).toBe(200);
     expect((await resolveHost(hosts, host, neverLooked)).storeId).toBeNull();
+  });
+
+  it("refuses a hostname another store has verified (409 with the reason), in the RPC and on the page", async () => {
+    const a = await owner();
+    const b = await owner();
+    const refused = await rpc(b.browser, "domains/add", { hostname: a.store.hostname });
+    expect(refused.status).toBe(409);
+    const body = await rpcJson<RpcError>(refused);
+    expect(body).toMatchObject({ code: "CONFLICT", data: { reason: "hostname_taken", issues: [{ path: "hostname", message: "verified by another store" }] } });
+    expect(body.message).toContain("verified by another store");
+    const form = await postForm(b.browser, "/settings/domains", { csrf: b.browser.csrf, action: "add", hostname: a.store.hostname });
+    expect(form.status).toBe(409);
+    expect(await form.text()).toContain("This hostname is verified by another store and serves it.");
+    const { items } = await rpcJson<{ items: { hostname: string }[] }>(await rpc(b.browser, "domains/list", {}));
+    expect(items.map((d) => d.hostname)).not.toContain(a.store.hostname);
+  });
+
+  it("removing a claim that never verified leaves alone the HOSTS entry of the store that serves the hostname", async () => {
+    const a = await owner();
+    const b = await owner();
+    const host = `contested-${uniqueSuffix()}.example.test`;
+    const claim = await rpcJson<{ id: string }>(await rpc(b.browser, "domains/add", { hostname: host }));
+    // Meanwhile A's claim is verified, and the edge points the hostname at A.
+    await withStore(db, a.store.id, (tx) =>
+      tx.$client.query("insert into store_domain (store_id, hostname, status, verified_at) values ($1, $2, 'verified', now())", [a.store.id, host]),
+    );
+    await writeHostEntry(hosts, host, a.store.id);
+    await withStore(db, b.store.id, (tx) => tx.$client.query("update store_domain set status = 'failed', failed_reason = 'taken' where id = $1", [claim.id]));
+    const page_ = await (await page(b.browser, "/settings/domains")).text();
+    expect(page_).toContain("Taken by another store");
+    expect(page_).toContain("Another store verified this hostname first");
+    expect(await rpcJson(await rpc(b.browser, "domains/remove", { id: claim.id }))).toMatchObject({ id: claim.id, status: "failed", removed: true });
+    expect(await resolveHost(hosts, host, neverLooked)).toEqual({ storeId: a.store.id, cached: true });
   });
 
   it("setPrimary takes a verified domain only, and leaves exactly one primary", async () => {

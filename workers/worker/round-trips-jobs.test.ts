@@ -139,7 +139,7 @@ describe("races between the two round trips: what another delivery finished mean
         return inner.txt(name);
       },
     };
-    expect(await verifyStore({ db, now }, s.id, racing)).toEqual({ checked: 0, verified: 0, failed: 0, pending: 0, skipped: 1 });
+    expect(await verifyStore({ db, now }, s.id, racing)).toEqual({ checked: 0, verified: 0, failed: 0, taken: 0, pending: 0, skipped: 1 });
     expect(await sqlIn(s, "select count(*)::int as n from domain_check where domain_id = $1", [d.id])).toEqual([{ n: 0 }]);
     expect(await sqlIn(s, "select count(*)::int as n from outbox_event where kind = 'domain.verified'")).toEqual([{ n: 0 }]);
   });
@@ -244,6 +244,12 @@ describe("round trips: custom domains", () => {
     const checked = await tracedWork((t) => verifyStore({ db: t, now }, s.id, localDns(bindings.HOSTS)));
     expect(checked.result).toMatchObject({ checked: 1, verified: 1, skipped: 0 });
     expect(checked.trips.turns).toBe(2);
+    // A claim on a hostname another store has just verified fails in the same two round trips, unlooked-up.
+    const rival = await makeStore(db);
+    const claim = await domainAt(db, rival.id, d.hostname, new Date(now.getTime() - 5 * MINUTE));
+    const taken = await tracedWork((t) => verifyStore({ db: t, now }, rival.id, localDns(bindings.HOSTS)));
+    expect([taken.result, taken.trips.turns]).toEqual([{ checked: 0, verified: 0, failed: 0, taken: 1, pending: 0, skipped: 0 }, 2]);
+    expect(await sqlIn(rival, "select status, failed_reason from store_domain where id = $1", [claim.id])).toEqual([{ status: "failed", failed_reason: "taken" }]);
 
     const deps = (t: Database) => ({ db: t, router: localRouter(bindings.HOSTS), hosts: bindings.HOSTS, log });
     const onVerified = await routedEvent(db, s.id, "domain.verified");

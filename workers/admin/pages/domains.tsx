@@ -34,9 +34,10 @@ function localDnsOn(c: AdminContext): boolean {
 }
 
 const STATE: Record<Domain["status"], string> = { pending: "Pending DNS", verified: "Verified", failed: "Verification failed" };
+const FAILED_STATE: Record<NonNullable<Domain["failure"]>["reason"], string> = { lapsed: "Verification failed", taken: "Taken by another store" };
 
 const LastCheck: FC<{ d: Domain }> = ({ d }) => {
-  if (d.status === "failed") return <span>Not found for 7 days: remove the domain and add it again once the TXT record is in place.</span>;
+  if (d.failure) return <span>{d.failure.message}</span>;
   if (!d.lastCheck) return <span class="muted">{d.status === "pending" ? "Not checked yet" : "—"}</span>;
   return (
     <span>
@@ -83,7 +84,8 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       <h1>Domains</h1>
       <p class="muted">
         Shoppers reach the store on these hostnames. A new domain stays <strong>pending</strong> and serves nothing until its TXT record
-        is found (checked every few minutes, for up to 7 days); point its CNAME here so the edge can route it. Removing one stops it at once.
+        is found (checked every few minutes, for up to 7 days); point its CNAME here so the edge can route it. If another store verifies
+        the same hostname first, it serves that store and this one fails. Removing one stops it at once.
       </p>
       <Notice notice={notice} />
       <table>
@@ -104,7 +106,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                 {d.isPrimary ? <strong> · primary</strong> : null}
               </td>
               <td>
-                {STATE[d.status]}
+                {d.failure ? FAILED_STATE[d.failure.reason] : STATE[d.status]}
                 {d.routing ? <span class="muted"> · edge: {d.routing.sslStatus ? `${d.routing.status}, certificate ${d.routing.sslStatus}` : d.routing.status}</span> : null}
               </td>
               <td>
