@@ -10,6 +10,7 @@ import { sendNotification } from "#shared/notifications/send";
 import { call } from "../../test/call";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { placeTestOrder } from "../../test/orders";
+import { newTrace, tripsOf } from "../../test/proxy";
 import { callerFor } from "../../test/procedures";
 import { makeShop, type ShopStore } from "../../test/storefront";
 import worker from "./index";
@@ -22,6 +23,7 @@ const db = testDb();
 const log = createLogger({ test: true }, "error");
 const linkSecret = emailLinkSecretFromEnv(env as unknown as Record<string, unknown>);
 const mail = { mailer: localMailer(db), fromDomain: "mail.localhost" };
+const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
 const sql = <R,>(s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows as R[]);
 
@@ -148,6 +150,20 @@ describe("the marketing consent confirmation link", () => {
     expect((await page(s.hostname, path)).html).toContain("Yes, send me news and offers");
     expect((await page(s.hostname, path, { method: "POST" })).status).toBe(200);
     expect(await consentOf(s, "reader@example.test")).toMatchObject({ marketing_consent: "confirmed" });
+  });
+
+  it("round trips: the page is one, a confirmation two (the key checked in constant time between them)", async () => {
+    const s = await makeShop(db);
+    const path = await asked(s);
+    await page(s.hostname, "/"); // warms the host and the store's facts
+    const trips = async (method: string) => {
+      const trace = newTrace();
+      const res = await page(s.hostname, path, { method, headers: { "x-commerce-trace": trace } });
+      expect(res.status).toBe(200);
+      return (await tripsOf(proxy, trace)).turns;
+    };
+    expect(await trips("GET")).toBe(1);
+    expect(await trips("POST")).toBe(2);
   });
 
   it("sends no email for a request answered before its email went out", async () => {
