@@ -1,5 +1,5 @@
 import type { Database } from "#shared/db/database";
-import { withStore } from "#shared/db/with-store";
+import { withStore, type StoreTx } from "#shared/db/with-store";
 import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/checkout";
 import type { IndianStateCode } from "#shared/orders/gst";
 import { paymentRequest } from "#shared/orders/payments";
@@ -44,8 +44,15 @@ export async function placeTestOrder(
       paymentMethod: options.paymentMethod ?? "gateway",
       ...(options.acceptsMarketing !== undefined ? { acceptsMarketing: options.acceptsMarketing } : {}),
     };
+    // Bank transfer is off for a new store (decision 0020): a test that pays by transfer turns it on.
+    if (input.paymentMethod === "manual_transfer") await offerBankTransfer(tx);
     return placeOrder(tx, token, input, options.provider ?? "local", options.at ?? new Date());
   });
+}
+
+/** Turns bank transfer on for the transaction's store (store.update's manualTransferEnabled). */
+export async function offerBankTransfer(tx: StoreTx): Promise<void> {
+  await tx.$client.query("update store set manual_transfer_enabled = true where id = $1 and not manual_transfer_enabled", [tx.storeId]);
 }
 
 /** A shop (active fixture product, 5 in stock at a warehouse in Maharashtra) and a query helper for it. */

@@ -17,6 +17,9 @@ export const store = pgTable("store", {
   freeShippingOverMinor: bigint("free_shipping_over_minor", { mode: "number" }),
   /** The share of backordered pre-order units paid at checkout (100: all of it, no balance). */
   preorderDepositPercent: integer("preorder_deposit_percent").notNull().default(100),
+  /** Whether checkout offers bank transfer (off for a new store), and how long a transfer order holds its stock (migration 0032). */
+  manualTransferEnabled: boolean("manual_transfer_enabled").notNull().default(false),
+  transferHoldHours: integer("transfer_hold_hours").notNull().default(72),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -48,6 +48,11 @@ export const shopOrder = pgTable("shop_order", {
   balanceRequestedAt: ts("balance_requested_at"),
   balanceRemindedAt: ts("balance_reminded_at"),
   balanceExpiredAt: ts("balance_expired_at"),
+  /** Migration 0032: the buyer's network (a hash, never the address), the discount whose use was counted, and the facts that close the order. */
+  buyerNetworkHash: text("buyer_network_hash"),
+  discountId: uuid("discount_id"),
+  cancelledAt: ts("cancelled_at"),
+  expiredAt: ts("expired_at"),
   placedAt: ts("placed_at").notNull().defaultNow(),
   createdAt: createdAt(),
   updatedAt: updatedAt(),

@@ -139,10 +139,11 @@ describe("{payments}-unpaid-expiry", () => {
     const [seen] = (await withStore(db, s.id, (tx) => dueUnpaidOrders(tx, new Date(), 500))).filter((d) => d.id === o.orderId);
     // A webhook lands between the gateway's answer and the expiry's unit.
     await withStore(db, s.id, (tx) => applyPaymentStatus(tx, o.attemptId, "authorized", "webhook"));
-    expect(await withStore(db, s.id, (tx) => expireOrder(tx, o.orderId, seen!.attempts, new Date()))).toBe(false);
+    expect(await withStore(db, s.id, (tx) => expireOrder(tx, seen!, new Date()))).toBe(false);
     expect(await order(o.orderId)).toEqual({ status: "open", payment_status: "authorized" });
-    // Before its window closed, nothing expires either.
+    // Before its window closed, nothing expires either (read as the job would read it an hour from now).
     const fresh = await placeGatewayOrder(db, s, 1);
-    expect(await withStore(db, s.id, (tx) => expireOrder(tx, fresh.orderId, [], new Date()))).toBe(false);
+    const [early] = (await withStore(db, s.id, (tx) => dueUnpaidOrders(tx, new Date(Date.now() + HOUR), 500))).filter((d) => d.id === fresh.orderId);
+    expect(await withStore(db, s.id, (tx) => expireOrder(tx, early!, new Date()))).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { and, eq, type SQL } from "drizzle-orm";
-import { emitStep, unchanged } from "../db/changes";
+import { emitStep } from "../db/changes";
 import { mapPlan, plan, thenPlan, together, type Plan } from "../db/plan";
 import { paymentAttempt, shopOrder } from "../db/schema";
 import { raw, sql, type Q, type Step } from "../db/steps";
@@ -198,53 +198,63 @@ function releaseSteps(q: Q, store: SQL, orderId: string) {
 }
 
 /** What cancelling does, decided from the order as read. */
-export type Cancel = { kind: "as_is" } | { kind: "cancel"; order: Pick<LockedOrder, "number" | "status" | "paymentStatus" | "fulfillmentStatus"> };
+export type Cancel =
+  | { kind: "as_is" }
+  | { kind: "cancel"; order: Pick<LockedOrder, "number" | "status" | "paymentStatus" | "fulfillmentStatus">; reading: OrderReading };
 
 /**
- * Cancels an open order that holds no money and has shipped nothing: releases its reservations, sets
- * `cancelled` (its own action: recompute never leaves it) and writes `order.cancelled` and
- * `inventory.released`. An order already cancelled is answered as it is.
+ * Cancels an open order that holds no money and has shipped nothing: releases its reservations, gives
+ * back its discount's use, writes its fact (`cancelled_at`) and lets the recompute make it `cancelled`
+ * (which it never leaves), with `order.cancelled` and `inventory.released`. An order already cancelled is
+ * answered as it is.
  */
 export function cancelReadingPlan(q: Q, store: SQL, orderId: string): Plan<Cancel> {
-  return plan(
-    [
-      q
-        .select({ number: shopOrder.number, status: shopOrder.status, paymentStatus: shopOrder.paymentStatus, fulfillmentStatus: shopOrder.fulfillmentStatus })
-        .from(shopOrder)
-        .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId))),
-    ] as const,
-    ([[row]]): Cancel => {
-      if (!row) throw orderNotFound();
-      const order = { ...row, status: row.status as OrderStatus, paymentStatus: row.paymentStatus as PaymentStatus };
-      if (order.status === "cancelled") return { kind: "as_is" };
-      refuseClosed(order, "cancelled");
-      if (HOLDS_MONEY.has(order.paymentStatus) || order.status === "completed") {
-        throw conflict("refund_first", `Order #${order.number} is ${order.paymentStatus.replace(/_/g, " ")}: refund it first, then cancel.`);
-      }
-      if (order.fulfillmentStatus !== "unfulfilled") {
-        throw conflict("already_shipped", `Order #${order.number} is ${order.fulfillmentStatus.replace(/_/g, " ")}: a shipped order cannot be cancelled.`);
-      }
-      return { kind: "cancel", order };
-    },
-  );
+  const read = together({
+    number: plan([q.select({ number: shopOrder.number }).from(shopOrder).where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId)))] as const, ([[row]]) => row?.number),
+    reading: orderReadingPlan(q, store, orderId),
+  });
+  return mapPlan(read, ({ number, reading }): Cancel => {
+    if (number === undefined || !reading) throw orderNotFound();
+    const { facts } = reading;
+    const order = { number, status: facts.status, paymentStatus: facts.paymentStatus as PaymentStatus, fulfillmentStatus: facts.fulfillmentStatus };
+    if (order.status === "cancelled") return { kind: "as_is" };
+    refuseClosed(order, "cancelled");
+    if (HOLDS_MONEY.has(order.paymentStatus) || order.status === "completed") {
+      throw conflict("refund_first", `Order #${order.number} is ${order.paymentStatus.replace(/_/g, " ")}: refund it first, then cancel.`);
+    }
+    if (order.fulfillmentStatus !== "unfulfilled") {
+      throw conflict("already_shipped", `Order #${order.number} is ${order.fulfillmentStatus.replace(/_/g, " ")}: a shipped order cannot be cancelled.`);
+    }
+    return { kind: "cancel", order, reading };
+  });
+}
+
+/**
+ * Gives back the use of the discount an order counted at checkout (shop_order.discount_id), in the unit
+ * that closes it unpaid: a closed order never opens again, so each order gives its use back at most once.
+ */
+export function returnDiscountUseSql(store: SQL, orderIds: SQL): SQL {
+  return sql`update discount d set usage_count = greatest(d.usage_count - 1, 0), updated_at = now()
+    from shop_order o where o.store_id = ${store} and o.id = any(${orderIds}) and o.discount_id is not null
+      and d.store_id = ${store} and d.id = o.discount_id`;
 }
 
 /** Cancelling as decided, then the order as it is now. */
 export function cancelPlan(q: Q, store: SQL, orderId: string, reason: string | undefined, decision: Cancel): Plan<OrderView> {
   if (decision.kind === "as_is") return thenOrderView(q, store, orderId);
-  const { order } = decision;
+  const { order, reading } = decision;
   const release = releaseSteps(q, store, orderId);
+  // The order checked as read (its statuses, attempts, parcels, shipments), then its fact and the recompute.
+  const recompute = recomputeSteps(q, store, reading, (facts) => ({ ...facts, closed: "cancelled" }));
   return thenOrderView(q, store, orderId, [
     ...lockOrderPlan(q, store, orderId).steps,
-    unchanged(
-      q,
-      sql`exists (select 1 from shop_order where store_id = ${store} and id = ${orderId} and status = ${order.status}
-                    and payment_status = ${order.paymentStatus} and fulfillment_status = ${order.fulfillmentStatus})`,
-    ),
+    ...recompute.guard,
     emitStep(q, "order.cancelled", { orderId, number: order.number, paymentStatus: order.paymentStatus, ...(reason ? { reason } : {}) }),
     release.lock,
     emitStep(q, "inventory.released", release.released),
     ...release.change,
-    raw(q, sql`update shop_order set status = 'cancelled', updated_at = now() where store_id = ${store} and id = ${orderId}`),
+    raw(q, returnDiscountUseSql(store, sql`array[${orderId}]::uuid[]`)),
+    raw(q, sql`update shop_order set cancelled_at = now(), updated_at = now() where store_id = ${store} and id = ${orderId} and cancelled_at is null`),
+    ...recompute.steps,
   ]);
 }

@@ -7,6 +7,7 @@ import { CONSENT_REQUEST_EVERY_HOURS } from "../marketing/consent";
 import type { CheckoutInput, Placed } from "./checkout";
 import { cartState } from "./checkout-reading";
 import type { IndianStateCode, OrderMoney } from "./gst";
+import { holdLimitSteps } from "./holds";
 import { orderViewStatement } from "./order-view";
 
 /**
@@ -35,6 +36,9 @@ export interface Placement {
   parcelLines: { fulfillment_order_id: string; order_line_id: string; quantity: number; reserved: number; variant_id: string; location_id: string; stock_id: string | null }[];
   attemptId: string;
   provider: string;
+  /** The store, and the buyer's network as the per-network hold limit counts it (./holds.ts; null: no address). */
+  storeId: string;
+  networkHash: string | null;
 }
 
 export const discountUnavailable = () =>
@@ -77,15 +81,17 @@ export function checkoutChange(q: Q, store: SQL, p: Placement): Plan<Placed> {
             ),
           ]
         : []),
+      // At most 3 open unpaid orders per email and per network hold this store's stock (./holds.ts).
+      ...holdLimitSteps(q, store, { storeId: p.storeId, email: input.email, networkHash: p.networkHash, now: p.now }),
       raw(
         q,
         sql`with counter as (insert into order_counter as c (store_id, next_number) values (${store}, 1002)
                                on conflict (store_id) do update set next_number = c.next_number + 1 returning next_number - 1 as number)
             insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
-              subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount)
+              subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount, discount_id, buyer_network_hash)
             select ${orderId}, ${store}, counter.number, ${p.cart.id}, ${input.email.toLowerCase()}, ${input.phone ?? null}, ${json(input.shippingAddress)},
               ${p.destination}, ${input.paymentMethod}, ${p.cart.currency}, ${money.subtotal}, ${money.discount}, ${money.shipping}, ${money.tax}, ${money.total},
-              ${p.taken.code}, ${p.expiresAt}, ${p.now}, ${p.accessKeyHash}, ${p.balance}
+              ${p.taken.code}, ${p.expiresAt}, ${p.now}, ${p.accessKeyHash}, ${p.balance}, ${p.discount?.id ?? null}::uuid, ${p.networkHash}
             from counter`,
       ),
       raw(

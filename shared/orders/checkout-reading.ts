@@ -8,7 +8,7 @@ import { raw, sql, type Q } from "../db/steps";
 /**
  * What checkout decides from (SPEC "Checkout and payment behaviour"), read in one unit: the shopper's
  * cart (by its token's hash) with its lines, the stock of its variants at the locations that sell online,
- * its discount, the store's shipping and deposit settings, the GST rates of the day, and, for a cart that
+ * its discount, the store's shipping, deposit and payment settings, the GST rates of the day, and, for a cart that
  * is an order already, that order and its newest attempt (a replay answers from this reading alone).
  *
  * The cart's `state` is compared again by the change that places the order: a cart changed in between
@@ -68,7 +68,7 @@ export interface CheckoutReading {
   lines: CartLineRow[];
   stock: StockReadRow[];
   discount: DiscountRead | null;
-  settings: { fee: number; freeOver: number | null; depositPercent: number };
+  settings: { fee: number; freeOver: number | null; depositPercent: number; manualTransfer: boolean; transferHoldHours: number };
   rates: GstRates;
   /** A converted cart's order: its view, its newest attempt, whether its access key hash is stored yet. */
   replay: { order: OrderView | null; attempt: AttemptRead | null; keyed: boolean } | null;
@@ -119,9 +119,10 @@ export function checkoutReadingPlan(q: Q, store: SQL, tokenHash: string, now: Da
                    and (d.usage_limit is null or d.usage_count < d.usage_limit)) as live
             from discount d where d.store_id = ${store} and d.id = (select discount_id from cart where store_id = ${store} and token_hash = ${tokenHash})`,
       ),
-      raw<{ fee: string; free_over: string | null; deposit_percent: number }>(
+      raw<{ fee: string; free_over: string | null; deposit_percent: number; manual_transfer: boolean; hold_hours: number }>(
         q,
-        sql`select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over, preorder_deposit_percent as deposit_percent
+        sql`select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over, preorder_deposit_percent as deposit_percent,
+                   manual_transfer_enabled as manual_transfer, transfer_hold_hours as hold_hours
             from store where id = ${store}`,
       ),
       ...rates.steps,
@@ -141,7 +142,13 @@ export function checkoutReadingPlan(q: Q, store: SQL, tokenHash: string, now: Da
         lines,
         stock,
         discount: discount ? { id: discount.id, code: discount.code, kind: discount.kind, value: Number(discount.value), live: discount.live } : null,
-        settings: { fee: Number(settings!.fee), freeOver: settings!.free_over === null ? null : Number(settings!.free_over), depositPercent: settings!.deposit_percent },
+        settings: {
+          fee: Number(settings!.fee),
+          freeOver: settings!.free_over === null ? null : Number(settings!.free_over),
+          depositPercent: settings!.deposit_percent,
+          manualTransfer: settings!.manual_transfer,
+          transferHoldHours: settings!.hold_hours,
+        },
         rates: rates.finish(rateRows),
         replay: cart?.converted_order_id
           ? {

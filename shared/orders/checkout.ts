@@ -13,6 +13,7 @@ import { checkoutChange, discountUnavailable, type Placement } from "./checkout-
 import { checkoutReadingPlan, type AttemptRead, type CheckoutReading } from "./checkout-reading";
 import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "./gst";
 import type { OrderView } from "./order-view";
+import { buyerNetworkHash, holdWindowMs, transferRefused } from "./holds";
 import { preorderBalance } from "./preorders";
 import { planReservation, type StockRow } from "./reservation";
 import { sql } from "../db/steps";
@@ -47,8 +48,10 @@ export const checkoutInput = z.strictObject({
 });
 export type CheckoutInput = z.infer<typeof checkoutInput>;
 
-/** How long a placed order waits for its payment before the expiry job releases its stock. */
-export const PAYMENT_WINDOW_MS = { gateway: 30 * 60_000, manual_transfer: 3 * 86_400_000 } as const;
+/** Who places the order, beyond what the form says: the buyer's address as the storefront saw it (cf-connecting-ip). */
+export interface Buyer {
+  ip?: string | null | undefined;
+}
 
 /** A payment attempt as checkout and the payment steps answer it (read in checkout-reading.ts). */
 export type AttemptRow = AttemptRead;
@@ -69,7 +72,7 @@ export const CHECKOUT_RETRIES = 3;
 type Decision = { kind: "replay"; placed: Placed; keyHash: string | null } | { kind: "place"; placement: Placement };
 
 /** What the reading says: a replay, an order to place, or the refusal the shopper sees. */
-async function decide(reading: CheckoutReading, cartToken: string, input: CheckoutInput, provider: string, now: Date): Promise<Decision> {
+async function decide(reading: CheckoutReading, storeId: string, cartToken: string, input: CheckoutInput, provider: string, now: Date, buyer: Buyer): Promise<Decision> {
   const { cart, lines, stock } = reading;
   if (!cart) throw emptyCart();
   if (cart.convertedOrderId) {
@@ -80,6 +83,7 @@ async function decide(reading: CheckoutReading, cartToken: string, input: Checko
     return { kind: "replay", placed: { order, attempt, replayed: true, accessKey }, keyHash: keyed ? null : await sha256Hex(accessKey) };
   }
   if (lines.length === 0) throw emptyCart();
+  if (input.paymentMethod === "manual_transfer" && !reading.settings.manualTransfer) throw transferRefused();
   const gone = lines.filter((l) => l.product_status !== "active");
   if (gone.length > 0) {
     throw new AppError("CONFLICT", "Some products in your cart are no longer for sale: remove them and try again.", {
@@ -164,7 +168,8 @@ async function decide(reading: CheckoutReading, cartToken: string, input: Checko
     placement: {
       orderId, accessKeyHash: await sha256Hex(accessKey), accessKey, cart: { id: cart.id, currency: cart.currency, state: cart.state },
       input, destination, money, taken, discount: discount ? { id: discount.id, kind: discount.kind, value: discount.value } : null, balance,
-      firstAmount: money.total - balance, expiresAt: new Date(now.getTime() + PAYMENT_WINDOW_MS[method]), now,
+      firstAmount: money.total - balance, expiresAt: new Date(now.getTime() + holdWindowMs(method, settings.transferHoldHours)), now,
+      storeId, networkHash: await buyerNetworkHash(storeId, buyer.ip),
       orderLines, parcels, parcelLines, attemptId: crypto.randomUUID(), provider: method === "gateway" ? provider : "manual_transfer",
     },
   };
@@ -176,12 +181,12 @@ const originOf = (state: string | null | undefined): IndianStateCode | null => (
  * Places the shopper's order in at most two round trips (a replay in one), reading and deciding again
  * when the change lost a race for its cart, stock or discount.
  */
-export async function placeOrderInUnits(db: Database, storeId: string, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
+export async function placeOrderInUnits(db: Database, storeId: string, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date, buyer: Buyer = {}): Promise<Placed> {
   if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
   const tokenHash = await sha256Hex(cartToken);
   for (let attempt = 1; ; attempt++) {
     const reading = await sendStoreUnit(db, storeId, (q) => checkoutReadingPlan(q, sql`${storeId}::uuid`, tokenHash, now));
-    const decided = await decide(reading, cartToken, input, provider, now);
+    const decided = await decide(reading, storeId, cartToken, input, provider, now, buyer);
     if (decided.kind === "replay") {
       if (decided.keyHash) await sendStoreUnit(db, storeId, (q) => keyOrderPlan(q, storeId, decided.placed.order.id, decided.keyHash!), { readOnly: false });
       return decided.placed;
@@ -196,12 +201,12 @@ export async function placeOrderInUnits(db: Database, storeId: string, cartToken
 }
 
 /** The same inside a transaction that is open already (tests, the bench's floor): read with the locks taken, then change. */
-export async function placeOrder(tx: StoreTx, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date): Promise<Placed> {
+export async function placeOrder(tx: StoreTx, cartToken: string | undefined, input: CheckoutInput, provider: string, now: Date, buyer: Buyer = {}): Promise<Placed> {
   if (!cartToken || !CART_TOKEN.test(cartToken)) throw emptyCart();
   const store = sql`${tx.storeId}::uuid`;
   const tokenHash = await sha256Hex(cartToken);
   const reading = await readOn(tx, (q) => checkoutReadingPlan(q, store, tokenHash, now, true));
-  const decided = await decide(reading, cartToken, input, provider, now);
+  const decided = await decide(reading, tx.storeId, cartToken, input, provider, now, buyer);
   if (decided.kind === "replay") {
     if (decided.keyHash) await changeOn(tx, (q) => keyOrderPlan(q, tx.storeId, decided.placed.order.id, decided.keyHash!));
     return decided.placed;

@@ -3,7 +3,8 @@ import { markEmits } from "../db/changes";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { NOTHING_CAPTURED } from "./actions";
+import { NOTHING_CAPTURED, returnDiscountUseSql } from "./actions";
+import { orderFactsSql, recomputeWhenAsRead, type OrderReading } from "./routines";
 
 /**
  * The end of a payment window (docs/order-status.md, "Payment windows"): the orders the expiry job
@@ -11,7 +12,10 @@ import { NOTHING_CAPTURED } from "./actions";
  * store's unit sends (the functions taking a transaction run the same plans on one that is open).
  */
 
-/** A manual-transfer order is reminded this long before its window closes. */
+/**
+ * A manual-transfer order is reminded this long before its window closes, or halfway through a window
+ * shorter than twice that (a store's hold can be as short as an hour: the reminder never comes first).
+ */
 export const PAYMENT_REMINDER_BEFORE_MS = 24 * 3_600_000;
 
 export interface SeenAttempt {
@@ -28,8 +32,10 @@ export type DueOrder = {
   number: number;
   /** What the gateway's report of money is checked against, with each attempt's amount. */
   currency: string;
-  /** Every attempt as it was when read: the expiry goes ahead only if none moved since. */
+  /** Every attempt as it was when read, with its gateway reference: what the gateway is asked about. */
   attempts: SeenAttempt[];
+  /** The order's facts as read: the expiry goes ahead only if nothing moved since (no attempt, shipment or status). */
+  facts: OrderReading["facts"];
 };
 
 /** Open orders holding no captured money whose window closed by `now`, the longest-waiting first. */
@@ -38,13 +44,14 @@ export function dueUnpaidPlan(q: Q, store: SQL, now: Date, limit: number): Plan<
     [
       raw<DueOrder>(
         q,
-        sql`select o.id, o.number, o.currency,
+        sql`select due.id, due.number, due.currency,
               coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'status', a.status, 'provider', a.provider,
                          'providerRef', a.provider_ref, 'amount', a.amount) order by a.id)
-                        from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts
-            from shop_order o
-            where o.store_id = ${store} and o.status = 'open' and o.payment_status in ('unpaid', 'pending', 'authorized') and o.expires_at <= ${now}
-            order by o.expires_at, o.id limit ${limit}`,
+                        from payment_attempt a where a.store_id = due.store_id and a.order_id = due.id), '[]'::json) as attempts,
+              (${orderFactsSql(store, sql`due.id`)}) as facts
+            from shop_order due
+            where due.store_id = ${store} and due.status = 'open' and due.payment_status in ('unpaid', 'pending', 'authorized') and due.expires_at <= ${now}
+            order by due.expires_at, due.id limit ${limit}`,
       ),
     ] as const,
     ([rows]) => rows,
@@ -72,6 +79,7 @@ export function remindUnpaidPlan(q: Q, store: SQL, now: Date, limit: number): Pl
                 where o.store_id = ${store} and o.id in (
                     select id from shop_order where store_id = ${store} and status = 'open' and payment_method = 'manual_transfer'
                       and payment_status in ('unpaid', 'pending') and payment_reminded_at is null and expires_at > ${now} and expires_at <= ${until}
+                      and expires_at <= ${now}::timestamptz + least(${`${PAYMENT_REMINDER_BEFORE_MS} milliseconds`}::interval, (expires_at - placed_at) / 2)
                     order by expires_at limit ${limit})
                   and o.status = 'open' and o.payment_reminded_at is null
                 returning o.id, o.number, o.expires_at, o.total - o.balance_amount as amount),
@@ -94,17 +102,19 @@ export function remindUnpaid(tx: StoreTx, now: Date, limit: number): Promise<num
 
 /**
  * Expires the orders whose window closed, each only if, under its lock, it is still open, unshipped,
- * holds no captured money, is past `expires_at`, and has exactly the attempts, in the same statuses, that
- * the gateway was asked about; otherwise nothing happens to it and the next run looks again. An expired
- * order's reservations are released, it is `expired` (its own action: recompute never leaves it), and
- * `order.expired` and `inventory.released` are written. Answers, per order, whether it expired.
+ * holds no captured money, is past `expires_at`, and its facts (attempts and their statuses, shipments,
+ * statuses) are exactly those read before the gateway was asked; otherwise nothing happens to it and the
+ * next run looks again. An expired order's reservations are released, its discount's use is given back,
+ * its fact `expired_at` is written and the recompute makes it `expired` (which it never leaves), with
+ * `order.expired` and `inventory.released`. Answers, per order, whether it expired.
  *
  * Locks first, as every order writer and checkout take them: the orders' attempts, the orders, then the
- * stock rows they hold, in id order.
+ * stock rows they hold, in id order (a discount's row last, as checkout takes it after the stock).
  */
-export function expiryPlan(q: Q, store: SQL, orders: readonly Pick<DueOrder, "id" | "attempts">[], now: Date): Plan<boolean[]> {
+export function expiryPlan(q: Q, store: SQL, orders: readonly Pick<DueOrder, "id" | "facts">[], now: Date): Plan<boolean[]> {
   if (orders.length === 0) return plan([], () => []);
   const ids = sql`${sql.param(orders.map((o) => o.id))}::uuid[]`;
+  const each = orders.map((o) => expireSteps(q, store, o, now));
   return plan(
     [
       raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = any(${ids}) order by id for update`),
@@ -119,23 +129,29 @@ export function expiryPlan(q: Q, store: SQL, orders: readonly Pick<DueOrder, "id
               where fl.store_id = ${store} and f.order_id = any(${ids}) and fl.reserved > 0)
             order by il.id for update`,
       ),
-      ...orders.map((o) => expireStep(q, store, o, now)),
+      ...each.flat(),
     ],
-    (results) => (results.slice(3) as { expired: boolean }[][]).map(([row]) => row!.expired),
+    (results) => {
+      let at = 3;
+      return each.map((steps) => {
+        const [row] = results[at] as { expired: boolean }[];
+        at += steps.length;
+        return row!.expired;
+      });
+    },
   );
 }
 
-function expireStep(q: Q, store: SQL, order: Pick<DueOrder, "id" | "attempts">, now: Date): Step {
-  const seen = order.attempts.map((a) => `${a.id}:${a.status}`).join(",");
-  return markEmits(
+/** One order's expiry: its release and fact in one statement (answering whether it happened), then the recompute. */
+function expireSteps(q: Q, store: SQL, order: Pick<DueOrder, "id" | "facts">, now: Date): Step[] {
+  const close = markEmits(
     raw(
       q,
       sql`with target as (
             select o.id, o.number from shop_order o
             where o.store_id = ${store} and o.id = ${order.id} and o.status = 'open' and o.payment_status = any(${sql.param([...NOTHING_CAPTURED])}::text[])
               and o.fulfillment_status = 'unfulfilled' and o.expires_at <= ${now}
-              and coalesce((select string_agg(a.id || ':' || a.status, ',' order by a.id) from payment_attempt a
-                            where a.store_id = o.store_id and a.order_id = o.id), '') = ${seen}),
+              and (${orderFactsSql(store, sql`${order.id}::uuid`)}) = ${JSON.stringify(order.facts)}::jsonb),
           held as (
             select il.id, il.variant_id, il.location_id, least(il.reserved, h.held) as quantity
             from (select ol.variant_id, f.location_id, sum(fl.reserved)::int as held
@@ -152,8 +168,9 @@ function expireStep(q: Q, store: SQL, order: Pick<DueOrder, "id" | "attempts">, 
             update fulfillment_order_line fl set reserved = 0 from fulfillment_order f
             where f.store_id = fl.store_id and f.id = fl.fulfillment_order_id and fl.store_id = ${store} and f.order_id in (select id from target) and fl.reserved > 0),
           expired as (
-            update shop_order o set status = 'expired', updated_at = now() from target where o.store_id = ${store} and o.id = target.id
+            update shop_order o set expired_at = now(), updated_at = now() from target where o.store_id = ${store} and o.id = target.id
             returning o.id, target.number),
+          returned as (${returnDiscountUseSql(store, sql`array(select id from expired)`)}),
           events as (
             insert into outbox_event (store_id, kind, payload)
             select ${store}, 'order.expired', jsonb_build_object('orderId', id, 'number', number) from expired
@@ -165,9 +182,13 @@ function expireStep(q: Q, store: SQL, order: Pick<DueOrder, "id" | "attempts">, 
         select exists (select 1 from expired) as expired`,
     ),
   );
+  // The status is the recompute's: written only if the statement above closed the order as read.
+  const recompute = recomputeWhenAsRead(q, store, { orderId: order.id, facts: order.facts }, (facts) => ({ ...facts, closed: "expired" }));
+  return [close, ...recompute.steps];
 }
 
-export async function expireOrder(tx: StoreTx, orderId: string, seen: readonly SeenAttempt[], now: Date): Promise<boolean> {
-  const [expired] = await changeOn(tx, (q) => expiryPlan(q, sql`${tx.storeId}::uuid`, [{ id: orderId, attempts: [...seen] }], now));
+/** The same for one order inside a transaction that is open already (`seen`: the order as the due reading found it). */
+export async function expireOrder(tx: StoreTx, seen: Pick<DueOrder, "id" | "facts">, now: Date): Promise<boolean> {
+  const [expired] = await changeOn(tx, (q) => expiryPlan(q, sql`${tx.storeId}::uuid`, [seen], now));
   return expired!;
 }

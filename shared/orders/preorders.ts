@@ -1,7 +1,9 @@
-import { sql } from "../db/steps";
+import type { SQL } from "drizzle-orm";
+import { raw, sql, type Q } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { balanceChange, balanceReadingPlan, BALANCE_EXPIRES_AFTER_MS, decideBalances, remindStep } from "./preorder-units";
-import { plan } from "../db/plan";
+import { plan, type Plan } from "../db/plan";
+import { splitProportionally } from "./gst";
 
 /**
  * Pre-orders paid by deposit (docs/order-status.md, "Pre-orders"). With the store's
@@ -31,6 +33,52 @@ export function preorderBalance(parts: readonly BalancePart[], depositPercent: n
   const share = parts.reduce((sum, p) => sum + (p.backordered > 0 ? Math.round((p.value * p.backordered) / p.quantity) : 0), 0);
   if (share === 0) return 0;
   return share - Math.max(1, Math.round((share * depositPercent) / 100));
+}
+
+/** What a pre-order pays now and later, as the storefront's product and checkout pages say it. */
+export interface DepositTerms {
+  /** The share of pre-ordered units' value paid at checkout (100: all of it, no balance). */
+  percent: number;
+  /** What is left for later, minor units (0 when paid in full). */
+  later: number;
+  /** Days the shopper has to pay it once the store asks (when the units arrive). */
+  payWithinDays: number;
+}
+
+/** Days a shopper has to pay a pre-order's balance once it is asked for. */
+export const BALANCE_PAY_WITHIN_DAYS = Math.round(BALANCE_EXPIRES_AFTER_MS / 86_400_000);
+
+/**
+ * A cart's pre-order terms as checkout will decide them: each line's units beyond what the store has
+ * (`backordered`) pay the deposit now and the balance later; the cart's discount is shared over its lines
+ * by value (as checkout shares it over one parcel's lines). Null when nothing in the cart is backordered.
+ */
+export function cartDepositTerms(lines: readonly { lineTotal: number; quantity: number; backordered: number }[], discount: number, percent: number): DepositTerms | null {
+  if (!lines.some((l) => l.backordered > 0)) return null;
+  const shares = splitProportionally(discount, lines.map((l) => l.lineTotal));
+  const later = preorderBalance(lines.map((l, i) => ({ value: l.lineTotal - shares[i]!, quantity: l.quantity, backordered: l.backordered })), percent);
+  return { percent, later, payWithinDays: BALANCE_PAY_WITHIN_DAYS };
+}
+
+/** One pre-ordered unit of a variant priced `price`: what is paid later (the product page). */
+export function unitDepositTerms(price: number, percent: number): DepositTerms {
+  return { percent, later: preorderBalance([{ value: price, quantity: 1, backordered: 1 }], percent), payWithinDays: BALANCE_PAY_WITHIN_DAYS };
+}
+
+/** The pre-order variants among the lines of the cart a token names (by its hash; null: no cart). */
+export function cartPreorderVariantsPlan(q: Q, store: SQL, tokenHash: string | null): Plan<ReadonlySet<string>> {
+  return plan(
+    [
+      raw<{ variant_id: string }>(
+        q,
+        sql`select cl.variant_id from cart c
+            join cart_line cl on cl.store_id = c.store_id and cl.cart_id = c.id
+            join product_variant v on v.store_id = cl.store_id and v.id = cl.variant_id
+            where c.store_id = ${store} and c.token_hash = ${tokenHash ?? ""} and c.converted_order_id is null and v.preorder`,
+      ),
+    ] as const,
+    ([rows]) => new Set(rows.map((r) => r.variant_id)),
+  );
 }
 
 export type BalanceStep = { reserved: number; requested: boolean; attemptId?: string };

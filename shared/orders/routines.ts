@@ -13,6 +13,7 @@ import {
   recomputeOrder as decideOrder,
   reviewOf,
   type AttemptStatus,
+  type ClosedBy,
   type OrderFacts,
   type OrderStatuses,
   type PaymentReview,
@@ -58,8 +59,10 @@ export interface Applied {
   review?: PaymentReview;
 }
 
-type Facts = Omit<OrderFacts, "attempts"> & {
+type Facts = Omit<OrderFacts, "attempts" | "closed"> & {
   attempts: readonly { attempt: number; status: AttemptStatus; amount: number }[];
+  /** cancelled_at or expired_at, as the fact that closed the order (null: open or completed). */
+  closed: ClosedBy | null;
   paymentStatus: string;
   fulfillmentStatus: string;
   /** The order's currency: what a report of money is checked against. */
@@ -92,9 +95,13 @@ function factsOf(store: SQL, orderId: SQL, lock: boolean): SQL {
        'parcels', coalesce((select jsonb_agg(jsonb_build_object('id', f.id) order by f.id) from fulfillment_order f
                              where f.store_id = o.store_id and f.order_id = o.id), '[]'::jsonb),
        'shipments', coalesce((select jsonb_agg(jsonb_build_object('parcelId', s.fulfillment_order_id, 'status', s.status) order by s.id)
-                               from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::jsonb))
+                               from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::jsonb),
+       'closed', case when o.cancelled_at is not null then 'cancelled' when o.expired_at is not null then 'expired' end)
      from shop_order o where o.store_id = ${store} and o.id = ${orderId}${lock ? sql` for update of o` : sql``}`;
 }
+
+/** An order's facts as the recompute reads them, as SQL a statement compares or selects (the expiry's reading). */
+export const orderFactsSql = (store: SQL, orderId: SQL): SQL => factsOf(store, orderId, false);
 
 /**
  * An id where a reading takes one: the id itself, or SQL that finds it in the same unit (a subquery, e.g.
@@ -146,19 +153,24 @@ function orderAsRead(q: Q, store: SQL, reading: OrderReading): Step[] {
 /**
  * The recompute routine's change for an order read as `reading`, after `adjust` (what the same unit
  * changes first, e.g. an attempt's new status). Its statements assume the order is locked and as read
- * (`orderAsRead` runs first in the unit).
+ * (`orderAsRead` runs first in the unit), unless `conditional`: then each writes only if the order's facts
+ * are, when it runs, what it was decided from (see recomputeWhenAsRead).
  */
-function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts: Facts) => Facts = (f) => f): { steps: Step[]; next: OrderStatuses } {
+function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts: Facts) => Facts = (f) => f, conditional = false): { steps: Step[]; next: OrderStatuses } {
   const facts = adjust(reading.facts);
   const next = decideOrder(facts);
   const { orderId } = reading;
   const was = reading.facts;
   if (next.paymentStatus === was.paymentStatus && next.fulfillmentStatus === was.fulfillmentStatus && next.status === was.status) return { steps: [], next };
+  const factsAre = (f: Facts) => sql`(${factsOf(store, sql`${orderId}::uuid`, false)}) = ${JSON.stringify(f)}::jsonb`;
+  // The writes after the statuses' own find the order with its new statuses.
+  const written = conditional ? factsAre({ ...facts, paymentStatus: next.paymentStatus, fulfillmentStatus: next.fulfillmentStatus, status: next.status }) : undefined;
+  const emit = (kind: string, payload: Record<string, unknown>) => emitStep(q, kind, payload, written ? { when: written } : {});
   const steps: Step[] = [
     raw(
       q,
       sql`update shop_order set payment_status = ${next.paymentStatus}, fulfillment_status = ${next.fulfillmentStatus}, status = ${next.status}, updated_at = now()
-          where store_id = ${store} and id = ${orderId}`,
+          where store_id = ${store} and id = ${orderId}${conditional ? sql` and ${factsAre(facts)}` : sql``}`,
     ),
   ];
   if (next.paymentStatus === "paid" && was.paymentStatus !== "paid") {
@@ -166,15 +178,19 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
     // order is not reopened behind the merchant's back: it stays as it is, paid, and the merchant gets a
     // task to refund it or fulfil it by hand (docs/order-status.md, "Late payments").
     if (next.status === "expired" || next.status === "cancelled") {
+      if (conditional) throw new Error("A conditional recompute does not write a late payment's task");
       steps.push(
-        emitStep(q, "order.paid_late", { orderId, status: next.status }),
+        emit("order.paid_late", { orderId, status: next.status }),
         addTaskStep(q, store, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` }),
       );
-    } else steps.push(emitStep(q, "order.paid", { orderId }));
+    } else steps.push(emit("order.paid", { orderId }));
   }
-  if (next.fulfillmentStatus === "fulfilled" && was.fulfillmentStatus !== "fulfilled") steps.push(emitStep(q, "order.fulfilled", { orderId }));
-  if (next.fulfillmentStatus === "delivered" && was.fulfillmentStatus !== "delivered") steps.push(emitStep(q, "order.delivered", { orderId }));
-  if (next.status !== was.status) steps.push(emitStep(q, next.status === "completed" ? "order.completed" : "order.reopened", { orderId }));
+  if (next.fulfillmentStatus === "fulfilled" && was.fulfillmentStatus !== "fulfilled") steps.push(emit("order.fulfilled", { orderId }));
+  if (next.fulfillmentStatus === "delivered" && was.fulfillmentStatus !== "delivered") steps.push(emit("order.delivered", { orderId }));
+  // Cancelled and expired are entered from their facts, whose actions write their own events.
+  if (next.status !== was.status && (next.status === "completed" || next.status === "open")) {
+    steps.push(emit(next.status === "completed" ? "order.completed" : "order.reopened", { orderId }));
+  }
   return { steps, next };
 }
 
@@ -185,6 +201,17 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
  */
 export function recomputeSteps(q: Q, store: SQL, reading: OrderReading, adjust?: (facts: Facts) => Facts): { guard: Step[]; steps: Step[]; next: OrderStatuses } {
   return { guard: orderAsRead(q, store, reading), ...recomputeChange(q, store, reading, adjust) };
+}
+
+/**
+ * The recompute routine for a unit that must not stop when one order moved (the expiry job closes many
+ * orders in one unit): no guard, and its writes happen only if the order's facts are, when they run,
+ * `adjust(reading.facts)`, i.e. the unit's earlier statements made that change to the order as read.
+ * Otherwise it writes nothing, and the order is left for the next run. A late payment's task is never
+ * its decision (it is written with the payment, under the guarded form).
+ */
+export function recomputeWhenAsRead(q: Q, store: SQL, reading: OrderReading, adjust: (facts: Facts) => Facts): { steps: Step[]; next: OrderStatuses } {
+  return recomputeChange(q, store, reading, adjust, true);
 }
 
 /**

@@ -137,7 +137,16 @@ export interface OrderFacts {
   refunds: readonly { amount: number }[];
   parcels: readonly { id: string }[];
   shipments: readonly { parcelId: string; status: ShipmentStatus }[];
+  /**
+   * The fact that closes the order, written by its own action: cancel (`cancelled_at`) or the expiry of an
+   * unpaid order (`expired_at`). Absent or null: the order was never closed.
+   */
+  closed?: ClosedBy | null | undefined;
 }
+
+/** The statuses an order enters only through its fact (cancel, expiry), and never leaves. */
+export const CLOSED_STATUSES = ["cancelled", "expired"] as const;
+export type ClosedBy = (typeof CLOSED_STATUSES)[number];
 
 export interface OrderStatuses {
   paymentStatus: PaymentStatus;
@@ -172,14 +181,16 @@ export const SETTLED_PAYMENT: readonly PaymentStatus[] = ["paid", "partially_ref
 /** Fulfillment statuses under which every parcel has reached its end. */
 export const ARRIVED_FULFILLMENT: readonly FulfillmentStatus[] = ["delivered", "rto_delivered"];
 
-/** The only source of payment_status, fulfillment_status and the open/completed move. */
+/** The only source of payment_status, fulfillment_status and status: open/completed from the rows, cancelled/expired from the closing fact. */
 export function recomputeOrder(facts: OrderFacts): OrderStatuses {
   if (!ORDER_STATUSES.includes(facts.status)) throw unknownStatus("order", facts.status);
+  if (facts.closed != null && !CLOSED_STATUSES.includes(facts.closed)) throw unknownStatus("order", facts.closed);
   const paymentStatus = paymentStatusOf(facts);
   const fulfillmentStatus = fulfillmentStatusOf(facts);
-  if (facts.status === "cancelled" || facts.status === "expired") {
-    return { paymentStatus, fulfillmentStatus, status: facts.status };
-  }
+  // The closing fact makes the order cancelled or expired; a closed order stays closed whatever comes later
+  // (a late payment is the late-payment handler's, not the recompute's).
+  const closed = facts.closed ?? (facts.status === "cancelled" || facts.status === "expired" ? facts.status : null);
+  if (closed) return { paymentStatus, fulfillmentStatus, status: closed };
   const done = SETTLED_PAYMENT.includes(paymentStatus) && ARRIVED_FULFILLMENT.includes(fulfillmentStatus);
   return { paymentStatus, fulfillmentStatus, status: done ? "completed" : "open" };
 }

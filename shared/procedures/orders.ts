@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { shopOrder } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
@@ -120,6 +120,44 @@ export function customerOrdersPlan(q: Q, scope: Scope, customerId: string, pageS
   return ordersPagePlan(q, scope, { page: 1, pageSize }, [and(scope.contact, sql`${shopOrder.emailLower} = ${email}`)!]);
 }
 
+/**
+ * The orders holding stock while they wait for payment (decision 0020): open, nothing captured, the soonest
+ * to release first, each with when its hold releases (the expiry job then asks the gateway and releases it
+ * if still unpaid) and what is due now. Read from shop_order_unpaid_due_idx, whose key is that order.
+ */
+export const listHolds = storeProcedure({
+  router: "orders",
+  name: "holds",
+  description:
+    "Orders waiting for payment: open orders with nothing captured, each holding its stock until holdReleasesAt (then, still unpaid, its stock is released and it expires), the soonest first, with amountDue (minor units: the total, or a pre-order's deposit), paymentMethod and paymentStatus. Paged.",
+  access: "orders.read",
+  mutates: false,
+  input: z.strictObject({ ...pagingInput }),
+  read: (q, { store, contact }, input) => {
+    // shop_order_unpaid_due_idx's own condition, written as it is so the planner picks that index.
+    const holding = and(eq(shopOrder.storeId, store), sql`${shopOrder.status} = 'open' and ${shopOrder.paymentStatus} in ('unpaid', 'pending', 'authorized')`);
+    const rows = q
+      .select({
+        id: shopOrder.id,
+        number: shopOrder.number,
+        email: sql<string | null>`case when ${contact} then ${shopOrder.email} end`,
+        paymentMethod: shopOrder.paymentMethod,
+        paymentStatus: shopOrder.paymentStatus,
+        currency: shopOrder.currency,
+        total: shopOrder.total,
+        amountDue: sql<number>`(${shopOrder.total} - ${shopOrder.balanceAmount})::float8`,
+        placedAt: shopOrder.placedAt,
+        holdReleasesAt: shopOrder.expiresAt,
+      })
+      .from(shopOrder)
+      .where(holding)
+      .orderBy(asc(shopOrder.expiresAt), asc(shopOrder.id))
+      .limit(input.pageSize)
+      .offset(offsetOf(input));
+    return pagePlan(rows, q.select(countColumn()).from(shopOrder).where(holding), input);
+  },
+});
+
 export const getOrder = storeProcedure({
   router: "orders",
   name: "get",
@@ -160,4 +198,4 @@ export const cancelOrderProcedure = storeProcedure({
   },
 });
 
-export const orderProcedures = [listOrders, getOrder, setOrderStatus, cancelOrderProcedure];
+export const orderProcedures = [listOrders, listHolds, getOrder, setOrderStatus, cancelOrderProcedure];

@@ -9,6 +9,7 @@ import { SESSION_LIFETIMES } from "../auth/sessions";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
 import { session, store, storeDomain, type RoleName } from "../db/schema";
+import { TRANSFER_HOLD_HOURS } from "../orders/holds";
 import { sessionProcedure, storeProcedure, type SessionInfo } from "./define";
 
 /** The store's settings and domains, as store.current answers them. */
@@ -26,6 +27,8 @@ function storePlan(q: Q, storeId: SQL) {
           mcpAllowChanges: store.mcpAllowChanges,
           mcpChangesNeedApproval: store.mcpChangesNeedApproval,
           preorderDepositPercent: store.preorderDepositPercent,
+          manualTransferEnabled: store.manualTransferEnabled,
+          transferHoldHours: store.transferHoldHours,
           createdAt: store.createdAt,
           updatedAt: store.updatedAt,
         })
@@ -44,7 +47,8 @@ function storePlan(q: Q, storeId: SQL) {
 export const currentStore = storeProcedure({
   router: "store",
   name: "current",
-  description: "The store's settings: name, currency, storefront password, domains, the MCP & API switches and the pre-order deposit percent.",
+  description:
+    "The store's settings: name, currency, storefront password, domains, the MCP & API switches, the pre-order deposit percent, whether checkout offers bank transfer and how many hours a transfer order holds its stock.",
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
@@ -55,7 +59,7 @@ export const updateStore = storeProcedure({
   router: "store",
   name: "update",
   description:
-    "Change store settings: the name, the storefront password (null turns it off), the MCP & API switches and preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full). The currency is fixed once a store exists.",
+    `Change store settings: the name, the storefront password (null turns it off), the MCP & API switches, preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full), manualTransferEnabled (checkout offers bank transfer; off for a new store) and transferHoldHours (${TRANSFER_HOLD_HOURS.min}-${TRANSFER_HOLD_HOURS.max}, default ${TRANSFER_HOLD_HOURS.default}: how long a bank-transfer order holds its stock unpaid before it is released). The currency is fixed once a store exists.`,
   access: "settings.write",
   mutates: true,
   input: z.strictObject({
@@ -65,6 +69,13 @@ export const updateStore = storeProcedure({
     mcpAllowChanges: z.boolean().optional(),
     mcpChangesNeedApproval: z.boolean().optional(),
     preorderDepositPercent: z.number().int("must be a whole number").min(1, "must be at least 1").max(100, "must be at most 100").optional(),
+    manualTransferEnabled: z.boolean().optional(),
+    transferHoldHours: z
+      .number()
+      .int("must be a whole number of hours")
+      .min(TRANSFER_HOLD_HOURS.min, `must be at least ${TRANSFER_HOLD_HOURS.min} hour`)
+      .max(TRANSFER_HOLD_HOURS.max, `must be at most ${TRANSFER_HOLD_HOURS.max} hours (7 days)`)
+      .optional(),
   }),
   write: {
     // A new password is hashed (PBKDF2: real CPU) only once the first unit has admitted the caller, so a

@@ -3,7 +3,10 @@ import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { constant, together, type Plan } from "#shared/db/plan";
 import type { Q } from "#shared/db/steps";
+import { CURRENT_STORE } from "#shared/db/openings";
 import { sendStoreUnit } from "#shared/db/unit";
+import { paymentSettingsPlan } from "#shared/orders/holds";
+import { BALANCE_PAY_WITHIN_DAYS, unitDepositTerms } from "#shared/orders/preorders";
 import { contentParagraphs } from "#shared/storefront/content";
 import {
   formatMoney,
@@ -167,8 +170,10 @@ export const productPage = (c: ShopContext) => renderProduct(c);
 export async function renderProduct(c: ShopContext, notify?: NotifyState, status: 200 | 400 | 404 | 409 = 200) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
-  const { data: product, base } = await read(c, (q) => productByHandlePlan(q, handle));
+  const { data, base } = await read(c, (q) => together({ product: productByHandlePlan(q, handle), settings: paymentSettingsPlan(q, CURRENT_STORE) }));
+  const { product, settings } = data;
   if (!product) return notFoundPage(c);
+  const preorders = product.variants.filter((v) => v.preorder);
   // A page with a shopper's own answer (their email) is theirs alone: never stored by any cache.
   if (notify) c.header("cache-control", "no-store");
   const soldOut = product.variants.filter((v) => !v.preorder && v.available <= 0);
@@ -200,6 +205,7 @@ export async function renderProduct(c: ShopContext, notify?: NotifyState, status
           Add to cart
         </button>
       </form>
+      {preorders.length > 0 ? <PreorderTerms variants={preorders} percent={settings.depositPercent} currency={store.currency} /> : null}
       {soldOut.length > 0 ? (
         <NotifyForm handle={product.handle} soldOut={soldOut} state={notify} />
       ) : notify?.problem ? (
@@ -211,6 +217,38 @@ export async function renderProduct(c: ShopContext, notify?: NotifyState, status
     status,
   );
 }
+
+/**
+ * What a pre-order pays now, what later and when (docs/order-status.md, "Pre-orders"): units in stock are
+ * paid in full; units beyond it pay the store's deposit at checkout and the balance when they arrive.
+ */
+const PreorderTerms: FC<{ variants: { title: string; price: number; available: number }[]; percent: number; currency: string }> = ({ variants, percent, currency }) => {
+  const money = (minor: number) => formatMoney(minor, currency);
+  if (percent >= 100) {
+    return (
+      <p class="muted" data-preorder-terms>
+        Pre-orders are paid in full at checkout and ship when they arrive.
+      </p>
+    );
+  }
+  return (
+    <div class="card" data-preorder-terms>
+      <h2>Pre-order: pay {percent}% now</h2>
+      <ul>
+        {variants.map((v) => {
+          const terms = unitDepositTerms(v.price, percent);
+          return (
+            <li>
+              {v.title}: {money(v.price - terms.later)} now, {money(terms.later)} when it arrives
+              {v.available > 0 ? ` (the ${v.available} in stock are paid in full and ship now)` : ""}
+            </li>
+          );
+        })}
+      </ul>
+      <p class="muted">We email you when your pre-ordered items arrive; you then have {BALANCE_PAY_WITHIN_DAYS} days to pay the rest, and they ship once it is paid.</p>
+    </div>
+  );
+};
 
 const NotifyForm: FC<{ handle: string; soldOut: { id: string; title: string }[]; state: NotifyState | undefined }> = ({ handle, soldOut, state }) => {
   const errors = state?.errors ?? {};

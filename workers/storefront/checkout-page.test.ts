@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
+import { offerBankTransfer } from "../../test/orders";
 import { call } from "../../test/call";
 import { makeShop, Shopper } from "../../test/storefront";
 import worker from "./index";
@@ -83,6 +84,7 @@ describe("the checkout page", () => {
 
   it("a bank transfer order goes straight to the order's link", async () => {
     const s = await makeShop(db);
+    await withStore(db, s.id, offerBankTransfer);
     const buyer = new Shopper(s.hostname);
     await buyer.add(s.variantId, 1);
     const placed = await buyer.form("/checkout", { ...ADDRESS, paymentMethod: "manual_transfer" });

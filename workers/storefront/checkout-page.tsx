@@ -6,7 +6,12 @@ import { isAppError } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
 import { checkoutInput } from "#shared/orders/checkout";
 import { INDIAN_STATE_CODES, INDIAN_STATE_NAMES } from "#shared/orders/gst";
-import { readCart } from "#shared/storefront/cart";
+import { CURRENT_STORE } from "#shared/db/openings";
+import { together } from "#shared/db/plan";
+import { sendStoreUnit } from "#shared/db/unit";
+import { paymentSettingsPlan } from "#shared/orders/holds";
+import { cartDepositTerms, cartPreorderVariantsPlan, type DepositTerms } from "#shared/orders/preorders";
+import { cartKeyOf, cartPlan } from "#shared/storefront/cart";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { checkoutAndPay, type PayDeps } from "./checkout";
@@ -36,8 +41,21 @@ const FIELDS: [name: string, label: string, autocomplete: string, type?: string]
 
 const deps = (c: ShopContext): PayDeps => {
   const { db, log, store, env, origin } = c.var.shop;
-  return { db, log, storeId: store.id, env, origin };
+  return { db, log, storeId: store.id, env, origin, ip: c.req.header("cf-connecting-ip") ?? null };
 };
+
+/** The cart, the store's payment settings and which lines are pre-orders, in one round trip. */
+async function readCheckout(c: ShopContext) {
+  const { store, db } = c.var.shop;
+  const key = await cartKeyOf(getCookie(c, CART_COOKIE));
+  const tokenHash = key && "tokenHash" in key ? key.tokenHash : null;
+  return sendStoreUnit(db, store.id, (q) =>
+    together({ cart: cartPlan(q, key), settings: paymentSettingsPlan(q, CURRENT_STORE), preorders: cartPreorderVariantsPlan(q, CURRENT_STORE, tokenHash) }),
+  );
+}
+
+/** "72 hours" or "3 days": how long a transfer order holds its items. */
+const holdWords = (hours: number) => (hours % 24 === 0 && hours >= 48 ? `${hours / 24} days` : hours === 1 ? "1 hour" : `${hours} hours`);
 
 const Field: FC<{ name: string; label: string; autocomplete: string; type?: string | undefined; values: Values; errors: Errors }> = (p) => {
   const id = p.name.replace(".", "-");
@@ -56,9 +74,17 @@ const Field: FC<{ name: string; label: string; autocomplete: string; type?: stri
 };
 
 async function renderCheckout(c: ShopContext, values: Values, errors: Errors, problem?: string, status: 200 | 400 | 409 = 200) {
-  const { store, db } = c.var.shop;
-  const cart = await readCart(db, store.id, getCookie(c, CART_COOKIE));
+  const { store } = c.var.shop;
+  const { cart, settings, preorders } = await readCheckout(c);
   const money = (minor: number) => formatMoney(minor, store.currency);
+  // Past the checkout threshold of this address or the store, the form carries the person check ahead.
+  const widget = await checkoutWidget(c.var.shop.env, c.var.shop.hostname, c.req.header("cf-connecting-ip"));
+  // Pre-ordered units beyond the stock pay the store's deposit now and the balance when they arrive.
+  const terms = cartDepositTerms(
+    cart.lines.map((l) => ({ lineTotal: l.lineTotal, quantity: l.quantity, backordered: preorders.has(l.variantId) ? Math.max(0, l.quantity - l.available) : 0 })),
+    cart.discount,
+    settings.depositPercent,
+  );
   c.header("cache-control", "no-store");
   const state = values["shippingAddress.state"] ?? "";
   const method = values["paymentMethod"] ?? "gateway";
@@ -91,7 +117,16 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
             <dd>
               <strong>{money(cart.total)}</strong>
             </dd>
+            {terms && terms.later > 0 ? (
+              <>
+                <dt>Pay now</dt>
+                <dd data-pay="now">{money(cart.total - terms.later)} and shipping</dd>
+                <dt>Pay later</dt>
+                <dd data-pay="later">{money(terms.later)}</dd>
+              </>
+            ) : null}
           </dl>
+          {terms ? <PreorderNote terms={terms} money={money} /> : null}
           <p class="muted">Prices include GST. Shipping and the GST in your order are shown on the next page, per parcel.</p>
           <form method="post" action="/checkout" class="card">
             <h2>Where to send it</h2>
@@ -114,9 +149,13 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
               <label>
                 <input type="radio" name="paymentMethod" value="gateway" checked={method === "gateway"} /> Pay online now
               </label>
-              <label>
-                <input type="radio" name="paymentMethod" value="manual_transfer" checked={method === "manual_transfer"} /> Bank transfer (within 3 days)
-              </label>
+              {settings.manualTransfer ? (
+                <label>
+                  <input type="radio" name="paymentMethod" value="manual_transfer" checked={method === "manual_transfer"} /> Bank transfer (we hold your items for{" "}
+                  {holdWords(settings.transferHoldHours)}, then release them if the money has not arrived)
+                </label>
+              ) : null}
+              {errors["paymentMethod"] ? <p class="field-error">{errors["paymentMethod"]}</p> : null}
             </fieldset>
             <label class="check">
               <input type="checkbox" name="acceptsMarketing" value="yes" checked={values["acceptsMarketing"] === "yes"} /> Email me news and offers from {store.name}
@@ -129,6 +168,15 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
     status,
   );
 }
+
+/** What the cart's pre-ordered items pay now, what later and when (docs/order-status.md, "Pre-orders"). */
+const PreorderNote: FC<{ terms: DepositTerms; money: (minor: number) => string }> = ({ terms, money }) => (
+  <p class="muted" data-preorder-terms>
+    {terms.later > 0
+      ? `Pre-ordered items: you pay ${terms.percent}% of their price now and the rest, ${money(terms.later)}, when they arrive. We email you then, and you have ${terms.payWithinDays} days to pay it; they ship once it is paid.`
+      : "Pre-ordered items are paid in full now and ship when they arrive."}
+  </p>
+);
 
 export const checkoutPage = (c: ShopContext) => renderCheckout(c, {}, {});
 
@@ -161,6 +209,12 @@ export async function submitCheckout(c: ShopContext) {
     return c.redirect(result.payment.redirectUrl ?? result.orderUrl, 303);
   } catch (e) {
     if (isAppError(e) && e.status === 409) return renderCheckout(c, values, {}, e.message, 409);
+    // A refusal that names a field (bank transfer where the store offers none) is shown by that field.
+    if (isAppError(e) && e.status === 400) {
+      const errors: Errors = {};
+      for (const issue of (e.data?.["issues"] as { path: string; message: string }[] | undefined) ?? []) errors[issue.path] ??= issue.message;
+      return renderCheckout(c, values, errors, e.message, 400);
+    }
     throw e;
   }
 }

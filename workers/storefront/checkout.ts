@@ -43,6 +43,8 @@ export interface PayDeps {
   env: object;
   /** The shopper-facing origin of the store (the Host the shopper used, port included). */
   origin: string;
+  /** The shopper's address (cf-connecting-ip): the per-network limit on unpaid orders counts by it. */
+  ip?: string | null | undefined;
 }
 
 const depsOf = (c: CheckoutContext): PayDeps => ({
@@ -51,6 +53,7 @@ const depsOf = (c: CheckoutContext): PayDeps => ({
   storeId: c.var.storeId,
   env: c.env,
   origin: `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`,
+  ip: c.req.header("cf-connecting-ip") ?? null,
 });
 
 export const checkout = new Hono<StorefrontEnv>();
@@ -123,6 +126,7 @@ function freshOrderReading(order: OrderView, attempt: AttemptRow): PaymentReadin
         refunds: [],
         parcels: order.parcels.map((p) => ({ id: p.id })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
         shipments: [],
+        closed: null,
       },
     },
   };
@@ -149,7 +153,7 @@ async function keepPrivate(c: CheckoutContext, next: () => Promise<void>) {
 /** Places the order from the shopper's cart and, for a gateway order, starts its payment. */
 export async function checkoutAndPay(d: PayDeps, cartToken: string | undefined, input: CheckoutInput) {
   const sg = await gatewayFor(d);
-  const placed = await placeOrderInUnits(d.db, d.storeId, cartToken, input, sg.provider, new Date());
+  const placed = await placeOrderInUnits(d.db, d.storeId, cartToken, input, sg.provider, new Date(), { ip: d.ip });
   const orderUrl = orderPath(placed.order.id, placed.accessKey);
   if (placed.replayed) return { order: placed.order, payment: answerOf(placed.attempt), replayed: true, orderUrl };
   if (input.paymentMethod !== "gateway") return { order: placed.order, payment: answerOf(placed.attempt), replayed: false, orderUrl };

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
+import { offerBankTransfer } from "../../test/orders";
 import { newTrace, tripsOf } from "../../test/proxy";
 import { makeShop, Shopper, type ShopStore } from "../../test/storefront";
 
@@ -69,6 +70,7 @@ describe("round trips: the storefront", () => {
 
   it("checkout by bank transfer: two round trips (no gateway, no move to pending)", async () => {
     const s = await shop();
+    await withStore(db, s.id, offerBankTransfer);
     const buyer = new Shopper(s.hostname);
     await buyer.add(s.variantId, 1);
     const placed = await traced(buyer, "POST", "/api/checkout", { ...order, paymentMethod: "manual_transfer" });

@@ -9,6 +9,7 @@ import { listOrders } from "#shared/procedures/orders";
 import { hasNextPage } from "#shared/procedures/paging";
 import type { AdminEnv } from "../context";
 import { call, checkOnly, storePage } from "./chrome";
+import { holdsView, OrderViews } from "./order-holds";
 import { AdminPage, formatMoney } from "./layout";
 import { istDayStart, IstTime, StatusBadge, words } from "./order-words";
 import { FieldError, pageCountText, Table } from "./parts";
@@ -213,7 +214,9 @@ const Results: FC<{ filters: Filters; result: Listed }> = ({ filters, result }) 
 };
 
 // GET /orders (orders.read; without it the 403 page). A filter the page cannot use is shown next to its field (400).
+// `?view=waiting`: the orders holding stock unpaid, with the time each hold releases (./order-holds.tsx).
 ordersPage.get("/orders", async (c) => {
+  if (c.req.query("view") === "waiting") return holdsView(c);
   const raw = c.req.query();
   const filters: Filters = Object.fromEntries(FILTERS.flatMap((n) => (raw[n] ? [[n, n === "query" ? raw[n].trim() : raw[n]]] : [])));
   const parsed = filtersSchema.safeParse(raw);
@@ -241,6 +244,7 @@ ordersPage.get("/orders", async (c) => {
   return c.html(
     <AdminPage title="Orders" chrome={chrome}>
       <h1>Orders</h1>
+      <OrderViews current="all" />
       <p class="muted">Newest first. Dates and times are in India (IST).</p>
       <FilterForm filters={filters} errors={problem?.errors ?? {}} />
       {problem ? (

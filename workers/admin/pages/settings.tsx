@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { isAppError } from "#shared/http/errors";
+import { TRANSFER_HOLD_HOURS } from "#shared/orders/holds";
 import { currentStore, updateStore } from "#shared/procedures/store";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { csrfTokenMatches } from "../auth/session";
@@ -38,6 +39,20 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
             <input type="checkbox" name="removeStorefrontPassword" /> Turn the storefront password off
           </label>
         ) : null}
+        <h2>Payments</h2>
+        <label class="check">
+          <input type="checkbox" name="manualTransferEnabled" checked={s.manualTransferEnabled} /> Offer bank transfer at checkout
+        </label>
+        <p class="muted">
+          A bank-transfer order holds its items until the money arrives or its time runs out, so anyone can hold stock with it: at most 3 unpaid
+          orders per email and per network at a time. Orders waiting for payment are listed on <a href="/orders?view=waiting">Orders → Waiting for payment</a>.
+        </p>
+        <label for="transferHoldHours">
+          Hold a bank-transfer order's items for (hours, {TRANSFER_HOLD_HOURS.min} to {TRANSFER_HOLD_HOURS.max}; default {TRANSFER_HOLD_HOURS.default})
+        </label>
+        <input id="transferHoldHours" name="transferHoldHours" type="number" inputmode="numeric" required min={TRANSFER_HOLD_HOURS.min} max={TRANSFER_HOLD_HOURS.max} value={String(s.transferHoldHours)} />
+        <label for="preorderDepositPercent">Pre-order deposit (% of a pre-ordered item's price paid at checkout; 100 pays in full)</label>
+        <input id="preorderDepositPercent" name="preorderDepositPercent" type="number" inputmode="numeric" required min={1} max={100} value={String(s.preorderDepositPercent)} />
         <h2>AI clients (MCP)</h2>
         <p class="muted">
           What connected AI clients may do in this store. Tokens and connections themselves are on <a href="/settings/api">MCP &amp; API</a>.
@@ -72,11 +87,19 @@ settingsPage.post("/settings", async (c) => {
   const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
   if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
   const password = field("storefrontPassword");
+  // Numbers as typed: store.update's schema says what is wrong with one that is not a whole number in range.
+  const number = (name: string) => {
+    const text = field(name)?.trim();
+    return text ? { [name]: Number.isFinite(Number(text)) ? Number(text) : text } : {};
+  };
   const input = {
     name: field("name") ?? "",
     mcpReadCustomerDetails: field("mcpReadCustomerDetails") !== undefined,
     mcpAllowChanges: field("mcpAllowChanges") !== undefined,
     mcpChangesNeedApproval: field("mcpChangesNeedApproval") !== undefined,
+    manualTransferEnabled: field("manualTransferEnabled") !== undefined,
+    ...number("transferHoldHours"),
+    ...number("preorderDepositPercent"),
     ...(field("removeStorefrontPassword") !== undefined ? { storefrontPassword: null } : password ? { storefrontPassword: password } : {}),
   };
   try {
