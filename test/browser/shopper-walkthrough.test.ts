@@ -78,6 +78,8 @@ const LINK_SLUG = `tour-${Date.now().toString(36)}`;
 const linkRow = () => w.page.locator(`tr[data-slug="${LINK_SLUG}"]`);
 
 const total = (name: string) => w.page.locator(`[data-total=${name}]`).innerText();
+/** This run's shopper: a fresh address, so the marketing consent it asks for is new on every run on one database. */
+const SHOPPER_EMAIL = `walkthrough+${Date.now().toString(36)}@example.test`;
 
 describe("a shopper in Chromium", () => {
   step("1. the store's home page on its own hostname", "1-home", async () => {
@@ -220,7 +222,7 @@ describe("a shopper in Chromium", () => {
     expect(await linkRow().count()).toBe(0);
   });
 
-  step("14. the shopper checks out: address, Pay online now, the local gateway's page, Pay; the order page says paid", "14-paid", async () => {
+  step("14. the shopper checks out (ticking 'Email me news and offers'): address, Pay online now, the local gateway's page, Pay; the order page says paid", "14-paid", async () => {
     // What this run ships goes back on the warehouse's shelf first, so runs on one database never run out.
     const rpc = await ownerRpc(w.worker.admin);
     for (const [sku, units] of [["KURTA-COT-S", 2], ["KURTA-COT-L", 1]] as const) {
@@ -229,13 +231,14 @@ describe("a shopper in Chromium", () => {
       await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: units, reason: "received", note: "Shopper walkthrough" });
     }
     await onStore("/checkout");
-    await w.page.fill("#email", "walkthrough@example.test");
+    await w.page.fill("#email", SHOPPER_EMAIL);
     await w.page.fill("#shippingAddress-name", "Asha Rao");
     await w.page.fill("#shippingAddress-line1", "12 MG Road");
     await w.page.fill("#shippingAddress-city", "Pune");
     await w.page.fill("#shippingAddress-postalCode", "411001");
     await w.page.selectOption("#shippingAddress-state", "IN-MH");
     await w.page.check("input[name=paymentMethod][value=gateway]");
+    await w.page.check("input[name=acceptsMarketing]");
     await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), w.page.click("form[action='/checkout'] button[type=submit]")]);
     await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), w.page.click("button[value=pay]")]);
     left.orderUrl = w.page.url();
@@ -256,7 +259,7 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.content()).toContain(subject);
     left.mailSeconds = (Date.now() - paidAt) / 1000;
     await inAdmin("/notifications");
-    expect(await w.page.locator('tr[data-template="payment_received"]').first().innerText()).toContain("walkthrough@example.test");
+    expect(await w.page.locator('tr[data-template="payment_received"]').first().innerText()).toContain(SHOPPER_EMAIL);
     await onStore(left.orderUrl!);
   });
 
@@ -280,5 +283,31 @@ describe("a shopper in Chromium", () => {
     await onStore(left.orderUrl!);
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("shipped");
     expect(await w.page.locator("li[data-shipment]").first().innerText()).toMatch(/Local Courier, tracking number \S+: handed to the courier/);
+  });
+
+  step("18. the shopper confirms marketing consent through the emailed link in the local mailbox", "18-consent-confirmed", async () => {
+    // The checkout only asked (double opt-in): the customer waits for the shopper's confirmation.
+    await inAdmin(`/customers?query=${encodeURIComponent(SHOPPER_EMAIL)}`);
+    expect(await w.page.locator("tbody tr").first().locator("td[data-consent]").getAttribute("data-consent")).toBe("pending");
+    const subject = `Confirm you want news and offers from ${demo.name} · ${demo.name}`;
+    const mail = w.page.locator("section").filter({ has: w.page.locator(`h2:text-is("${subject}")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
+    const since = Date.now();
+    await inAdmin("/mailbox");
+    while ((await mail.count()) === 0 && Date.now() - since < 20_000) {
+      await w.page.waitForTimeout(500);
+      await w.page.reload();
+    }
+    const text = await mail.first().locator("pre.mail").innerText();
+    const link = new URL(/Confirm: (\S+)/.exec(text)![1]!);
+    expect(link.pathname).toMatch(/^\/consent\/[0-9a-f-]{36}$/);
+    // The email's link names the store's own domain; this run's storefront serves it on its own port.
+    await onStore(link.pathname + link.search);
+    await w.screenshot("18-consent-asked");
+    await Promise.all([w.page.waitForLoadState("load"), w.page.click("button:has-text('Yes, send me news and offers')")]);
+    expect(await w.page.locator("[role=alert], [role=status]").first().innerText()).toContain("is subscribed.");
+    await inAdmin(`/customers?query=${encodeURIComponent(SHOPPER_EMAIL)}`);
+    await Promise.all([w.page.waitForURL((u) => /^\/customers\/[0-9a-f-]{36}$/.test(u.pathname)), w.page.locator("tbody tr a").first().click()]);
+    expect(await w.page.locator("dd[data-consent]").getAttribute("data-consent")).toBe("confirmed");
+    expect(await w.page.locator("dd[data-consent]").innerText()).toContain("through the confirmation email");
   });
 });
