@@ -1,17 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { hmacSha256Hex } from "./crypto";
 import { razorpayGateway } from "./razorpay";
-import { RAZORPAY_EVENT_STATUS } from "./razorpay-entities";
+import { RAZORPAY_EVENT_STATUS, RAZORPAY_REFUND_EVENTS } from "./razorpay-entities";
 import { razorpayServer } from "./razorpay-server";
 import { webhookRequest, type SignedWebhook } from "./razorpay-sim";
 import { createInput } from "./testing";
 
+const STORE = "9b1f0c3e-5d2a-4c47-8a52-0d6f3e1b7a10";
+
+/** A payment on Checkout for a Razorpay order of STORE (its form's notes go on the payment, as Checkout does). */
 async function paidOrder(outcome: "authorized" | "captured" | "failed" = "captured") {
   const server = razorpayServer();
-  const gateway = razorpayGateway({ keyId: server.keyId, keySecret: server.keySecret, baseUrl: "https://razorpay.local", fetch: server.fetch });
-  const { providerRef } = await gateway.createPayment(createInput(1, { amount: 49_900 }));
-  const paid = await server.pay(providerRef, outcome);
-  return { server, gateway, providerRef, ...paid };
+  const gateway = razorpayGateway({ keyId: server.keyId, keySecret: server.keySecret, baseUrl: "https://razorpay.local", fetch: server.fetch, storeId: STORE });
+  const created = await gateway.createPayment(createInput(1, { amount: 49_900 }));
+  const form = created.redirect.method === "POST" ? created.redirect.fields : {};
+  const paid = await server.pay(created.providerRef, outcome, { form });
+  return { server, gateway, providerRef: created.providerRef, ...paid };
 }
 
 const headersOf = (w: SignedWebhook) => new Headers(w.headers);
@@ -22,14 +26,15 @@ describe("Razorpay webhooks: X-Razorpay-Signature over the raw body, deduped by 
     expect(webhooks.map((w) => w.event)).toEqual(["payment.authorized", "payment.captured", "order.paid"]);
     const seen = [];
     for (const w of webhooks) seen.push(await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret));
+    const common = { kind: "payment", providerRef, amount: 49_900, currency: "INR", providerPaymentId: payment.id, storeId: STORE };
     expect(seen).toEqual([
-      { kind: "payment", eventId: webhooks[0]!.eventId, event: "payment.authorized", providerRef, status: "authorized", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
-      { kind: "payment", eventId: webhooks[1]!.eventId, event: "payment.captured", providerRef, status: "captured", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
-      { kind: "payment", eventId: webhooks[2]!.eventId, event: "order.paid", providerRef, status: "captured", amount: 49_900, currency: "INR", providerPaymentId: payment.id },
+      { ...common, eventId: webhooks[0]!.eventId, event: "payment.authorized", status: "authorized" },
+      { ...common, eventId: webhooks[1]!.eventId, event: "payment.captured", status: "captured" },
+      { ...common, eventId: webhooks[2]!.eventId, event: "order.paid", status: "captured" },
     ]);
   });
 
-  it("payment.failed → failed; refund.processed → refunded with the refund's amount and id", async () => {
+  it("payment.failed → failed; refund.processed and refund.failed → the refund's outcome, amount and id, with its payment's amount", async () => {
     const failed = await paidOrder("failed");
     const [w] = failed.webhooks;
     expect(await failed.gateway.verifyWebhook(w!.body, headersOf(w!), failed.server.webhookSecret)).toMatchObject({ event: "payment.failed", status: "failed", providerRef: failed.providerRef });
@@ -37,27 +42,54 @@ describe("Razorpay webhooks: X-Razorpay-Signature over the raw body, deduped by 
     const { server, gateway, providerRef, payment } = await paidOrder("captured");
     const refund = await gateway.refund(payment.id, 10_000, "refund-key-0001");
     const r = await server.refundWebhook(refund.refundId);
-    expect(await gateway.verifyWebhook(r.body, headersOf(r), server.webhookSecret)).toEqual({
-      kind: "payment",
+    const processed = {
+      kind: "refund",
       eventId: r.eventId,
       event: "refund.processed",
       providerRef,
-      status: "refunded",
+      refundId: refund.refundId,
+      status: "processed",
       amount: 10_000,
       currency: "INR",
       providerPaymentId: payment.id,
-      refundId: refund.refundId,
+      payment: { amount: 49_900, currency: "INR" },
+      storeId: STORE,
+    };
+    expect(await gateway.verifyWebhook(r.body, headersOf(r), server.webhookSecret)).toEqual(processed);
+    server.holdRefunds();
+    const pending = await gateway.refund(payment.id, 5_000, "refund-key-0002");
+    expect(pending.status).toBe("pending");
+    const f = await server.settleRefund(pending.refundId, "failed");
+    expect(await gateway.verifyWebhook(f.body, headersOf(f), server.webhookSecret)).toEqual({
+      ...processed,
+      eventId: f.eventId,
+      event: "refund.failed",
+      refundId: pending.refundId,
+      status: "failed",
+      amount: 5_000,
     });
   });
 
-  it("the mapping table is exactly the five events", () => {
+  it("each event names the store of its store_id notes: the payment's (from Checkout's form), its order's, its refund's", async () => {
+    const { server, gateway, webhooks } = await paidOrder("captured");
+    const noted = await gateway.verifyWebhook(webhooks[1]!.body, headersOf(webhooks[1]!), server.webhookSecret);
+    expect(noted).toMatchObject({ storeId: STORE });
+    // A payment made without the form's notes: its own events name no store; order.paid names its order's.
+    const bare = await gateway.createPayment(createInput(2, { amount: 49_900 }));
+    const unnoted = await server.pay(bare.providerRef, "captured");
+    const stores = [];
+    for (const w of unnoted.webhooks) stores.push(((await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret)) as { storeId: string | null }).storeId);
+    expect(stores).toEqual([null, null, STORE]);
+  });
+
+  it("the mapping tables are exactly the six events", () => {
     expect(RAZORPAY_EVENT_STATUS).toEqual({
       "payment.authorized": "authorized",
       "payment.captured": "captured",
       "payment.failed": "failed",
       "order.paid": "captured",
-      "refund.processed": "refunded",
     });
+    expect(RAZORPAY_REFUND_EVENTS).toEqual({ "refund.processed": "processed", "refund.failed": "failed" });
   });
 
   it("a redelivery carries the same event id (the dedupe key)", async () => {
