@@ -5,9 +5,8 @@ import { isUuid } from "#shared/db/ids";
 import { sendStoreUnit } from "#shared/db/unit";
 import { CONSENT_LINK_DAYS, confirmConsentPlan, consentLinkPlan, type ConsentLinkRow } from "#shared/marketing/consent";
 import { Alert, ShopPage } from "./layout";
-import { limitFormPost } from "./notify-me";
 import type { ShopEnv } from "./shop-env";
-import { masked } from "./unsubscribe";
+import { brokenLink, emailLinkHead, masked } from "./unsubscribe";
 
 /**
  * The double opt-in's confirmation link, `/consent/<customerId>?k=<key>` (docs/marketing.md "Consent";
@@ -35,19 +34,8 @@ async function find(c: ShopContext): Promise<{ customerId: string; row: ConsentL
 
 function page(c: ShopContext, found: { row: ConsentLinkRow } | null, confirmedNow: boolean) {
   const { store } = c.var.shop;
-  c.header("cache-control", "no-store");
-  c.header("x-robots-tag", "noindex");
-  c.header("referrer-policy", "no-referrer");
-  const head = { storeName: store.name, title: "Confirm your subscription", description: `Email preferences at ${store.name}.`, noindex: true };
-  if (!found) {
-    return c.html(
-      <ShopPage head={head}>
-        <h1>This link does not work</h1>
-        <p>It may be incomplete. Open the link from the confirmation email again.</p>
-      </ShopPage>,
-      404,
-    );
-  }
+  const head = emailLinkHead(c, "Confirm your subscription");
+  if (!found) return brokenLink(c, head, "It may be incomplete. Open the link from the confirmation email again.");
   const { row } = found;
   const who = masked(row.email ?? "");
   return c.html(
@@ -77,11 +65,8 @@ function page(c: ShopContext, found: { row: ConsentLinkRow } | null, confirmedNo
 
 export const consentPage = async (c: ShopContext) => page(c, await find(c), false);
 
-/** Confirmation posts per address per store, as for unsubscribing. */
-const CONSENT_POLICY = { limit: 20, windowMs: 10 * 60_000 };
-
+/** Confirmation posts are counted at the door with the unsubscribe posts (limits.tsx, before any database work). */
 export const consentPost = async (c: ShopContext) => {
-  await limitFormPost(c, "consent", CONSENT_POLICY);
   const found = await find(c);
   if (!found || !found.row.open) return page(c, found, false);
   const { db, store } = c.var.shop;

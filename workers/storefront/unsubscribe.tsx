@@ -5,7 +5,7 @@ import { markEmits } from "#shared/db/changes";
 import { plan } from "#shared/db/plan";
 import { raw, sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
-import { Alert, ShopPage } from "./layout";
+import { Alert, ShopPage, type ShopHead } from "./layout";
 import { limitFormPost } from "./notify-me";
 import type { ShopEnv } from "./shop-env";
 
@@ -59,21 +59,29 @@ async function find(c: ShopContext, unsubscribe: boolean): Promise<Found | null>
 /** `j•••@example.com`: enough for the reader to recognise, nothing for someone holding a forwarded link. */
 export const masked = (email: string) => email.replace(/^(.)[^@]*(@.*)$/, "$1•••$2");
 
-function page(c: ShopContext, found: Found | null, done: boolean) {
+/** An email link's page (this one, ./consent.tsx): never cached, indexed or referred on; answers its head. */
+export function emailLinkHead(c: ShopContext, title: string) {
   const { store } = c.var.shop;
   c.header("cache-control", "no-store");
   c.header("x-robots-tag", "noindex");
   c.header("referrer-policy", "no-referrer");
-  const head = { storeName: store.name, title: "Unsubscribe", description: `Email preferences at ${store.name}.`, noindex: true };
-  if (!found) {
-    return c.html(
-      <ShopPage head={head}>
-        <h1>This link does not work</h1>
-        <p>It may be incomplete. Open the unsubscribe link from the email again, or reply to the email and we will take you off the list.</p>
-      </ShopPage>,
-      404,
-    );
-  }
+  return { storeName: store.name, title, description: `Email preferences at ${store.name}.`, noindex: true };
+}
+
+/** The one 404 of an email link that opens nothing (a wrong key, an unknown row, another store's host). */
+export const brokenLink = (c: ShopContext, head: ShopHead, advice: string) =>
+  c.html(
+    <ShopPage head={head}>
+      <h1>This link does not work</h1>
+      <p>{advice}</p>
+    </ShopPage>,
+    404,
+  );
+
+function page(c: ShopContext, found: Found | null, done: boolean) {
+  const { store } = c.var.shop;
+  const head = emailLinkHead(c, "Unsubscribe");
+  if (!found) return brokenLink(c, head, "It may be incomplete. Open the unsubscribe link from the email again, or reply to the email and we will take you off the list.");
   return c.html(
     <ShopPage head={head}>
       <h1>Marketing emails from {store.name}</h1>
