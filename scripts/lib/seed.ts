@@ -12,9 +12,10 @@ export type { SeedCounts, StoreSeed } from "./seed-data";
  */
 export const DEMO_PASSWORD = "demo-password";
 
+/** `bankTransfer`: the demo store offers bank transfer at checkout (a new store does not: decision 0020). */
 export const DEMO_STORES = [
-  { slug: "demo", name: "Demo Store", currency: "INR", domains: ["demo.localhost", "shop.demo.test"] },
-  { slug: "other", name: "Other Store", currency: "INR", domains: ["other.localhost"] },
+  { slug: "demo", name: "Demo Store", currency: "INR", domains: ["demo.localhost", "shop.demo.test"], bankTransfer: true },
+  { slug: "other", name: "Other Store", currency: "INR", domains: ["other.localhost"], bankTransfer: false },
 ] as const;
 
 export const DEMO_PEOPLE = [
@@ -193,8 +194,8 @@ export async function seedDemo(ownerUrl: string, log: (m: string) => void = () =
       try {
         await client.query("select set_config('app.store_id', $1, true)", [storeId]);
         await client.query(
-          "insert into store (id, slug, name, currency) values ($1, $2, $3, $4) on conflict (id) do nothing",
-          [storeId, s.slug, s.name, s.currency],
+          "insert into store (id, slug, name, currency, manual_transfer_enabled) values ($1, $2, $3, $4, $5) on conflict (id) do nothing",
+          [storeId, s.slug, s.name, s.currency, s.bankTransfer],
         );
         for (const [i, hostname] of s.domains.entries()) {
           await client.query(
