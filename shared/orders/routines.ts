@@ -233,7 +233,7 @@ function reviewSteps(q: Q, store: SQL, attempt: PaymentReading["attempt"], revie
       kind: "payment_review",
       orderId: attempt.orderId,
       subjectId: attempt.id,
-      title: `Payment attempt ${attempt.attempt} was reported ${String(report.status)} for ${said} ${why}: it does not count and the order stays unpaid. Check the payment at the gateway and refund it.`,
+      title: `Payment attempt ${attempt.attempt} was reported ${String(report.status)} for ${said}, ${why}: it does not count and the order stays unpaid. Check the payment at the gateway and refund it.`,
     }),
     emitStep(q, "payment.review", { orderId: attempt.orderId, attempt: attempt.attempt, reason: review, trigger: report.trigger }, { when: marked }),
   ];
