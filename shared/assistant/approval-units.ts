@@ -1,10 +1,10 @@
 import { and, eq, sql } from "drizzle-orm";
 import { unchanged } from "../db/changes";
 import { constant, plan, together, type Plan } from "../db/plan";
-import { aiApproval, member } from "../db/schema";
+import { aiApproval } from "../db/schema";
 import type { Q } from "../db/steps";
 import type { Database } from "../db/database";
-import { badRequest, isAppError, type AppError } from "../http/errors";
+import { AppError, badRequest, isAppError } from "../http/errors";
 import { issuesOf } from "../http/validate";
 import type { Caller, Principal } from "../pipeline/principal";
 import { sendCallerUnit } from "../pipeline/read";
@@ -23,12 +23,13 @@ import { asJsonb, sendApplying, storeResult } from "./proposal-steps";
  * proposed change reads before it decides, where the open-transaction runner took 17.
  *
  *   1. the member's unit (read-only): the member admitted, the proposal read; TypeScript refuses what
- *      approve refuses, with its words (not found, no longer pending, not theirs);
+ *      approve refuses, with its words (not found, no longer pending, not theirs: only the member who
+ *      connected the client decides);
  *   2. the connection's unit (read-only, only when the change has a `prepare`): the grant admitted as the
  *      approval runner admits it (the member's role now, the grant's areas, the store's AI settings: the
  *      door `approval`), and what the change reads;
  *   3. the connection's unit (read-write): the proposal locked and checked to be still pending and the
- *      member's to decide (a lost race otherwise, read again from 1), the change's guarded statements, the
+ *      member's own (a lost race otherwise, read again from 1), the change's guarded statements, the
  *      proposal marked approved.
  *
  * A refusal of the change (the connection gone, a permission lost, the stored input no longer valid, the
@@ -83,6 +84,8 @@ type Approved = ReturnType<typeof view>;
 /** Units 2 and 3 for a proposal read as `row`; null when it lost a race (decided meanwhile, or the change's guard). */
 async function approveRow(db: Database, a: Approving): Promise<Approved | null> {
   const { row, proc } = a;
+  // A proposal outlives its grant when its member is removed (migration 0035); it is expired by then.
+  if (row.grantId === null) return failedWith(db, a, new AppError("UNAUTHORIZED", GRANT_GONE));
   // The connection's caller, checked as the approval runner checks it (door `approval`).
   const grant = { principal: { kind: "oauth", grantId: row.grantId, storeId: a.caller.store.id } as const, proc, door: "approval" as const, slug: null };
   const input = proc.input.safeParse(row.input);
@@ -134,19 +137,16 @@ async function approveRow(db: Database, a: Approving): Promise<Approved | null> 
 }
 
 /**
- * A lost race unless the proposal is still pending, unexpired and the deciding member's to decide (their
- * own, or they are an Owner), locked first, as the runner locks it before the change.
+ * A lost race unless the proposal is still pending, unexpired and the deciding member's own, locked
+ * first, as the runner locks it before the change.
  */
 function stillDecidable(q: Q, scope: Scope, a: Approving): Plan<undefined> {
-  const decider = a.caller.member.id;
   return plan(
     [
       unchanged(
         q,
         sql`exists (select 1 from ${aiApproval} where ${aiApproval.storeId} = ${scope.store} and ${aiApproval.id} = ${a.row.id}
-              and ${aiApproval.status} = 'pending' and ${aiApproval.expiresAt} > now()
-              and (${aiApproval.memberId} = ${decider}
-                   or exists (select 1 from ${member} m where m.store_id = ${scope.store} and m.id = ${decider} and m.role = 'owner'))
+              and ${aiApproval.status} = 'pending' and ${aiApproval.expiresAt} > now() and ${aiApproval.memberId} = ${a.caller.member.id}
               for update)`,
       ),
     ] as const,

@@ -1,8 +1,8 @@
-import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
-import { aiApproval, member } from "../db/schema";
+import { aiApproval } from "../db/schema";
 import { grantById } from "../db/statements";
 import { isAppError, AppError } from "../http/errors";
 import { grantCaller, type Caller } from "../pipeline/principal";
@@ -14,11 +14,12 @@ import { readChanges } from "./changes";
 import { changeToolFor, describeCall, type Proposal } from "./tools";
 
 /**
- * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md). A change tool
- * called over MCP stores a proposal for the member who connected the client. That member, or an
- * Owner, approves or rejects it. Approving re-checks the grant and the member's role at that moment,
- * runs the change at most once (the row is locked and leaves `pending` in the same transaction), and
- * keeps the result or the error. Proposals expire after 24 hours.
+ * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md, 0024). A change tool
+ * called over MCP stores a proposal that waits for the member who connected the client: only that member
+ * approves or rejects it; every other member of the store sees it, read-only. Approving re-checks the
+ * grant and the member's role at that moment, runs the change at most once (the row is locked and leaves
+ * `pending` in the same transaction), and keeps the result or the error. Proposals expire after 24 hours,
+ * and at once when their member is removed from the store (staff.remove; nobody else may decide them).
  */
 export const APPROVAL_TTL_HOURS = 24;
 
@@ -108,17 +109,18 @@ export function proposalAnswer(p: ProposalView) {
 
 const approvalNotFound = () => new AppError("NOT_FOUND", "AI approval not found in this store.");
 const notPending = (state: string) => new AppError("CONFLICT", `This proposal is ${state}; it can be decided only once, while pending.`, { state });
-const mayNotDecide = () => new AppError("FORBIDDEN", "Only the member who connected the AI client, or an Owner, can decide on this proposal.");
+const mayNotDecide = () =>
+  new AppError("FORBIDDEN", "Only the member who connected the AI client can decide on this proposal; it waits for them.", { reason: "not_your_proposal" });
 
 /** The error a proposal's approval stores when the connection that proposed it no longer admits anyone. */
 export const GRANT_GONE = "The AI client's connection was revoked or has expired.";
 
 /** Why `decider` may not decide on `row` now (not found, no longer pending, not theirs), in the order approve checks; null when they may. */
-export function decideRefusal(row: ApprovalRow | undefined, decider: { id: string; role: string }): AppError | null {
+export function decideRefusal(row: ApprovalRow | undefined, decider: { id: string }): AppError | null {
   if (!row) return approvalNotFound();
   const state = approvalState(row);
   if (state !== "pending") return notPending(state);
-  if (row.memberId !== decider.id && decider.role !== "owner") return mayNotDecide();
+  if (row.memberId !== decider.id) return mayNotDecide();
   return null;
 }
 
@@ -133,17 +135,11 @@ async function lockDecidable(ctx: StoreContext, id: string): Promise<ApprovalRow
   return row!;
 }
 
-/** The proposals the calling member sees: their own, or all of them for an Owner. */
-const visibleTo = (store: SQL, memberId: SQL) =>
-  or(
-    eq(aiApproval.memberId, memberId),
-    sql`exists (select 1 from ${member} m where m.store_id = ${store} and m.id = ${memberId} and m.role = 'owner')`,
-  );
-
 export const listApprovals = storeProcedure({
   router: "aiApprovals",
   name: "list",
-  description: "Changes AI clients proposed, newest first: yours (Owners see all). Filter by `state`.",
+  description:
+    "Changes AI clients proposed in this store, newest first. `yours` marks the ones that wait for you (made through a client you connected): only you decide those; the others are shown read-only. Filter by `state`.",
   access: "none",
   mutates: false,
   input: z.strictObject({ state: z.enum(["pending", "approved", "rejected", "failed", "expired"]).optional() }),
@@ -151,13 +147,13 @@ export const listApprovals = storeProcedure({
     plan(
       [
         q
-          .select()
+          .select({ row: aiApproval, yours: sql<boolean>`${aiApproval.memberId} = ${memberId}` })
           .from(aiApproval)
-          .where(and(eq(aiApproval.storeId, store), visibleTo(store, memberId)))
+          .where(eq(aiApproval.storeId, store))
           .orderBy(desc(aiApproval.createdAt), desc(aiApproval.id))
           .limit(200),
       ] as const,
-      ([rows]) => ({ items: rows.map(view).filter((r) => !input.state || r.state === input.state) }),
+      ([rows]) => ({ items: rows.map(({ row, yours }) => ({ ...view(row), yours })).filter((r) => !input.state || r.state === input.state) }),
     ),
 });
 
@@ -171,10 +167,11 @@ export const approveApproval = storeProcedure({
   input: z.strictObject({ id: z.uuid() }),
   async run(ctx, input) {
     const row = await lockDecidable(ctx, input.id);
-    const statement = grantById(row.grantId);
-    const { rows } = await ctx.tx.$client.query(statement.text, [...statement.params]);
     let caller: Caller;
     try {
+      if (row.grantId === null) throw new Error("the grant is gone with its member");
+      const statement = grantById(row.grantId);
+      const { rows } = await ctx.tx.$client.query(statement.text, [...statement.params]);
       caller = grantCaller(rows as Record<string, unknown>[]);
     } catch {
       const [failed] = await ctx.tx
@@ -198,13 +195,13 @@ export const rejectApproval = storeProcedure({
   write: {
     apply(q, { store, memberId }, input) {
       const approval = and(eq(aiApproval.storeId, store), eq(aiApproval.id, input.id));
-      // Found (and locked), still pending, and the caller's to decide: the same refusals, in the same order, as approve's.
+      // Found (and locked), still pending, and the caller's own: the same refusals, in the same order, as approve's.
       const guards = [
         ensure(q, sql`exists (select 1 from ${aiApproval} where ${approval} for update)`, approvalNotFound()),
         ...(["approved", "rejected", "failed", "expired"] as const).map((state) =>
           ensure(q, sql`not exists (select 1 from ${aiApproval} where ${approval} and ${stateSql} = ${state})`, notPending(state)),
         ),
-        ensure(q, sql`exists (select 1 from ${aiApproval} where ${approval} and ${visibleTo(store, memberId)})`, mayNotDecide()),
+        ensure(q, sql`exists (select 1 from ${aiApproval} where ${approval} and ${aiApproval.memberId} = ${memberId})`, mayNotDecide()),
       ];
       const rejected = plan(
         [

@@ -318,7 +318,8 @@ export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "failed"] a
 export const aiApproval = pgTable("ai_approval", {
   id: uuid("id").primaryKey().defaultRandom(),
   storeId: storeRef(),
-  grantId: uuid("grant_id").notNull(),
+  /** Null once the grant is gone with its member (migration 0035); such a proposal is expired. */
+  grantId: uuid("grant_id"),
   memberId: uuid("member_id").notNull(),
   source: text("source", { enum: ["mcp", "api"] }).notNull().default("mcp"),
   tool: text("tool"),

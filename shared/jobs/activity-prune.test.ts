@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../test/harness";
 import { jobContext } from "../../test/jobs";
-import { OUTBOX_PRUNE_BATCH, pruneActivity, pruneCutoffs, pruneStore, SENT_OUTBOX_RETENTION_DAYS } from "./activity-prune";
+import { ACTIVITY_RETENTION_DAYS, OUTBOX_PRUNE_BATCH, pruneActivity, pruneCutoffs, pruneStore, SENT_OUTBOX_RETENTION_DAYS } from "./activity-prune";
 
 /**
  * {api}-activity-prune's outbox retention against real Postgres: sent rows naming no order go after 30 days;
@@ -12,6 +12,8 @@ import { OUTBOX_PRUNE_BATCH, pruneActivity, pruneCutoffs, pruneStore, SENT_OUTBO
  * store, is also run with a clock in the future.
  */
 const db = testDb();
+// Another connection, to hold a store's rows while the job runs (a Database holds one connection).
+const holder = testDb();
 const DAY = 86_400_000;
 
 interface Row {
@@ -113,5 +115,55 @@ describe("{api}-activity-prune: sent outbox rows", () => {
     await pruneActivity(ctx);
     const left = await withStore(db, s.id, async (tx) => (await tx.$client.query<{ n: number }>("select count(*)::int as n from outbox_event where store_id = $1 and processed_at is not null", [tx.storeId])).rows[0]!.n);
     expect(left).toBe(0);
+  });
+
+  it("one store's failure never stops the others and is recorded for its merchant (the shared store loop)", async () => {
+    const shops = [await makeStore(db), await makeStore(db), await makeStore(db)];
+    const now = new Date();
+    const old = ago(now, ACTIVITY_RETENTION_DAYS + 5);
+    const activity = (storeId: string) =>
+      withStore(db, storeId, async (tx) => (await tx.$client.query<{ n: number }>("select count(*)::int as n from api_activity where store_id = $1 and last_at < $2", [storeId, ago(now, ACTIVITY_RETENTION_DAYS)])).rows[0]!.n);
+    for (const s of shops) {
+      await withStore(db, s.id, (tx) =>
+        tx.$client.query(
+          `insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start, last_at)
+           select $1, id, 'products.update', 'write', 'token', $2, $2 from api_grant where store_id = $1 limit 1`,
+          [s.id, old],
+        ),
+      );
+      expect(await activity(s.id)).toBe(1);
+    }
+    const bad = shops[1]!;
+    const job = "{api}-activity-prune" as const;
+    const ctx = { ...jobContext(db, now), job };
+    // A real failure of one store's unit: its delete waits for rows another transaction holds, and the
+    // statement is cancelled (what a statement timeout or an operator's cancel does).
+    const { run } = await withStore(holder, bad.id, async (tx) => {
+      await tx.$client.query("select id from api_activity where store_id = $1 for update", [bad.id]);
+      const me = (await tx.$client.query<{ pid: number }>("select pg_backend_pid() as pid")).rows[0]!.pid;
+      const running = pruneActivity(ctx);
+      for (let waited = 0; ; waited += 50) {
+        const { rows } = await tx.$client.query<{ pid: number }>("select pid from pg_stat_activity where $1 = any (pg_blocking_pids(pid))", [me]);
+        if (rows[0]) {
+          await tx.$client.query("select pg_cancel_backend($1)", [rows[0].pid]);
+          break;
+        }
+        if (waited > 15_000) throw new Error("the prune never waited for the held rows");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Not awaited here: the job finishes the other stores whatever this transaction does.
+      return { run: running };
+    });
+    const result = await run;
+    expect(result["failedStores"]).toBeGreaterThanOrEqual(1);
+    expect(ctx.log.lines.filter((l) => l.msg === "job.store_failed" && l.storeId === bad.id)).toEqual([expect.objectContaining({ level: "error" })]);
+    expect(await activity(shops[0]!.id)).toBe(0);
+    expect(await activity(shops[2]!.id)).toBe(0);
+    expect(await activity(bad.id)).toBe(1);
+    const failures = (storeId: string) =>
+      withStore(db, storeId, async (tx) => (await tx.$client.query<{ error: string; failures: number }>("select error, failures from job_failure where store_id = $1 and job = $2", [storeId, job])).rows);
+    expect(await failures(bad.id)).toEqual([{ error: expect.any(String), failures: 1 }]);
+    expect(await failures(shops[0]!.id)).toEqual([]);
+    expect(await failures(shops[2]!.id)).toEqual([]);
   });
 });

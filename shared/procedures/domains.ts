@@ -39,7 +39,6 @@ const columns = {
   id: storeDomain.id,
   hostname: storeDomain.hostname,
   status: storeDomain.status,
-  failedReason: storeDomain.failedReason,
   isPrimary: storeDomain.isPrimary,
   verifiedAt: storeDomain.verifiedAt,
   createdAt: storeDomain.createdAt,
@@ -52,6 +51,7 @@ const selectDetail = (q: Q, where: SQL | undefined) =>
   q
     .select({
       ...columns,
+      failedReason: storeDomain.failedReason,
       verificationToken: storeDomain.verificationToken,
       routerStatus: storeDomain.routerStatus,
       routerSslStatus: storeDomain.routerSslStatus,

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ROLE_LABELS, sortedPermissions } from "../auth/permissions";
 import { randomSecret, sha256Hex } from "../auth/tokens";
 import { emitStep, ensure } from "../db/changes";
-import { member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
+import { aiApproval, member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
 import { AppError } from "../http/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
@@ -179,7 +179,7 @@ export const setStaffRole = storeProcedure({
 export const removeStaff = storeProcedure({
   router: "staff",
   name: "remove",
-  description: "Remove a member from the store; their sessions lose it at once. The last Owner cannot be removed.",
+  description: "Remove a member from the store; their sessions lose it at once, their API grants end and their pending AI proposals expire. The last Owner cannot be removed.",
   access: "staff.write",
   mutates: true,
   input: z.strictObject({ memberId: z.uuid() }),
@@ -196,6 +196,11 @@ export const removeStaff = storeProcedure({
             .update(session)
             .set({ activeStoreId: null })
             .where(and(sql`${session.userId} = (select ${member.userId} from ${member} where ${target})`, eq(session.activeStoreId, store))),
+          // Their pending AI proposals wait for them alone: they expire now (kept, without the grant, as history).
+          q
+            .update(aiApproval)
+            .set({ expiresAt: sql`least(${aiApproval.expiresAt}, now())` })
+            .where(and(eq(aiApproval.storeId, store), eq(aiApproval.memberId, input.memberId), eq(aiApproval.status, "pending"))),
           q.delete(member).where(target),
           emitStep(q, "staff.removed", { memberId: input.memberId.toLowerCase() }),
         ] as const,

@@ -97,7 +97,11 @@ describe("round trips: domains", () => {
     expect(await eventCount(store.id, "domain.added")).toBe(1);
     const removed = await change(browser, "domains/remove", { id: domain.id });
     expect(counted(removed), removed.body).toBe("200 1 0");
-    expect(removed.json()).toEqual({ id: domain.id, hostname: domain.hostname, removed: true });
+    expect(removed.json()).toEqual({ id: domain.id, hostname: domain.hostname, status: "pending", removed: true });
+    // A hostname another store has verified is refused by the same unit (the privileged lookup is a statement of it).
+    const other = await owner();
+    const taken = await change(browser, "domains/add", { hostname: other.store.hostname });
+    expect(counted(taken), taken.body).toBe("409 1 0");
     const events = await withStore(db, store.id, (tx) => tx.$client.query<{ payload: unknown }>("select payload from outbox_event where kind = 'domain.removed'"));
     expect(events.rows.map((r) => r.payload)).toEqual([{ domainId: domain.id, hostname: domain.hostname, routerId: null }]);
 

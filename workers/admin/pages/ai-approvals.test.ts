@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../../test/harness";
 import { addMember } from "../../../test/procedures";
-import { page, postForm, rpc, rpcJson, sessionFor, type Browser } from "../../../test/admin";
+import { page, postForm, rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../../test/admin";
 import { connectMcpClient, toolResult } from "../../../test/oauth";
 
 const db = testDb();
@@ -48,16 +49,21 @@ async function setUp(options: { role?: "owner" | "admin" | "staff" } = {}) {
 }
 
 describe("AI approvals page", () => {
-  it("shows the empty state, and the nav link to every member", async () => {
+  it("shows the empty state, and the nav link to every member; another member's proposal read-only", async () => {
     const store = await makeStore(db);
-    const staff = await addMember(db, store, "staff");
-    const res = await page(await sessionFor(db, staff.userId, store.id), "/ai/approvals");
+    const staff = await sessionFor(db, (await addMember(db, store, "staff")).userId, store.id);
+    const res = await page(staff, "/ai/approvals");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const html = await res.text();
     expect(html).toContain('href="/ai/approvals"');
-    expect(html).toContain("No proposals yet. When an AI client connected over MCP proposes a change, it waits here for you.");
-    expect(html).toContain("Showing yours");
+    expect(html).toContain("only they can approve or reject it, and everyone else sees it here read-only");
+    // The store's fixture proposal is the Owner's: Staff see it, without the buttons, and nothing waits for them.
+    expect(section(html, "pending")).toContain("Nothing is waiting.");
+    expect(section(html, "others")).toContain("Fixture proposal");
+    expect(section(html, "others")).not.toContain("<form");
+    await withStore(db, store.id, (tx) => tx.$client.query("delete from ai_approval where store_id = $1", [store.id]));
+    expect(await (await page(staff, "/ai/approvals")).text()).toContain("No proposals yet. When an AI client connected over MCP proposes a change, it waits here for you.");
     expect((await page(null, "/ai/approvals")).status).toBe(302);
   });
 
@@ -77,7 +83,7 @@ describe("AI approvals page", () => {
     expect(pending).toContain('action="/ai/approvals/approve"');
     expect(pending).toContain('action="/ai/approvals/reject"');
     expect(pending).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
-    expect(html).toContain("Showing all members");
+    expect(section(html, "others")).not.toContain(`value="${id}"`);
 
     const approved = await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf });
     expect(approved.status).toBe(303);
@@ -153,35 +159,65 @@ describe("AI approvals page", () => {
     expect(await approvalOf(elsewhere.browser, theirs)).toMatchObject({ state: "pending" });
   });
 
-  it("another Admin neither sees nor decides a member's proposal; the Owner sees it and approves it", async () => {
+  it("only the member who connected the client decides: another Admin and the Owner see it read-only and are refused, at the page and the RPC", async () => {
     const { browser, store, owner, product, propose } = await setUp({ role: "admin" });
     const id = await propose({ title: "Renamed" });
     const mine = await (await page(browser, "/ai/approvals")).text();
     expect(section(mine, "pending")).toContain(`value="${id}"`);
-    expect(mine).toContain("Showing yours");
+    expect(section(mine, "others")).not.toContain(id);
+    const listedToMember = (await rpcJson<{ items: { id: string; yours: boolean }[] }>(await rpc(browser, "aiApprovals/list", {}))).items;
+    expect(listedToMember.find((a) => a.id === id)).toMatchObject({ yours: true });
 
     const otherAdmin = await sessionFor(db, (await addMember(db, store, "admin")).userId, store.id);
-    const theirs = await (await page(otherAdmin, "/ai/approvals")).text();
-    expect(theirs).not.toContain(id);
-    expect(theirs).not.toContain("Renamed");
-    expect(theirs).toContain("No proposals yet.");
-    const forged = await postForm(otherAdmin, "/ai/approvals/approve", { id, csrf: otherAdmin.csrf });
-    expect([403, 404]).toContain(forged.status);
-    const forgedReject = await postForm(otherAdmin, "/ai/approvals/reject", { id, csrf: otherAdmin.csrf });
-    expect([403, 404]).toContain(forgedReject.status);
+    for (const other of [otherAdmin, owner]) {
+      const theirs = await (await page(other, "/ai/approvals")).text();
+      // Seen, with the change it would make, but without the buttons.
+      expect(section(theirs, "pending")).not.toContain(id);
+      const readOnly = section(theirs, "others");
+      expect(readOnly).toContain("Waiting for other members");
+      expect(readOnly).toContain(`id="p-${id}"`);
+      expect(readOnly).toContain('<td data-label="Now">Fixture</td><td data-label="Proposed">Renamed</td>');
+      expect(readOnly).not.toContain('action="/ai/approvals/approve"');
+      expect(readOnly).not.toContain('action="/ai/approvals/reject"');
+      const listed = (await rpcJson<{ items: { id: string; yours: boolean; state: string }[] }>(await rpc(other, "aiApprovals/list", {}))).items;
+      expect(listed.find((a) => a.id === id)).toMatchObject({ yours: false, state: "pending" });
+
+      const forged = await postForm(other, "/ai/approvals/approve", { id, csrf: other.csrf });
+      expect(forged.status).toBe(403);
+      expect(await forged.text()).toContain("Only the member who connected the AI client can decide on this proposal");
+      expect((await postForm(other, "/ai/approvals/reject", { id, csrf: other.csrf })).status).toBe(403);
+      for (const op of ["aiApprovals/approve", "aiApprovals/reject"]) {
+        const res = await rpc(other, op, { id });
+        expect(res.status, op).toBe(403);
+        expect((await rpcJson<RpcError>(res)).data?.reason, op).toBe("not_your_proposal");
+      }
+    }
     expect(await approvalOf(browser, id)).toMatchObject({ state: "pending" });
     expect((await productOf(browser, product.id)).title).toBe("Fixture");
+    // The home page counts what waits for you: the member's, not the Owner's.
+    const count = (html: string) => /data-figure="approvals"><strong>(\d+)<\/strong>/.exec(html)?.[1];
+    expect(count(await (await page(browser, "/")).text())).toBe("1");
 
-    const ownerView = await (await page(owner, "/ai/approvals")).text();
-    expect(ownerView).toContain("Showing all members");
-    const pending = section(ownerView, "pending");
-    expect(pending).toContain(`value="${id}"`);
-    expect(pending).toContain("through another member");
-    expect(pending).toContain('<td data-label="Now">Fixture</td><td data-label="Proposed">Renamed</td>');
-    const approved = await postForm(owner, "/ai/approvals/approve", { id, csrf: owner.csrf });
+    const approved = await postForm(browser, "/ai/approvals/approve", { id, csrf: browser.csrf });
     expect(approved.status).toBe(303);
-    expect(approved.headers.get("location")).toBe("/ai/approvals?done=approved");
     expect((await productOf(owner, product.id)).title).toBe("Renamed");
-    expect(await approvalOf(browser, id)).toMatchObject({ state: "approved" });
+  });
+
+  it("a removed member's pending proposals expire; the others still see them, and nobody can decide them", async () => {
+    const { browser, owner, product, propose } = await setUp({ role: "admin" });
+    const id = await propose({ title: "Orphan" });
+    const me = await rpcJson<{ member: { id: string } }>(await rpc(browser, "staff/me", {}));
+    expect((await rpc(owner, "staff/remove", { memberId: me.member.id })).status).toBe(200);
+    const listed = (await rpcJson<{ items: { id: string; state: string; yours: boolean; grantId: string | null }[] }>(await rpc(owner, "aiApprovals/list", {}))).items;
+    expect(listed.find((a) => a.id === id)).toMatchObject({ state: "expired", yours: false, grantId: null });
+    const html = await (await page(owner, "/ai/approvals")).text();
+    expect(section(html, "decided")).toContain('<span class="badge expired">expired</span>');
+    expect(section(html, "others")).not.toContain(id);
+    const refused = await rpc(owner, "aiApprovals/approve", { id });
+    expect(refused.status).toBe(409);
+    expect((await rpcJson<RpcError>(refused)).data).toMatchObject({ state: "expired" });
+    expect((await productOf(owner, product.id)).title).toBe("Fixture");
+    // The store's own fixture proposal (the Owner's) is untouched.
+    expect((await rpcJson<{ items: { summary: string; state: string }[] }>(await rpc(owner, "aiApprovals/list", { state: "pending" }))).items.map((a) => a.summary)).toEqual(["Fixture proposal"]);
   });
 });

@@ -8,8 +8,8 @@ import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
 /**
- * AI approvals: the changes AI clients connected over MCP proposed, waiting for the member who
- * connected the client (Owners see and decide everyone's). Who sees and who decides is the
+ * AI approvals: the changes AI clients connected over MCP proposed, each waiting for the member who
+ * connected the client. That member decides; every other member sees it read-only. Who decides is the
  * procedures' rule (shared/assistant/approvals.ts); this page only shows it and posts the decisions.
  */
 export const aiApprovalsPage = new Hono<AdminEnv>();
@@ -51,11 +51,11 @@ function errorText(e: AppError): string {
 }
 
 async function render(c: AdminContext, view: View = {}, status: Status = 200) {
-  const { chrome, me, read } = await storePage(c, { approvals: call(listApprovals, {}) });
+  const { chrome, read } = await storePage(c, { approvals: call(listApprovals, {}) });
   const { items } = read.approvals();
-  const pending = items.filter((a) => a.state === "pending");
+  const pending = items.filter((a) => a.state === "pending" && a.yours);
+  const others = items.filter((a) => a.state === "pending" && !a.yours);
   const decided = items.filter((a) => a.state !== "pending");
-  const everyone = me.member.role === "owner";
   const notice = noticeOf(view);
   const failed = view.done === "failed" ? items.find((a) => a.id === view.doneId) : undefined;
 
@@ -63,8 +63,8 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
     <AdminPage title="AI approvals" chrome={chrome}>
       <h1>AI approvals</h1>
       <p class="muted">
-        Changes proposed by AI clients connected over MCP. Nothing changes until it is approved; proposals expire after 24 hours.{" "}
-        {everyone ? "Showing all members' proposals (as Owner you can decide on any of them)." : "Showing yours: proposals made through the AI clients you connected."}
+        Changes proposed by AI clients connected over MCP. Nothing changes until it is approved; proposals expire after 24 hours. Each waits
+        for the member who connected the client: only they can approve or reject it, and everyone else sees it here read-only.
       </p>
       {notice ? (
         <p class="notice" role="status">
@@ -94,7 +94,6 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
                 <h3 id={`p-${a.id}`}>{a.summary}</h3>
                 <p class="muted">
                   Tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} />
-                  {everyone && a.memberId !== me.member.id ? " · through another member's connection" : ""}
                 </p>
                 <div class="scroll">
                   <Changes changes={a.diff} />
@@ -122,6 +121,24 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
               </article>
             ))}
           </section>
+
+          {others.length > 0 ? (
+            <section id="others" aria-labelledby="others-heading">
+              <h2 id="others-heading">Waiting for other members</h2>
+              <p class="muted">Made through AI clients other members connected. Only the member who connected the client can decide.</p>
+              {others.map((a) => (
+                <article class="card proposal" aria-labelledby={`p-${a.id}`}>
+                  <h3 id={`p-${a.id}`}>{a.summary}</h3>
+                  <p class="muted">
+                    Tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} /> · read-only
+                  </p>
+                  <div class="scroll">
+                    <Changes changes={a.diff} />
+                  </div>
+                </article>
+              ))}
+            </section>
+          ) : null}
 
           <section id="decided" aria-labelledby="decided-heading">
             <h2 id="decided-heading">Recent decisions</h2>

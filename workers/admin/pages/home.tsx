@@ -74,7 +74,7 @@ const Today: FC<{ today: string; sales: Summary | null; waiting: Waiting | null;
           <Figure id="partly-shipped" href={open("payment=paid&fulfillment=partially_fulfilled")} value={waiting.partlyShipped} label="partly shipped" />,
         ]
       : []),
-    ...(approvals > 0 ? [<Figure id="approvals" href="/ai/approvals" value={approvals} label={`AI change${approvals === 1 ? "" : "s"} waiting for approval`} />] : []),
+    ...(approvals > 0 ? [<Figure id="approvals" href="/ai/approvals" value={approvals} label={`AI change${approvals === 1 ? "" : "s"} waiting for your approval`} />] : []),
   ];
   return figures.length === 0 ? null : (
     <Section id="today" title="Today">
@@ -142,7 +142,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       </p>
       <Notice notice={notice} />
       <Attention dead={dead} failures={failures} csrf={chrome.csrf} canRetry={can("settings.write")} />
-      <Today today={today} sales={sales} waiting={waiting} currency={me.store.currency} approvals={approvals.items.length} />
+      <Today today={today} sales={sales} waiting={waiting} currency={me.store.currency} approvals={approvals.items.filter((a) => a.yours).length} />
       {low ? <LowStock low={low} /> : null}
       <Section id="places" title="Run the store">
         <div class="grid">
