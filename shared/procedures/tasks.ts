@@ -7,12 +7,12 @@ import { AppError } from "../http/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
-/** The merchant's tasks (shared/orders/tasks.ts): RTO parcels, late payments, refused refunds. */
+/** The merchant's tasks (shared/orders/tasks.ts): RTO parcels, late payments, refused refunds, payments under review. */
 export const listTasks = storeProcedure({
   router: "tasks",
   name: "list",
   description:
-    "Work waiting for a person, newest first: parcels coming back to origin (rto), money that arrived on a closed order (paid_late), refunds the gateway refused (refund_failed), pre-order balances unpaid after 7 days (balance_expired). Filter by status (default open) and kind.",
+    "Work waiting for a person, newest first: parcels coming back to origin (rto), money that arrived on a closed order (paid_late), refunds the gateway refused (refund_failed), pre-order balances unpaid after 7 days (balance_expired), payments reported for less than their attempt or in another currency, held for review (payment_review). Filter by status (default open) and kind.",
   access: "orders.read",
   mutates: false,
   input: z.strictObject({ ...pagingInput, status: z.enum(["open", "done"]).default("open"), kind: z.enum(MERCHANT_TASK_KINDS).optional() }),
