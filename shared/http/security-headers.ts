@@ -3,8 +3,9 @@ import type { Context, MiddlewareHandler } from "hono";
 /**
  * The security headers of every answer of the three Workers (issue 20, item 8), set in one middleware
  * (createApp in ./app.ts):
- * - every answer: `X-Content-Type-Options: nosniff`, `Referrer-Policy: strict-origin-when-cross-origin` (a
- *   path, and so an order page's key, never leaves the site), and HSTS when APP_ENV is production;
+ * - every answer: `X-Content-Type-Options: nosniff`, `Referrer-Policy: strict-origin-when-cross-origin` unless
+ *   the answer chose a stricter one (a path, and so an order page's key, never leaves the site), and HSTS
+ *   when APP_ENV is production;
  * - every HTML answer: a Content-Security-Policy with no inline script and no inline style except the
  *   pieces registered below by their SHA-256 hash, and `frame-ancestors` ('none' unless the app says a
  *   page may be framed by its own site), with `X-Frame-Options` for browsers that predate it.
@@ -85,7 +86,8 @@ export function securityHeaders(options: SecurityHeaderOptions, production: (c: 
   return async function securityHeaders(c, next) {
     await next();
     const { res, headers } = headersOf(c.res);
-    headers.set("referrer-policy", "strict-origin-when-cross-origin");
+    // A page may ask for less (no-referrer on a page whose address holds a key); the default is the floor.
+    if (!headers.has("referrer-policy")) headers.set("referrer-policy", "strict-origin-when-cross-origin");
     if (production(c)) headers.set("strict-transport-security", HSTS);
     if ((headers.get("content-type") ?? "").toLowerCase().startsWith("text/html")) {
       // An error page is never framed, whatever page was asked for.
