@@ -34,6 +34,10 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             // Custom domains (shared/domains/): the local DNS and router, kept in the HOSTS namespace.
             DOMAIN_DNS: "local",
             DOMAIN_ROUTER: "local",
+            // The person check (shared/challenge/): Turnstile's test keys, answered locally; both pass.
+            CHALLENGE: "local",
+            TURNSTILE_SITE_KEY: "1x00000000000000000000AA",
+            TURNSTILE_SECRET_KEY: "1x0000000000000000000000000000000AA",
           },
         },
       })),

@@ -2,6 +2,8 @@ import { eq } from "drizzle-orm";
 import type { Database } from "#shared/db/database";
 import { discount, product, productVariant } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
+import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
+import { DUMMY_TOKEN } from "#shared/challenge/local";
 import worker from "../workers/storefront/index";
 import { call } from "./call";
 import { makeStore, type TestStore } from "./harness";
@@ -29,14 +31,18 @@ export interface Answer {
   body: { cart?: unknown; json?: { code: string; message: string; data?: Record<string, unknown> } } & Record<string, unknown>;
 }
 
-/** A shopper at one store's hostname, keeping the wc_cart cookie between calls like a browser. */
+/**
+ * A shopper at one store's hostname, keeping the wc_cart cookie between calls like a browser. Like a person's
+ * browser, it holds a passed person check (the token of Turnstile's test keys, as the tests are configured),
+ * which a door reads only past its threshold; a test of the check itself sends its own header.
+ */
 export class Shopper {
   cookie: string | undefined;
 
   constructor(readonly host: string) {}
 
   async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, env: Record<string, unknown> = {}): Promise<Answer> {
-    const h: Record<string, string> = { host: this.host, ...headers };
+    const h: Record<string, string> = { host: this.host, [CHALLENGE_FIELD]: DUMMY_TOKEN, ...headers };
     if (this.cookie) h["cookie"] = `wc_cart=${this.cookie}`;
     let payload: string | undefined;
     if (body instanceof URLSearchParams) {

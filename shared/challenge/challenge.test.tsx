@@ -99,7 +99,7 @@ describe("local challenge (Turnstile's test keys)", () => {
     expect(html("2x00000000000000000000AB")).not.toContain("cf-turnstile-response");
     expect(html("3x00000000000000000000FF")).toMatch(/type="checkbox" name="cf-turnstile-response"/);
     const real = String(<ChallengeWidget widget={{ provider: "turnstile", siteKey: SITE }} action="login" />);
-    expect(real).toContain('<script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async="" defer="">');
+    expect(real).toContain('<script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>');
     expect(real).toContain(`<div class="cf-turnstile" data-sitekey="${SITE}" data-action="login">`);
   });
 });

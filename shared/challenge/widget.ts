@@ -1,3 +1,4 @@
+import { html } from "hono/html";
 import type { FC } from "hono/jsx";
 import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "./challenge";
 import { DUMMY_TOKEN, TEST_SITE_KEYS } from "./local";
@@ -11,32 +12,15 @@ import { TURNSTILE_SCRIPT } from "./turnstile";
  */
 export const ChallengeWidget: FC<{ widget: Widget; action: "checkout" | "login" }> = ({ widget, action }) => {
   if (widget.provider === "turnstile") {
-    return (
-      <>
-        <script src={TURNSTILE_SCRIPT} async defer></script>
-        <div class="cf-turnstile" data-sitekey={widget.siteKey} data-action={action}></div>
-      </>
-    );
+    return html`<script src="${TURNSTILE_SCRIPT}" async defer></script>
+      <div class="cf-turnstile" data-sitekey="${widget.siteKey}" data-action="${action}"></div>`;
   }
   const behaviour = TEST_SITE_KEYS[widget.siteKey];
   if (behaviour === "passes") {
-    return (
-      <p class="muted" data-challenge="local">
-        <input type="hidden" name={CHALLENGE_FIELD} value={DUMMY_TOKEN} />
-        Local person check (Turnstile test key): passed.
-      </p>
-    );
+    return html`<p class="muted" data-challenge="local"><input type="hidden" name="${CHALLENGE_FIELD}" value="${DUMMY_TOKEN}" /> Local person check (Turnstile test key): passed.</p>`;
   }
   if (behaviour === "interactive") {
-    return (
-      <label class="check" data-challenge="local">
-        <input type="checkbox" name={CHALLENGE_FIELD} value={DUMMY_TOKEN} required /> I am a person (local check, Turnstile test key)
-      </label>
-    );
+    return html`<label class="check" data-challenge="local"><input type="checkbox" name="${CHALLENGE_FIELD}" value="${DUMMY_TOKEN}" required /> I am a person (local check, Turnstile test key)</label>`;
   }
-  return (
-    <p class="muted" data-challenge="local">
-      Local person check (Turnstile test key): blocked.
-    </p>
-  );
+  return html`<p class="muted" data-challenge="local">Local person check (Turnstile test key): blocked.</p>`;
 };

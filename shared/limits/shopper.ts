@@ -7,7 +7,7 @@ import { checkDoorPolicy, countThrough, peekThrough, type DoorKey, type DoorOutc
  * store, before any database work: the store is known by the request's hostname, which needs no lookup, so
  * even a request for a hostname the HOSTS cache does not hold yet is refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "unsubscribe";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink";
 
 const MINUTE = 60_000;
 
@@ -35,8 +35,9 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, { address: DoorPolicy; store: D
   payment: policies("payment attempts", { limit: 30, windowMs: 10 * MINUTE }, { limit: 1800, windowMs: 10 * MINUTE }),
   // "Email me when it is back" posts.
   notify: policies("back-in-stock sign-ups", { limit: 10, windowMs: 10 * MINUTE }, { limit: 600, windowMs: 10 * MINUTE }),
-  // Unsubscribe posts, a mail provider's one-click ones included (they come from its few servers).
-  unsubscribe: policies("unsubscribes", { limit: 120, windowMs: MINUTE }, { limit: 1000, windowMs: MINUTE }),
+  // The links in emails: unsubscribing (a mail provider's one-click posts come from its few servers) and
+  // confirming marketing consent.
+  emailLink: policies("email link posts", { limit: 120, windowMs: MINUTE }, { limit: 1000, windowMs: MINUTE }),
 };
 
 /** Wrong discount codes, counted apart so that guessing codes is slow: a shopper mistypes one or two. */

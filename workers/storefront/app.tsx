@@ -7,7 +7,8 @@ import type { StorefrontEnv } from "./context";
 import { cachedPage, edgeCacheKey, type CacheStatus } from "./edge-cache";
 import { inputGuard } from "./input-guard";
 import { beacon } from "./links";
-import { hasPasswordCookie, password } from "./password";
+import { shopperLimits } from "./limits";
+import { hasPasswordCookie, orderOpenWhileLocked, password, sellingLock } from "./password";
 import { cartRoutes } from "./cart";
 import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
@@ -26,8 +27,11 @@ export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables
   headers: { framing: (path) => (FRAMEABLE.test(path) ? "self" : "none") },
 });
 
-/** Paths that already name an internal route are refused from outside (SPEC "Storefront behaviour" 2). */
-const INTERNAL_PATH = /^\/-(s|p)(\/|$)/;
+/**
+ * Paths that already begin with `/-s` or `/-p` are refused from outside (SPEC "Storefront behaviour" 2), to
+ * the letter: `/-sale` and `/-pages` too, not only the internal prefixes themselves.
+ */
+const INTERNAL_PATH = /^\/-(s|p)/;
 /** Pages a shopper must reach even while the storefront password is on: leaving a mailing list, confirming a subscription. */
 const OPEN_WHILE_LOCKED = /^\/(unsubscribe|consent)\//;
 
@@ -39,6 +43,10 @@ const timing = (name: string, cached: boolean, started: number) =>
 
 // What the shopper sent, before anything else (input-guard.ts).
 app.use(inputGuard);
+
+// The shopper's writes are counted first, per address and per store hostname, before anything can reach the
+// database (limits.tsx).
+app.use(shopperLimits());
 
 // The path rules first, then the store of the hostname (SPEC rule 1) and the store's facts (name,
 // currency, password state, catalogue version), each held 60 s in the HOSTS namespace, unknown hostnames
@@ -69,6 +77,9 @@ app.use(async function storefrontGate(c, next) {
   await next();
 });
 
+// While the password is on, the cart and checkout are closed to whoever has not entered it.
+app.use(sellingLock);
+
 app.route("/", password);
 app.route("/", cartRoutes);
 app.route("/", checkout);
@@ -82,7 +93,7 @@ app.all("*", async (c) => {
   const { store, hostname } = c.var;
   const url = new URL(c.req.url);
   const asked = url.pathname + url.search;
-  const locked = store.passwordCookieHash !== null && !OPEN_WHILE_LOCKED.test(url.pathname) && !(await hasPasswordCookie(c, store));
+  const locked = store.passwordCookieHash !== null && !OPEN_WHILE_LOCKED.test(url.pathname) && !orderOpenWhileLocked(url) && !(await hasPasswordCookie(c, store));
   const internalPath = locked ? `/-p/${store.id}` : `/-s/${store.id}${url.pathname}${url.search}`;
   const origin = `${url.protocol}//${c.req.header("host") ?? hostname}`;
   const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked, env: c.env, origin, defer: c.var.defer });

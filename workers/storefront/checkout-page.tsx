@@ -14,7 +14,10 @@ import { cartDepositTerms, cartPreorderVariantsPlan, type DepositTerms } from "#
 import { cartKeyOf, cartPlan } from "#shared/storefront/cart";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
+import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
+import { ChallengeWidget } from "#shared/challenge/widget";
 import { checkoutAndPay, type PayDeps } from "./checkout";
+import { checkoutWidget } from "./limits";
 import { Alert, EmptyCart, ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
@@ -159,7 +162,9 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
             </fieldset>
             <label class="check">
               <input type="checkbox" name="acceptsMarketing" value="yes" checked={values["acceptsMarketing"] === "yes"} /> Email me news and offers from {store.name}
+              <span class="muted"> (we will email you a link to confirm)</span>
             </label>
+            {widget ? <ChallengeWidget widget={widget} action="checkout" /> : null}
             <button type="submit">Place order</button>
           </form>
         </>
@@ -196,7 +201,12 @@ function nested(values: Values): Record<string, unknown> {
 export async function submitCheckout(c: ShopContext) {
   if (isCrossSite(c)) return renderCheckout(c, {}, {}, "This form must be sent from the store's own page.", 400);
   const form = await c.req.parseBody().catch(() => ({}));
-  const values: Values = Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === "string").map(([k, v]) => [k, v.slice(0, 500)]));
+  // The person check's token was read at the door (limits.tsx); it is not part of the order.
+  const values: Values = Object.fromEntries(
+    Object.entries(form)
+      .filter((e): e is [string, string] => typeof e[1] === "string" && e[0] !== CHALLENGE_FIELD)
+      .map(([k, v]) => [k, v.slice(0, 500)]),
+  );
   const parsed = checkoutInput.safeParse(nested(values));
   if (!parsed.success) {
     const errors: Errors = {};
@@ -205,7 +215,6 @@ export async function submitCheckout(c: ShopContext) {
   }
   try {
     const result = await checkoutAndPay(deps(c), getCookie(c, CART_COOKIE), parsed.data);
-              <span class="muted"> (we will email you a link to confirm)</span>
     return c.redirect(result.payment.redirectUrl ?? result.orderUrl, 303);
   } catch (e) {
     if (isAppError(e) && e.status === 409) return renderCheckout(c, values, {}, e.message, 409);

@@ -82,19 +82,19 @@ describe("host → store through the HOSTS cache", () => {
 });
 
 describe("path rules, in the SPEC's order", () => {
-  it("a path that already begins with /-s or /-p is refused with 404, whatever follows", async () => {
+  it("a path that already begins with /-s or /-p is refused with 404, whatever follows: /-sale and /-pages too", async () => {
     const s = await makeStore(db);
-    for (const path of ["/-s", "/-s/", `/-s/${s.id}/`, "/-p", `/-p/${s.id}`, "/-p/x?y=1", "/-S/x".toLowerCase()]) {
+    for (const path of ["/-s", "/-s/", `/-s/${s.id}/`, "/-p", `/-p/${s.id}`, "/-p/x?y=1", "/-S/x".toLowerCase(), "/-sale", "/-sale/", "/-pages/about", "/-p1", "/-s?x=1"]) {
       const res = await get(s.hostname, path);
       expect(res.status, path).toBe(404);
       const html = await res.text();
       expect(html, path).not.toContain(s.name);
       expect(html, path).not.toContain("in this store"); // refused by the rule, not by the store's router
     }
-    // Only the segment counts: a page whose name merely starts with "-s" is an ordinary path of the store.
-    const sale = await get(s.hostname, "/-sale");
-    expect(sale.status).toBe(404);
-    expect(await sale.text()).toContain("There is no page at this address in this store");
+    // Other paths that begin with a dash are the store's own (its 404 page here).
+    const gateway = await get(s.hostname, "/-gateway/pay/nothing");
+    expect(gateway.status).toBe(404);
+    expect(await gateway.text()).toContain(s.name);
   });
 
   it("/api/* passes through unchanged (and answers JSON), even while the password is on", async () => {

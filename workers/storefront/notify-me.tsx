@@ -19,10 +19,10 @@ import type { ShopEnv } from "./shop-env";
  */
 type ShopContext = Context<ShopEnv>;
 
-/** Form posts per address per store: a shopper sends a few; a script filling the table does not get far. */
-export const NOTIFY_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
-
-/** Counts a shopper's form post against `policy` before any database work; 429 with Retry-After when over. */
+/**
+ * Counts a shopper's form post against `policy` before any database work; 429 with Retry-After when over.
+ * The shopper's writes, back-in-stock posts among them, are counted at the door instead (limits.tsx).
+ */
 export async function limitFormPost(c: ShopContext, name: string, policy: LimitPolicy): Promise<void> {
   const { env, store } = c.var.shop;
   const limiter = (env as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
@@ -32,7 +32,6 @@ export async function limitFormPost(c: ShopContext, name: string, policy: LimitP
 }
 
 export async function notifyMe(c: ShopContext) {
-  await limitFormPost(c, "notify", NOTIFY_POLICY);
   const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string).slice(0, 300) : undefined);
   const values = { variantId: text("variantId"), email: text("email") };

@@ -1,15 +1,17 @@
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type Next } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { constantTimeEqual, verifyPassword } from "#shared/auth/password";
 import { sha256Hex } from "#shared/auth/tokens";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { AppError } from "#shared/http/errors";
 import { Page } from "#shared/http/page";
 import { safeRedirectPath } from "#shared/http/redirect";
 import { hit } from "#shared/limits/limit";
 import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
 import type { StorefrontEnv } from "./context";
+import { isForm } from "./limits";
 import { passwordCookieValue } from "#shared/storefront/store-facts";
 import { loadPasswordHash, type ShopStore } from "./store";
 
@@ -30,6 +32,40 @@ export async function hasPasswordCookie(c: Context, store: ShopStore): Promise<b
   if (!store.passwordCookieHash || !sent || !/^[0-9a-f]{64}$/.test(sent)) return false;
   const enc = new TextEncoder();
   return constantTimeEqual(enc.encode(await sha256Hex(sent)), enc.encode(store.passwordCookieHash));
+}
+
+/** The cart and checkout: what the password keeps from strangers besides the pages (issue 20 item 7). */
+const SELLING = /^\/api\/(cart|checkout)(\/|$)/;
+/** Paying an order placed before the password went on, through its link (the order's key in `?k=`). */
+const PAYING_AN_ORDER = /^\/api\/checkout\/[^/]+\/(pay|confirm)$/;
+
+/**
+ * Pages a shopper reaches while the password is on, besides those the app opens itself: an order's page
+ * reached with its key, and the local gateway's page that pays it.
+ */
+export function orderOpenWhileLocked(url: URL): boolean {
+  return (/^\/orders\/[^/]+$/.test(url.pathname) && url.searchParams.has("k")) || /^\/-gateway\/pay\/[^/]+$/.test(url.pathname);
+}
+
+/**
+ * While the password is on, the cart and checkout answer 401 with the password page's address to whoever
+ * has not entered it (JSON `passwordUrl` for the API; the password page for a form): a variant id alone
+ * must not buy from a closed store. Runs after the gate, which holds the store's password state.
+ */
+export async function sellingLock(c: Context<StorefrontEnv>, next: Next) {
+  const { store } = c.var;
+  const path = c.req.path;
+  const selling = SELLING.test(path) || (path === "/checkout" && c.req.method === "POST");
+  if (!selling || store.passwordCookieHash === null) return next();
+  if (PAYING_AN_ORDER.test(path) && c.req.query("k")) return next();
+  if (await hasPasswordCookie(c, store)) return next();
+  // Every page is the password page while it is on; this one brings the shopper back to the cart.
+  const passwordUrl = `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}/cart`;
+  c.header("cache-control", "no-store");
+  if (path.startsWith("/api/") && !isForm(c)) {
+    throw new AppError("UNAUTHORIZED", `This store is open only to people with its password. Enter it at ${passwordUrl}`, { reason: "password_required", passwordUrl });
+  }
+  return c.html(<PasswordPage storeName={store.name} returnTo="/cart" />, 401);
 }
 
 export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: string | undefined }> = ({ storeName, returnTo, message }) => (

@@ -6,7 +6,6 @@ import { plan } from "#shared/db/plan";
 import { raw, sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
 import { Alert, ShopPage, type ShopHead } from "./layout";
-import { limitFormPost } from "./notify-me";
 import type { ShopEnv } from "./shop-env";
 
 /**
@@ -103,10 +102,5 @@ function page(c: ShopContext, found: Found | null, done: boolean) {
 }
 
 export const unsubscribePage = async (c: ShopContext) => page(c, await find(c, false), false);
-/** Unsubscribe posts per address per store (a mail client's one-click included). */
-const UNSUBSCRIBE_POLICY = { limit: 20, windowMs: 10 * 60_000 };
-
-export const unsubscribePost = async (c: ShopContext) => {
-  await limitFormPost(c, "unsubscribe", UNSUBSCRIBE_POLICY);
-  return page(c, await find(c, true), true);
-};
+/** Unsubscribe posts (a mail client's one-click included) are counted at the door (limits.tsx). */
+export const unsubscribePost = async (c: ShopContext) => page(c, await find(c, true), true);
