@@ -1,17 +1,15 @@
 import { env } from "cloudflare:workers";
-import { and, eq, lt } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pgErrorOf } from "#shared/db/pg-errors";
-import { storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { loadHostAndFacts } from "#shared/storefront/store-facts";
 import { createLogger } from "#shared/log";
-import { makeStore, testDb, uniqueSuffix, type TestStore } from "../../test/harness";
+import { testDb, uniqueSuffix, type TestStore } from "../../test/harness";
 import { callerFor, outboxPayloads } from "../../test/procedures";
 import type { DnsResolver } from "./dns";
 import { localDns, setLocalDnsEntry } from "./dns-local";
 import type { LocalKv } from "./local-kv";
-import { domainAt, domainState, type TestDomain } from "./testing";
+import { domainAt, domainState, storesWithDatedDomains, type TestDomain } from "./testing";
 import { verifyDomains, verifyStore } from "./verify";
 
 /**
@@ -30,17 +28,7 @@ const MINUTE = 60_000;
 const T = new Date("2002-06-01T12:00:00Z");
 const at = (ms: number) => new Date(T.getTime() + ms);
 
-const stores: TestStore[] = [];
-async function store(): Promise<TestStore> {
-  const s = await makeStore(db);
-  stores.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stores.splice(0)) {
-    await withStore(db, s.id, (tx) => tx.delete(storeDomain).where(and(eq(storeDomain.storeId, tx.storeId), lt(storeDomain.createdAt, new Date("2010-01-01T00:00:00Z")))));
-  }
-});
+const store = storesWithDatedDomains(db);
 
 const hostname = () => `claimed-${uniqueSuffix()}.example.com`;
 /** Publishes the TXT records of every claim given: each store's own token under the one name. */

@@ -2,7 +2,9 @@
  * Test helpers for the domain job and consumer: domains made at a controlled time (as the application makes
  * rows: app_user inside withStore), their state, and the routed event the relay would send for an outbox row.
  */
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
+import { afterEach } from "vitest";
+import { makeStore, type TestStore } from "../../test/harness";
 import type { Database } from "../db/database";
 import { domainCheck, outboxEvent, storeDomain, type DomainCheckResult } from "../db/schema";
 import { withStore } from "../db/with-store";
@@ -67,4 +69,22 @@ export async function routedEvent(db: Database, storeId: string, kind: string): 
   );
   if (!row) throw new Error(`no ${kind} event in store ${storeId}`);
   return { eventId: row.id, storeId, kind, payload: row.payload, createdAt: row.createdAt.toISOString(), route: "domain" };
+}
+
+/**
+ * Fresh stores for tests whose domains are dated in the past (a controlled clock before 2010, so that a
+ * job run by such a test sees only its own due domains): each test's stores lose those domains after it.
+ */
+export function storesWithDatedDomains(db: Database): () => Promise<TestStore> {
+  const made: TestStore[] = [];
+  afterEach(async () => {
+    for (const s of made.splice(0)) {
+      await withStore(db, s.id, (tx) => tx.delete(storeDomain).where(and(eq(storeDomain.storeId, tx.storeId), lt(storeDomain.createdAt, new Date("2010-01-01T00:00:00Z")))));
+    }
+  });
+  return async () => {
+    const s = await makeStore(db);
+    made.push(s);
+    return s;
+  };
 }

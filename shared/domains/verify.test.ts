@@ -1,17 +1,17 @@
 import { env } from "cloudflare:workers";
-import { and, eq, lt } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
 import { storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { jobDeps, runJobs } from "#shared/jobs/run";
 import { createLogger } from "#shared/log";
-import { makeStore, testDb, type TestStore } from "../../test/harness";
+import { testDb, type TestStore } from "../../test/harness";
 import { logsOf } from "../../test/logs";
 import { callerFor, outboxPayloads } from "../../test/procedures";
 import type { DnsResolver } from "./dns";
 import { localDns, setLocalDnsEntry } from "./dns-local";
 import type { LocalKv } from "./local-kv";
-import { domainAt, domainState } from "./testing";
+import { domainAt, domainState, storesWithDatedDomains } from "./testing";
 import { GIVE_UP_AFTER_MS, nextCheckAt, verifyDomains } from "./verify";
 
 /**
@@ -26,17 +26,7 @@ const MINUTE = 60_000;
 const T = new Date("2001-03-01T12:00:00Z");
 const at = (ms: number) => new Date(T.getTime() + ms);
 
-const stores: TestStore[] = [];
-async function store(): Promise<TestStore> {
-  const s = await makeStore(db);
-  stores.push(s);
-  return s;
-}
-afterEach(async () => {
-  for (const s of stores.splice(0)) {
-    await withStore(db, s.id, (tx) => tx.delete(storeDomain).where(and(eq(storeDomain.storeId, tx.storeId), lt(storeDomain.createdAt, new Date("2010-01-01T00:00:00Z")))));
-  }
-});
+const store = storesWithDatedDomains(db);
 
 const run = (now: Date, dns: DnsResolver = localDns(kv)) => verifyDomains({ db, log: quiet, now }, { dns, storesPerRun: 5_000 });
 const host = (s: TestStore, label: string) => `${label}-${s.slug}.example.com`;
