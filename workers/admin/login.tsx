@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { FC } from "hono/jsx";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
@@ -7,8 +7,13 @@ import { sha256Hex } from "#shared/auth/tokens";
 import { storeIdsForUser } from "#shared/db/privileged";
 import { userAccount } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
+import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challenge/challenge";
+import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
+import { challengeFromEnv } from "#shared/challenge/select";
+import { ChallengeWidget } from "#shared/challenge/widget";
+import { clientAddress } from "#shared/limits/address";
+import { challengeDue, checkDoorPolicy } from "#shared/limits/doors";
 import { hit, peek } from "#shared/limits/limit";
-import type { LimitPolicy } from "#shared/limits/window";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, type AdminEnv } from "./context";
@@ -16,13 +21,17 @@ import { PlainPage } from "./pages/layout";
 
 export const login = new Hono<AdminEnv>();
 
-/** Sign-in attempts allowed per client IP (all of them) and failed ones per email address (decision record 0002). */
-export const LOGIN_IP_POLICY: LimitPolicy = { limit: 30, windowMs: 10 * 60_000 };
-export const LOGIN_EMAIL_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
+/**
+ * Sign-in attempts allowed per client address (all of them) and failed ones per email address (decision
+ * records 0002 and 0019); past `challengeAfter` on either, each attempt must carry a passed challenge.
+ */
+export const LOGIN_IP_POLICY = checkDoorPolicy({ limit: 30, windowMs: 10 * 60_000, challengeAfter: 10, name: "address", what: "sign-in attempts per 10 minutes from one address" });
+export const LOGIN_EMAIL_POLICY = checkDoorPolicy({ limit: 10, windowMs: 10 * 60_000, challengeAfter: 3, name: "account", what: "failed sign-ins per 10 minutes for one email" });
+const ipKey = (ip: string | undefined) => `login:ip:${clientAddress(ip)}`;
 
 const WRONG_CREDENTIALS = "The email or password is not right. Check both and try again.";
 
-const LoginForm: FC<{ next: string; email?: string | undefined; message?: string | undefined }> = ({ next, email, message }) => (
+const LoginForm: FC<{ next: string; email?: string | undefined; message?: string | undefined; widget?: Widget | null }> = ({ next, email, message, widget }) => (
   <PlainPage title="Sign in · Commerce admin">
     <div class="card">
       <h1>Sign in</h1>
@@ -38,6 +47,7 @@ const LoginForm: FC<{ next: string; email?: string | undefined; message?: string
         <input id="email" name="email" type="email" autocomplete="username" required value={email ?? ""} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
+        {widget ? <ChallengeWidget widget={widget} action="login" /> : null}
         <button type="submit">Sign in</button>
       </form>
     </div>
@@ -49,8 +59,16 @@ login.get("/login", validate("query", nextQuery), async (c) => {
   const next = safeRedirectPath(c.req.valid("query").next, new URL(c.req.url).origin);
   c.header("cache-control", "no-store");
   if (await currentSession(c)) return c.redirect(next, 303);
-  return c.html(<LoginForm next={next} />);
+  // Past this address's threshold the form carries the person check from the start.
+  const ahead = await peek(c.env.RATE_LIMITER, ipKey(c.req.header("cf-connecting-ip")), LOGIN_IP_POLICY);
+  return c.html(<LoginForm next={next} widget={challengeDue(ahead, LOGIN_IP_POLICY) ? challengeFromEnv(c.env).widget : null} />);
 });
+
+/** The widget when the next attempt for this address or email would need it (after a refused attempt). */
+async function widgetAhead(c: Context<AdminEnv>, emailKey: string): Promise<Widget | null> {
+  const [byIp, byEmail] = await Promise.all([peek(c.env.RATE_LIMITER, ipKey(c.req.header("cf-connecting-ip")), LOGIN_IP_POLICY), peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY)]);
+  return challengeDue(byIp, LOGIN_IP_POLICY) || challengeDue(byEmail, LOGIN_EMAIL_POLICY) ? challengeFromEnv(c.env).widget : null;
+}
 
 const loginForm = z.object({
   email: z.string().trim().max(320).default(""),
@@ -67,7 +85,8 @@ let dummyHash: Promise<string> | undefined;
 login.post("/login", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused();
   c.header("cache-control", "no-store");
-  const form = loginForm.safeParse(await c.req.parseBody().catch(() => ({})));
+  const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const form = loginForm.safeParse(body);
   const { email, password, next: rawNext } = form.success ? form.data : { email: "", password: "", next: undefined };
   const next = safeRedirectPath(rawNext, new URL(c.req.url).origin);
   if (!email || !password) {
@@ -79,7 +98,7 @@ login.post("/login", async (c) => {
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
   const emailKey = `login:email:${await sha256Hex(email.toLowerCase())}`;
   const [byIp, byEmail] = await Promise.all([
-    hit(c.env.RATE_LIMITER, `login:ip:${ip}`, LOGIN_IP_POLICY),
+    hit(c.env.RATE_LIMITER, ipKey(ip), LOGIN_IP_POLICY),
     peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY),
   ]);
   if (!byIp.allowed || !byEmail.allowed) {
@@ -90,6 +109,16 @@ login.post("/login", async (c) => {
       <LoginForm next={next} email={email} message={`Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`} />,
       429,
     );
+  }
+  // Past either threshold a person shows they are one (the widget's token in the form) before the password is checked.
+  if (challengeDue(byIp, LOGIN_IP_POLICY) || challengeDue(byEmail, LOGIN_EMAIL_POLICY)) {
+    const challenge = challengeFromEnv(c.env);
+    const token = typeof body[CHALLENGE_FIELD] === "string" ? body[CHALLENGE_FIELD] : undefined;
+    const check = await checkChallenge(challenge, token, c.req.header("cf-connecting-ip"), c.var.log);
+    if (check === "unavailable") c.header("retry-after", String(CHALLENGE_RETRY_SECONDS));
+    if (check === "unavailable" || !check.passed) {
+      return c.html(<LoginForm next={next} email={email} widget={challenge.widget} message={challengeMessage(check, "sign in")} />, check === "unavailable" ? 503 : 403);
+    }
   }
 
   const [user] = await c.var.db.orm
@@ -103,7 +132,7 @@ login.post("/login", async (c) => {
     // An unknown email counts too, and costs the same as a wrong password.
     await hit(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY);
     c.var.log.info("Sign-in refused", { ip });
-    return c.html(<LoginForm next={next} email={email} message={WRONG_CREDENTIALS} />, 401);
+    return c.html(<LoginForm next={next} email={email} message={WRONG_CREDENTIALS} widget={await widgetAhead(c, emailKey)} />, 401);
   }
 
   // A member of exactly one store works in it at once; others choose on /select-store.
