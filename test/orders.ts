@@ -5,6 +5,7 @@ import type { IndianStateCode } from "#shared/orders/gst";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { localPaymentId } from "#shared/payments/local-protocol";
+import type { RefundEvent } from "#shared/payments/gateway";
 import { storeGateway, type StoreGateway } from "#shared/payments/select";
 import { newCartToken } from "#shared/storefront/cart";
 import { addLine, createCart } from "#shared/storefront/cart-changes";
@@ -90,3 +91,16 @@ export async function paidGatewayOrder(db: Database, shop: ShopStore, quantity =
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, order.attemptId, "captured", "webhook", { providerPaymentId: paymentId }));
   return { ...order, paymentId };
 }
+
+/** The gateway's `refund.processed` report of a refund of an order's payment, as its webhook delivers it (a fresh event id each time). */
+export const refundProcessed = (o: Pick<GatewayOrder, "providerRef">, refundId: string, amount: number, storeId: string | null = null): RefundEvent => ({
+  kind: "refund",
+  eventId: `evt_${crypto.randomUUID()}`,
+  event: "refund.processed",
+  providerRef: o.providerRef,
+  status: "processed",
+  amount,
+  currency: "INR",
+  refundId,
+  storeId,
+});

@@ -9,7 +9,7 @@ import { localGateway, type LocalBehaviour } from "#shared/payments/local";
 import { deriveLocalSecret } from "#shared/payments/local-protocol";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
-import { orderShop, paidGatewayOrder, TEST_GATEWAY, type GatewayOrder } from "../../test/orders";
+import { orderShop, paidGatewayOrder, refundProcessed, TEST_GATEWAY, type GatewayOrder } from "../../test/orders";
 import { callerFor, failureMessage } from "../../test/procedures";
 import { traced, tracedWork } from "../../test/proxy";
 import worker from "./index";
@@ -149,17 +149,7 @@ async function countingGateway(storeId: string, behaviours: LocalBehaviour[] = [
 
 /** The gateway's `refund.processed` report of a refund, as its webhook delivers it. */
 const refundReport = (storeId: string, o: GatewayOrder, refundId: string, amount: number) =>
-  applyPaymentReport(db, storeId, "local", {
-    kind: "refund",
-    eventId: `evt_${crypto.randomUUID()}`,
-    event: "refund.processed",
-    providerRef: o.providerRef,
-    status: "processed",
-    amount,
-    currency: "INR",
-    refundId,
-    storeId,
-  });
+  applyPaymentReport(db, storeId, "local", refundProcessed(o, refundId, amount, storeId));
 
 const refundsOf = (sql: Awaited<ReturnType<typeof orderShop>>["sql"], orderId: string) =>
   sql("select id, amount::int, status, reason from refund where order_id = $1 order by amount, id", [orderId]);

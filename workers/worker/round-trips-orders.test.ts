@@ -6,13 +6,12 @@ import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentReport } from "#shared/orders/reports";
 import type { ShipmentStatus } from "#shared/orders/status";
-import type { RefundEvent } from "#shared/payments/gateway";
 import { buildLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { providerServices } from "#shared/pipeline/providers";
 import { buildLocalCourierWebhook, deriveLocalCourierSecret } from "#shared/shipping/local-protocol";
 import { call } from "../../test/call";
 import { jobContext, servicesFor, type StoreProviders } from "../../test/jobs";
-import { orderShop, paidGatewayOrder, placeGatewayOrder, placeTestOrder, type GatewayOrder } from "../../test/orders";
+import { orderShop, paidGatewayOrder, placeGatewayOrder, placeTestOrder, refundProcessed, type GatewayOrder } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
 import { traced, tracedWork } from "../../test/proxy";
 import type { ShopStore } from "../../test/storefront";
@@ -60,18 +59,6 @@ async function shippedShop(n: number) {
   return { s, sql, shipments };
 }
 
-const refundEvent = (o: Pick<GatewayOrder, "providerRef">, refundId: string, amount: number): RefundEvent => ({
-  kind: "refund",
-  eventId: `evt_${crypto.randomUUID()}`,
-  event: "refund.processed",
-  providerRef: o.providerRef,
-  status: "processed",
-  amount,
-  currency: "INR",
-  refundId,
-  storeId: null,
-});
-
 describe("round trips: payment webhooks", () => {
   it("a status applies in two round trips; a duplicate delivery and an unknown payment cost one", async () => {
     const { s, sql } = await orderShop(db);
@@ -91,7 +78,7 @@ describe("round trips: payment webhooks", () => {
   it("a refund the gateway reports: two round trips, recorded once, a pending row settled, a capture it proves applied first", async () => {
     const { s, sql } = await orderShop(db);
     const paid = await paidGatewayOrder(db, s, 2);
-    const report = (o: GatewayOrder, refundId: string, amount: number) => tracedWork((t) => applyPaymentReport(t, s.id, "local", refundEvent(o, refundId, amount)));
+    const report = (o: GatewayOrder, refundId: string, amount: number) => tracedWork((t) => applyPaymentReport(t, s.id, "local", refundProcessed(o, refundId, amount)));
     const first = await report(paid, "rfnd_dash1", 300);
     expect([first.result, first.trips.turns]).toEqual([{ duplicate: false, applied: true, status: "refunded" }, 2]);
     const again = await report(paid, "rfnd_dash1", 300);
