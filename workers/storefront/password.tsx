@@ -63,7 +63,7 @@ export async function sellingLock(c: Context<StorefrontEnv>, next: Next) {
   const passwordUrl = `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}/cart`;
   c.header("cache-control", "no-store");
   if (path.startsWith("/api/") && !isForm(c)) {
-    throw new AppError("UNAUTHORIZED", `This store is open only to people with its password. Enter it at ${passwordUrl}`, { reason: "password_required", passwordUrl });
+    throw new AppError("UNAUTHORIZED", `This store is open only to people with its password. Enter it at ${passwordUrl}`, { reason: "password_required", passwordUrl }, { "cache-control": "no-store" });
   }
   return c.html(<PasswordPage storeName={store.name} returnTo="/cart" />, 401);
 }
