@@ -63,4 +63,24 @@ describe("a crowd at the storefront", () => {
     expect(after.httpQueries - before.httpQueries).toBe(300);
     expect(counts(answers.slice(0, 200).map(edge))).toEqual({ miss: 200 });
   });
+
+  it("400 concurrent cart adds from one address: its 300 a minute answered, 100 refused with 429 and Retry-After, none 5xx; the refused never reach the database", async () => {
+    const s = await makeShop(db);
+    await get(s.hostname, "/"); // warms host and facts
+    const before = await proxyStats(proxyAddress);
+    const add = () =>
+      call(
+        worker,
+        "http://storefront.test/api/cart/lines",
+        { method: "POST", headers: { host: s.hostname, "content-type": "application/json", "cf-connecting-ip": "203.0.113.200" }, body: JSON.stringify({ variantId: s.variantId, quantity: 1 }) },
+        ROOM,
+      );
+    const answers = await Promise.all(Array.from({ length: 400 }, add));
+    const after = await proxyStats(proxyAddress);
+    expect(counts(answers.map((r) => r.status))).toEqual({ 200: 300, 429: 100 });
+    expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers.get("retry-after")) >= 1)).toBe(true);
+    // One round trip for each answered add, over no WebSocket; nothing for the 100 refused.
+    expect(after.httpQueries - before.httpQueries).toBe(300);
+    expect(after.connections - before.connections).toBe(0);
+  });
 });
