@@ -4,7 +4,7 @@ import { listHolds } from "#shared/procedures/orders";
 import type { AdminContext } from "../context";
 import { call, storePage } from "./chrome";
 import { AdminPage, formatMoney } from "./layout";
-import { IstTime, StatusBadge, words } from "./order-words";
+import { IstTime, StatusBadge } from "./order-words";
 import { Pager, Table } from "./parts";
 
 /**
@@ -50,7 +50,7 @@ const HoldsTable: FC<{ items: Holds["items"]; now: number }> = ({ items, now }) 
         <td>{o.email ?? <span class="muted">—</span>}</td>
         <td class="num">{formatMoney(o.amountDue, o.currency)}</td>
         <td>
-          {o.paymentMethod === "gateway" ? "Online" : words(o.paymentMethod)} · <StatusBadge value={o.paymentStatus} label="Payment" />
+          {o.paymentMethod === "gateway" ? "Online" : "Bank transfer"} · <StatusBadge value={o.paymentStatus} label="Payment" />
         </td>
         <td data-releases={o.holdReleasesAt ? new Date(o.holdReleasesAt).toISOString() : ""}>
           <IstTime at={o.holdReleasesAt} />
