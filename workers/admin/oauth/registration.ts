@@ -59,6 +59,9 @@ const metadata = z.object({
   software_version: printable(200).optional(),
 });
 
+/** RFC 7591 §3.2.2: a redirect URI's own code, invalid_client_metadata for any other field. */
+const errorFor = (field: string) => (field === "redirect_uris" ? "invalid_redirect_uri" : "invalid_client_metadata");
+
 export type RegistrationVerdict = { body: string } | { error: "invalid_request" | "invalid_redirect_uri" | "invalid_client_metadata"; description: string };
 
 /** The registration body to pass to the provider, or the RFC 7591 error that refuses it. */
@@ -73,13 +76,13 @@ export function judgeRegistration(text: string): RegistrationVerdict {
     return { error: "invalid_client_metadata", description: "The client metadata must be a JSON object." };
   }
   const unstorable = unstorableIssue(parsed);
-  if (unstorable) return { error: "invalid_client_metadata", description: `${unstorable.path || "The metadata"} ${unstorable.message}.` };
+  if (unstorable) return { error: errorFor(unstorable.path.split(".")[0]!), description: `${unstorable.path || "The metadata"} ${unstorable.message}.` };
   const checked = metadata.safeParse(parsed);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
     const field = issue.path[0] === undefined ? "metadata" : String(issue.path[0]);
     const at = issue.path.length > 1 ? `${field}[${issue.path.slice(1).join(".")}]` : field;
-    return { error: field === "redirect_uris" ? "invalid_redirect_uri" : "invalid_client_metadata", description: `${at} ${issue.message.replace(/^Invalid input: /, "")}.` };
+    return { error: errorFor(field), description: `${at} ${issue.message.replace(/^Invalid input: /, "")}.` };
   }
   return { body: JSON.stringify(checked.data) };
 }
