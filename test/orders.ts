@@ -13,6 +13,19 @@ import { makeShop, type ShopStore } from "./storefront";
 
 export const address = (state: IndianStateCode = "IN-MH") => ({ name: "Asha Rao", line1: "12 MG Road", city: "Pune", state, postalCode: "411001", country: "IN" as const });
 
+/** The checkout page's form fields as a browser posts them for `address()` (add `paymentMethod`). */
+export const checkoutForm = {
+  email: "asha@example.test",
+  phone: "",
+  "shippingAddress.name": "Asha Rao",
+  "shippingAddress.line1": "12 MG Road",
+  "shippingAddress.line2": "",
+  "shippingAddress.city": "Pune",
+  "shippingAddress.state": "IN-MH",
+  "shippingAddress.postalCode": "411001",
+  "shippingAddress.country": "IN",
+};
+
 /**
  * Places an order the way checkout does: a cart made with the cart helpers, then placeOrder, in one
  * store unit. `lines` are variant ids with quantities; `state` is the ship-to state (Maharashtra); `at` is when it is placed.

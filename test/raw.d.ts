@@ -7,3 +7,7 @@ declare module "*.ts?raw" {
   const text: string;
   export default text;
 }
+// Vite's `import.meta.glob` (shared/orders/status-writers.test.ts reads every source file as text).
+interface ImportMeta {
+  glob(patterns: string | string[], options: { query: "?raw"; import: "default"; eager: true }): Record<string, unknown>;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
-import { offerBankTransfer } from "../../test/orders";
+import { checkoutForm, offerBankTransfer } from "../../test/orders";
 import { call } from "../../test/call";
 import { makeShop, Shopper } from "../../test/storefront";
 import worker from "./index";
@@ -16,18 +16,7 @@ async function fetchPage(shopper: Shopper, path: string) {
 }
 const pageText = async (shopper: Shopper, path: string) => (await fetchPage(shopper, path)).html;
 
-const ADDRESS = {
-  email: "asha@example.test",
-  phone: "",
-  "shippingAddress.name": "Asha Rao",
-  "shippingAddress.line1": "12 MG Road",
-  "shippingAddress.line2": "",
-  "shippingAddress.city": "Pune",
-  "shippingAddress.state": "IN-MH",
-  "shippingAddress.postalCode": "411001",
-  "shippingAddress.country": "IN",
-  paymentMethod: "gateway",
-};
+const ADDRESS = { ...checkoutForm, paymentMethod: "gateway" };
 
 describe("the checkout page", () => {
   it("form → gateway page → Pay → back with the confirmation → the order page says paid", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { call } from "../../test/call";
-import { offerBankTransfer } from "../../test/orders";
+import { address as orderAddress, checkoutForm, offerBankTransfer } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
 import { cartOf, makeShop, Shopper, type ShopStore } from "../../test/storefront";
 import worker from "./index";
@@ -15,18 +15,7 @@ import worker from "./index";
 const db = testDb();
 /** A challenge the attacker solved (Turnstile's test token, which the tests' local challenge accepts). */
 const SOLVED = { "cf-turnstile-response": "XXXX.DUMMY.TOKEN.XXXX" };
-const address = { name: "Asha Rao", line1: "12 MG Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" };
-const FORM = {
-  email: "asha@example.test",
-  phone: "",
-  "shippingAddress.name": "Asha Rao",
-  "shippingAddress.line1": "12 MG Road",
-  "shippingAddress.line2": "",
-  "shippingAddress.city": "Pune",
-  "shippingAddress.state": "IN-MH",
-  "shippingAddress.postalCode": "411001",
-  "shippingAddress.country": "IN",
-};
+const address = orderAddress();
 
 const sql = (s: ShopStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
 
@@ -54,7 +43,7 @@ describe("bank transfer on the storefront", () => {
     const api = await buyer.send("POST", "/api/checkout", { email: "asha@example.test", shippingAddress: address, paymentMethod: "manual_transfer" });
     expect(api.status).toBe(400);
     expect(api.body.json).toMatchObject({ code: "BAD_REQUEST", data: { reason: "manual_transfer_off", issues: [{ path: "paymentMethod" }] } });
-    const form = await buyer.form("/checkout", { ...FORM, paymentMethod: "manual_transfer" });
+    const form = await buyer.form("/checkout", { ...checkoutForm, paymentMethod: "manual_transfer" });
     expect(form.status).toBe(400);
     expect(await sql(s, "select count(*)::int as n from shop_order where cart_id is not null")).toEqual([{ n: 0 }]);
     expect(cartOf(await buyer.get()).lines).toHaveLength(1);
@@ -66,7 +55,7 @@ describe("bank transfer on the storefront", () => {
     const buyer = new Shopper(s.hostname);
     await buyer.add(s.variantId, 1);
     expect((await page(buyer, "/checkout")).html).toMatch(/value="manual_transfer"[^>]*\/?> Bank transfer \(we hold your items for 2 days/);
-    const placed = await buyer.form("/checkout", { ...FORM, paymentMethod: "manual_transfer" });
+    const placed = await buyer.form("/checkout", { ...checkoutForm, paymentMethod: "manual_transfer" });
     expect(placed.status).toBe(303);
     const [row] = await sql(s, "select extract(epoch from expires_at - placed_at)::int as held from shop_order where cart_id is not null");
     expect(row).toEqual({ held: 48 * 3600 });
@@ -127,7 +116,7 @@ describe("pre-order deposits on the storefront", () => {
     expect(html).toMatch(/<dd data-pay="now">₹14\.00 and shipping<\/dd>/);
     expect(html).toMatch(/<dd data-pay="later">₹16\.00<\/dd>/);
     expect(html).toContain("you pay 20% of their price now and the rest, ₹16.00, when they arrive. We email you then, and you have 7 days to pay it");
-    const placed = await buyer.form("/checkout", { ...FORM, paymentMethod: "gateway" });
+    const placed = await buyer.form("/checkout", { ...checkoutForm, paymentMethod: "gateway" });
     expect(placed.status).toBe(303);
     expect(await sql(s, "select balance_amount::int as later, (total - balance_amount)::int as now from shop_order where cart_id is not null")).toEqual([{ later: 1600, now: 1400 }]);
   });

@@ -4,7 +4,7 @@ import { listHolds } from "#shared/procedures/orders";
 import type { AdminContext } from "../context";
 import { call, storePage } from "./chrome";
 import { AdminPage, formatMoney } from "./layout";
-import { IstTime, StatusBadge } from "./order-words";
+import { IstTime, OrderCells, StatusBadge } from "./order-words";
 import { Pager, Table } from "./parts";
 
 /**
@@ -41,12 +41,7 @@ const HoldsTable: FC<{ items: Holds["items"]; now: number }> = ({ items, now }) 
   <Table columns={COLUMNS}>
     {items.map((o) => (
       <tr data-order={o.number}>
-        <td>
-          <a href={`/orders/${o.id}`}>#{o.number}</a>
-        </td>
-        <td>
-          <IstTime at={o.placedAt} />
-        </td>
+        <OrderCells order={o} />
         <td>{o.email ?? <span class="muted">—</span>}</td>
         <td class="num">{formatMoney(o.amountDue, o.currency)}</td>
         <td>

@@ -61,6 +61,18 @@ export const IstTime: FC<{ at: Date | string | null }> = ({ at }) => {
   return <time datetime={d.toISOString()}>{`${local.slice(0, 10)} ${local.slice(11, 16)} IST`}</time>;
 };
 
+/** An order's first cells in a list: its number, linking to its page, and when it was placed. */
+export const OrderCells: FC<{ order: { id: string; number: number; placedAt: Date | string } }> = ({ order }) => (
+  <>
+    <td>
+      <a href={`/orders/${order.id}`}>#{order.number}</a>
+    </td>
+    <td>
+      <IstTime at={order.placedAt} />
+    </td>
+  </>
+);
+
 /** The instant an Indian day (YYYY-MM-DD) starts, or the next day's start when `after` (an inclusive end). */
 export function istDayStart(day: string, after = false): string {
   const next = after ? new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) : day;

@@ -11,7 +11,7 @@ import type { AdminEnv } from "../context";
 import { call, checkOnly, storePage } from "./chrome";
 import { holdsView, OrderViews } from "./order-holds";
 import { AdminPage, formatMoney } from "./layout";
-import { istDayStart, IstTime, StatusBadge, words } from "./order-words";
+import { istDayStart, OrderCells, StatusBadge, words } from "./order-words";
 import { FieldError, pageCountText, Table } from "./parts";
 
 /**
@@ -139,12 +139,7 @@ const OrdersTable: FC<{ items: Listed["items"] }> = ({ items }) => (
   <Table columns={COLUMNS}>
     {items.map((o) => (
       <tr data-order={o.number}>
-        <td>
-          <a href={`/orders/${o.id}`}>#{o.number}</a>
-        </td>
-        <td>
-          <IstTime at={o.placedAt} />
-        </td>
+        <OrderCells order={o} />
         <td>{o.email ?? <span class="muted">—</span>}</td>
         <td class="num">{formatMoney(o.total, o.currency)}</td>
         <td>
