@@ -44,6 +44,9 @@ export const deepValue = fc.integer({ min: 33, max: 3_000 }).map((d) => nested(d
 /** Ids that parse: a real-looking uuid gets further than junk (to "not found" and the statements behind it). */
 export const someId = fc.uuid();
 
+/** `text` with each lone surrogate as U+FFFD, as a browser encodes it into a URL or a form. */
+export const wellFormed = (text: string): string => text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+
 /** One hostile value of any class. */
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(wrongType, badNumber, badDate, controlText, nulText, hugeText, deepValue, someId);
 

@@ -31,9 +31,9 @@ describe("dates: one type, years 0001-9999 once the offset is applied", () => {
       ["analytics/summary", { from: "0001-01-01", to: "0001-01-01", utcOffset: "+05:30" }, "from"],
       ["analytics/summary", { from: "9999-12-31", to: "9999-12-31", utcOffset: "-05:30" }, "to"],
     ];
-    for (const [path, input, field] of cases) {
-      const answer = await refusal(await rpc(browser, path, input));
-      expect({ path, input, ...answer }).toMatchObject({ path, input, status: 400, path: field });
+    for (const [procedure, input, field] of cases) {
+      const answer = await refusal(await rpc(browser, procedure, input));
+      expect({ procedure, input, ...answer }).toMatchObject({ procedure, input, status: 400, path: field });
     }
     const edge = await refusal(await rpc(browser, "orders/list", { placedFrom: "9999-12-31T23:00:00-05:00" }));
     expect(edge.message).toBe("must fall between the years 0001 and 9999 (UTC, after its offset)");

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, it } from "vitest";
 import { call } from "../../test/call";
-import { answered, controlText, deepValue, expectNoServerError, fuzzRuns, hostileObject, hostileValue, hugeText, nulText, someId, wrongType } from "../../test/fuzz";
+import { answered, controlText, deepValue, expectNoServerError, fuzzRuns, hostileObject, hostileValue, hugeText, nulText, someId, wellFormed, wrongType } from "../../test/fuzz";
 import { testDb } from "../../test/harness";
 import { makeShop, type ShopStore } from "../../test/storefront";
 import { app } from "./app";
@@ -47,7 +47,7 @@ function shopperRoutes(): Route[] {
 }
 
 /** A path segment that URL-encodes (a lone surrogate goes as U+FFFD, as a browser sends it). */
-const segment = (value: unknown) => encodeURIComponent(String(value).toWellFormed());
+const segment = (value: unknown) => encodeURIComponent(wellFormed(String(value)));
 
 /** Names the storefront's forms, bodies and queries use, so values reach the checks behind the first. */
 const FIELDS = {
@@ -95,7 +95,7 @@ const cookie = fc.option(fc.oneof(someId, nulText.map(segment), fc.string({ maxL
 function requestOf(route: Route, params: unknown[], q: Record<string, string>, b: Body | undefined, cartCookie: string | undefined): Request {
   let i = 0;
   const path = route.path.replace(/:[A-Za-z]+/g, () => segment(params[i++ % params.length]));
-  const search = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, v.toWellFormed()])).toString();
+  const search = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, wellFormed(v)])).toString();
   const headers: Record<string, string> = {
     host: s.hostname,
     // A shopper of their own: the per-address limits never decide a case here.
@@ -106,7 +106,7 @@ function requestOf(route: Route, params: unknown[], q: Record<string, string>, b
   let payload: string | undefined;
   if (b && route.method !== "GET") {
     if (b.kind === "json") (headers["content-type"] = "application/json"), (payload = JSON.stringify(b.value));
-    else if (b.kind === "form") (headers["content-type"] = "application/x-www-form-urlencoded"), (payload = new URLSearchParams(Object.entries(b.value).map(([k, v]) => [k, v.toWellFormed()])).toString());
+    else if (b.kind === "form") (headers["content-type"] = "application/x-www-form-urlencoded"), (payload = new URLSearchParams(Object.entries(b.value).map(([k, v]) => [k, wellFormed(v)])).toString());
     else (headers["content-type"] = b.type), (payload = b.value);
   }
   return new Request(`http://storefront.test${path}${search ? `?${search}` : ""}`, { method: route.method, headers, body: payload, redirect: "manual" });
