@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_INPUT_DEPTH } from "#shared/http/storable";
-import { createToken, ownerOf, page, rpc, rpcJson, type RpcError } from "../../test/admin";
+import { createToken, ownerOf, page, postForm, rpc, rpcJson, type RpcError } from "../../test/admin";
 import { nested } from "../../test/fuzz";
 import { testDb } from "../../test/harness";
 import { adminFetch, mcpUrl } from "../../test/oauth";
@@ -74,6 +74,16 @@ describe("what no input may carry, at every procedure door", () => {
       body: JSON.stringify({ json: { email: "nul@example.test", note: "x\u0000" } }),
     });
     expect(await refusal(viaApi)).toMatchObject({ status: 400, path: "note" });
+  });
+
+  it("a page's read and the sign-in form refuse a NUL before Postgres sees it (sign-in was a 500)", async () => {
+    const { browser } = await ownerOf(db);
+    const list = await page(browser, "/products?query=a%00b");
+    expect(list.status).toBe(400);
+    expect(await list.text()).toContain("contains a NUL character");
+    const signIn = await postForm(null, "/login", { email: "owner\u0000@example.test", password: "correct horse battery" });
+    expect(signIn.status).toBe(400);
+    expect(await signIn.text()).toContain("holds a character no address has");
   });
 
   it(`nesting deeper than ${MAX_INPUT_DEPTH} levels is a 400 naming where (JSON.stringify on the way to jsonb would overflow the stack)`, async () => {

@@ -15,6 +15,7 @@ import { clientAddress } from "#shared/limits/address";
 import { challengeDue, checkDoorPolicy } from "#shared/limits/doors";
 import { hit, peek } from "#shared/limits/limit";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
+import { hasUnstorableText } from "#shared/http/storable";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, type AdminEnv } from "./context";
 import { PlainPage } from "./pages/layout";
@@ -92,6 +93,8 @@ login.post("/login", async (c) => {
   if (!email || !password) {
     return c.html(<LoginForm next={next} email={email} message="Enter your email and password." />, 400);
   }
+  // No address holds a NUL, and Postgres could not compare one (decision 0023).
+  if (hasUnstorableText(email)) return c.html(<LoginForm next={next} message="That email address holds a character no address has. Type it again." />, 400);
 
   // Every attempt counts per IP; per email only failures count (counted below), so a member who signs
   // in on many devices is never locked out, while guessing one account's password still is.

@@ -3,7 +3,7 @@ import type { Q } from "#shared/db/steps";
 import { badRequest, isAppError, type ErrorCode } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
 import { sendCallerUnit } from "#shared/pipeline/read";
-import type { StoreProcedure } from "#shared/procedures/define";
+import { parseProcedureInput, type StoreProcedure } from "#shared/procedures/define";
 import { gatedScope, type Scope } from "#shared/procedures/scope";
 import { me as staffMe } from "#shared/procedures/staff";
 import { sessionIdFrom, sessionPrincipal, touchSession } from "../auth/session";
@@ -41,7 +41,7 @@ type OutputOf<P> = P extends StoreProcedure<infer _I, infer O> ? O : never;
 export function call<P extends StoreProcedure>(proc: P, input: unknown = {}, expected: readonly ErrorCode[] = []): PageRead<OutputOf<P>> {
   const read = proc.read;
   if (!read) throw new TypeError(`${proc.router}.${proc.name} has no read plan`);
-  const parsed = proc.input.safeParse(input);
+  const parsed = parseProcedureInput(proc, input);
   return {
     proc,
     expected,
