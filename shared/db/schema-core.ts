@@ -216,6 +216,10 @@ export const inventoryAdjustment = pgTable("inventory_adjustment", {
   createdAt: createdAt(),
 });
 
+/** Where a consent change came from (customer.marketing_consent_source, marketing_consent_record.source). */
+export const CONSENT_SOURCES = ["staff", "checkout", "unsubscribe_link", "confirmation_link", "import"] as const;
+export const CONSENT_STATES = ["none", "pending", "confirmed", "withdrawn"] as const;
+
 export const customer = pgTable("customer", {
   id: uuid("id").primaryKey().defaultRandom(),
   storeId: storeRef(),
@@ -225,10 +229,6 @@ export const customer = pgTable("customer", {
   phone: text("phone"),
   city: text("city"),
   acceptsMarketing: boolean("accepts_marketing").notNull().default(false),
-/** Where a consent change came from (customer.marketing_consent_source, marketing_consent_record.source). */
-export const CONSENT_SOURCES = ["staff", "checkout", "unsubscribe_link", "confirmation_link", "import"] as const;
-export const CONSENT_STATES = ["none", "pending", "confirmed", "withdrawn"] as const;
-
   /** When and how consent last changed (migrations/0021_marketing.sql). */
   marketingConsentUpdatedAt: ts("marketing_consent_updated_at"),
   marketingConsentSource: text("marketing_consent_source", { enum: CONSENT_SOURCES }),
