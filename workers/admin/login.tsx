@@ -96,6 +96,8 @@ login.post("/login", async (c) => {
   // No address holds a NUL, and Postgres could not compare one (decision 0023).
   if (hasUnstorableText(email)) return c.html(<LoginForm next={next} message="That email address holds a character no address has. Type it again." />, 400);
 
+  // Read at every attempt, not only once a check is due: a deployment without it fails its first sign-in.
+  const challenge = challengeFromEnv(c.env);
   // Every attempt counts per IP; per email only failures count (counted below), so a member who signs
   // in on many devices is never locked out, while guessing one account's password still is.
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
@@ -115,7 +117,6 @@ login.post("/login", async (c) => {
   }
   // Past either threshold a person shows they are one (the widget's token in the form) before the password is checked.
   if (challengeDue(byIp, LOGIN_IP_POLICY) || challengeDue(byEmail, LOGIN_EMAIL_POLICY)) {
-    const challenge = challengeFromEnv(c.env);
     const token = typeof body[CHALLENGE_FIELD] === "string" ? body[CHALLENGE_FIELD] : undefined;
     const check = await checkChallenge(challenge, token, c.req.header("cf-connecting-ip"), c.var.log);
     if (check === "unavailable") c.header("retry-after", String(CHALLENGE_RETRY_SECONDS));

@@ -66,6 +66,9 @@ export function shopperLimits(): MiddlewareHandler<StorefrontEnv> {
     const hostname = door && normaliseHostname(c.req.header("host") ?? new URL(c.req.url).host);
     // No door, or a Host that names no store: the gate answers it.
     if (!door || !hostname) return next();
+    // The challenge's configuration is read at every checkout, not only once one is due: a deployment
+    // without it fails its first checkout (naming the variable), not the first one under attack.
+    if (door === "checkout") challengeFromEnv(c.env);
     const ip = c.req.header("cf-connecting-ip");
     const address = clientAddress(ip);
     const limiter = limiterOf(c.env);

@@ -3,9 +3,6 @@ import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
 import { isCrossSite } from "#shared/http/csrf";
 import { isAppError } from "#shared/http/errors";
-import { enforce } from "#shared/limits/limit";
-import type { LimitPolicy } from "#shared/limits/window";
-import type { RateLimiter } from "#shared/limits/rate-limiter";
 import { issuesOf } from "#shared/http/validate";
 import { subscribeInput, subscribePlan } from "#shared/restock/subscribe";
 import { renderProduct, type NotifyState } from "./catalog-pages";
@@ -18,18 +15,6 @@ import type { ShopEnv } from "./shop-env";
  * in stock or the email waits for too many (409). A form sent from another site is refused, writing nothing.
  */
 type ShopContext = Context<ShopEnv>;
-
-/**
- * Counts a shopper's form post against `policy` before any database work; 429 with Retry-After when over.
- * The shopper's writes, back-in-stock posts among them, are counted at the door instead (limits.tsx).
- */
-export async function limitFormPost(c: ShopContext, name: string, policy: LimitPolicy): Promise<void> {
-  const { env, store } = c.var.shop;
-  const limiter = (env as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
-  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-  const headers = await enforce(limiter, `storefront-${name}:${store.id}:${ip}`, policy, `requests per ${policy.windowMs / 60_000} minutes from one address`);
-  for (const [header, value] of Object.entries(headers)) c.header(header, value);
-}
 
 export async function notifyMe(c: ShopContext) {
   const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);

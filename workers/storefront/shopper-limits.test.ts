@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { DUMMY_TOKEN } from "#shared/challenge/local";
 import { withStore } from "#shared/db/with-store";
 import { hit } from "#shared/limits/limit";
@@ -163,6 +163,15 @@ describe("the checkout's person check past a threshold", () => {
     const failing = await checkoutFrom(s, from, { "cf-turnstile-response": DUMMY_TOKEN }, { TURNSTILE_SECRET_KEY: "2x0000000000000000000000000000000AA" });
     expect(failing.status).toBe(403);
     expect(failing.body.json).toMatchObject({ data: { reason: "challenge_failed" } });
+  });
+
+  it("a deployment without the challenge's configuration fails its first checkout, not the first one under attack", async () => {
+    const s = await shop();
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const first = await checkoutFrom(s, ip(), NO_TOKEN, { CHALLENGE: "turnstile", TURNSTILE_SITE_KEY: "", TURNSTILE_SECRET_KEY: "" });
+    quiet.mockRestore();
+    expect(first.status).toBe(500);
+    expect(await orders(s)).toBe(0);
   });
 
   it("past the store's threshold every address needs the check, its first checkout too", async () => {
