@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
+import { checkoutForm } from "../../test/orders";
 import { expectSecureHtml } from "../../test/security";
 import { makeShop, Shopper } from "../../test/storefront";
 import worker from "./index";
@@ -9,18 +10,7 @@ import worker from "./index";
 /** The storefront's answers carry the security headers of shared/http/security-headers.ts (issue 20, item 8). */
 const db = testDb();
 
-const ADDRESS = {
-  email: "csp@example.test",
-  phone: "",
-  "shippingAddress.name": "Asha Rao",
-  "shippingAddress.line1": "12 MG Road",
-  "shippingAddress.line2": "",
-  "shippingAddress.city": "Pune",
-  "shippingAddress.state": "IN-MH",
-  "shippingAddress.postalCode": "411001",
-  "shippingAddress.country": "IN",
-  paymentMethod: "gateway",
-};
+const ADDRESS = { ...checkoutForm, email: "csp@example.test", paymentMethod: "gateway" };
 
 const open = (shopper: Shopper, path: string, init: RequestInit = {}) =>
   call(worker, `http://storefront.test${path}`, {
