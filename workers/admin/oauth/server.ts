@@ -119,9 +119,10 @@ export function authServer(origin: string, slug: string | null): OAuthAuthorizat
     refreshTokenTTL: REFRESH_TOKEN_TTL,
     allowPrivateUseRedirectUris: true,
     clientRegistrationCallback: checkRegistration,
-    // The provider's refusals are client mistakes: one structured line through our logger (and its
-    // scrubber) instead of the library's own console.warn.
-    onError: ({ status, code, internal }) => oauthLog.info("OAuth error response", { status, code, category: internal.category, reason: internal.reason }),
+    // The provider's refusals are client mistakes, answered to the client with the reason: a debug line
+    // through our logger (and its scrubber) instead of the library's own console.warn, so a client (or a
+    // script) sending junk cannot fill the logs.
+    onError: ({ status, code, internal }) => oauthLog.debug("OAuth error response", { status, code, category: internal.category, reason: internal.reason }),
   });
 }
 
