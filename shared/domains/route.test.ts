@@ -80,7 +80,9 @@ describe("{domains}-route", () => {
     expect(await receipts(s.id, onVerified.eventId)).toHaveLength(1);
 
     await callerFor(db, s.ownerUserId, s.id)("domains.remove", { id: d.id });
-    expect(await outboxPayloads(db, s.id, "domain.removed")).toEqual([{ domainId: d.id, hostname: d.hostname, routerId: made!.id }]);
+    expect(await outboxPayloads(db, s.id, "domain.removed")).toEqual([
+      { domainId: d.id, hostname: d.hostname, routerId: made!.id, status: "verified", verifiedAt: T.toISOString() },
+    ]);
     const onRemoved = await routedEvent(db, s.id, "domain.removed");
     await writeHostEntry(kv, d.hostname, s.id); // as if a storefront had cached it again
     await consume(onRemoved, router);
@@ -145,6 +147,59 @@ describe("{domains}-route", () => {
 
     await consume(await routedEvent(db, a.id, "domain.removed"), router);
     expect(await inner.find(hostname)).toEqual(first);
+    expect(await resolveHost(kv, hostname, neverLooked)).toEqual({ storeId: b.id, cached: true });
+  });
+
+  it("a removed claim that never verified touches neither the router nor the HOSTS entry, even while another store verifies the hostname", async () => {
+    const a = await makeStore(db);
+    const b = await makeStore(db);
+    const hostname = `claimed-${b.slug}.example.com`;
+    const { router: base, calls, inner } = countingRouter();
+    const claim = (await callerFor(db, b.ownerUserId, b.id)("domains.add", { hostname })) as { id: string };
+    await callerFor(db, b.ownerUserId, b.id)("domains.remove", { id: claim.id });
+    expect(await outboxPayloads(db, b.id, "domain.removed")).toEqual([{ domainId: claim.id, hostname, routerId: null, status: "pending", verifiedAt: null }]);
+    // Store A's claim of the same hostname verifies, is routed and named by the entry while B's removal is handled.
+    let winner: { id: string } | undefined;
+    const aWins = async () => {
+      if (winner) return;
+      winner = await verified(a, hostname);
+      await consume(await routedEvent(db, a.id, "domain.verified"), inner);
+    };
+    const racing: DomainRouter = {
+      ...base,
+      find: async (h) => (await aWins(), base.find(h)),
+      remove: async (id) => (await aWins(), base.remove(id)),
+    };
+    const onRemoved = await routedEvent(db, b.id, "domain.removed");
+    await consume(onRemoved, racing);
+    expect(calls).toEqual([]);
+    await aWins();
+    const route = await inner.find(hostname);
+    expect(route).toMatchObject({ hostname, status: "active" });
+    expect(await domainState(db, a.id, winner!.id)).toMatchObject({ status: "verified", routerId: route!.id });
+    expect(await resolveHost(kv, hostname, neverLooked)).toEqual({ storeId: a.id, cached: true });
+    expect(await receipts(b.id, onRemoved.eventId)).toEqual([{ outcome: "skipped", routerId: null }]);
+  });
+
+  it("a verified domain's removal names in the HOSTS entry the store that verified the hostname while the route was being deleted", async () => {
+    const a = await makeStore(db);
+    const b = await makeStore(db);
+    const hostname = `handed-${a.slug}.example.com`;
+    const { router: base, inner } = countingRouter();
+    const da = await verified(a, hostname);
+    await consume(await routedEvent(db, a.id, "domain.verified"), inner);
+    await callerFor(db, a.ownerUserId, a.id)("domains.remove", { id: da.id });
+    let taken = false;
+    const racing: DomainRouter = {
+      ...base,
+      async remove(id) {
+        await base.remove(id);
+        if (!taken) await verified(b, hostname); // B's claim verifies just after the holder was read
+        taken = true;
+      },
+    };
+    await consume(await routedEvent(db, a.id, "domain.removed"), racing);
+    expect(taken).toBe(true);
     expect(await resolveHost(kv, hostname, neverLooked)).toEqual({ storeId: b.id, cached: true });
   });
 

@@ -2,8 +2,10 @@
  * The {domains}-route consumer (docs/domains.md): the relay sends it every `domain.*` event (route
  * `domain`). `domain.verified` creates the hostname's custom hostname at the router (looked up first, so
  * a retry finds the one it made), keeps its id and status on the domain row and then points the HOSTS
- * entry at the store; `domain.removed` deletes the custom hostname and points the HOSTS entry at no store,
- * unless a verified domain has taken the hostname since. Other kinds change nothing. Idempotent by the
+ * entry at the store; `domain.removed` of a domain that was verified deletes the custom hostname and
+ * points the HOSTS entry at whoever holds the hostname then (no store, unless a verified domain has taken
+ * it since), while a claim that never verified touches neither: several stores may claim one hostname, and
+ * what the router and HOSTS hold for it is the winner's (decision 0024). Other kinds change nothing. Idempotent by the
  * event id: its receipt is written in the same transaction as the row change, and a delivery that finds
  * the receipt does nothing. Two round trips: a unit reads what the event needs, the router is called
  * outside any transaction, a unit records the outcome.
@@ -29,7 +31,18 @@ export interface RouteDeps {
 }
 
 const verifiedPayload = z.object({ domainId: z.uuid(), hostname: z.string().min(1).max(253) });
-const removedPayload = verifiedPayload.extend({ routerId: z.string().min(1).max(100).nullish() });
+/**
+ * `status` and `verifiedAt` are the row's when it was removed (absent from events written before they were
+ * carried: such an event is handled as a domain that may have been verified).
+ */
+const removedPayload = verifiedPayload.extend({
+  routerId: z.string().min(1).max(100).nullish(),
+  status: z.enum(["pending", "verified", "failed"]).optional(),
+  verifiedAt: z.string().nullish(),
+});
+
+/** Whether a removed domain was ever verified, so ever routed or served: only a pending domain turns verified, and a verified one never turns back. */
+const everServed = (p: z.infer<typeof removedPayload>): boolean => p.status === undefined || p.status === "verified" || p.verifiedAt != null || p.routerId != null;
 
 /** A queue message's body as the relay sends it (shared/events/routes.ts RoutedEvent). */
 export const routedEventSchema = z.object({
@@ -143,21 +156,37 @@ function recordRoutedPlan(q: Q, message: RoutedEvent, current: SQL, hostname: st
 
 async function unrouteRemoved(message: RoutedEvent, deps: RouteDeps): Promise<void> {
   const { db, router, log } = deps;
-  const { hostname, routerId: known, domainId } = removedPayload.parse(message.payload);
+  const payload = removedPayload.parse(message.payload);
+  const { hostname, routerId: known, domainId } = payload;
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
+  // A claim that never verified was never routed and never served this store: whatever the router and the
+  // HOSTS entry hold for its hostname is another store's (or nobody's). Neither is looked up nor touched.
+  if (!everServed(payload)) {
+    await receipt(db, message, { outcome: "skipped", hostname });
+    return log.info("domains.route_skipped", { ...context, reason: "a claim that never verified has no route" });
+  }
   const seen = await sendStoreUnit(db, message.storeId, (q) =>
     plan([appliedStep(q, message), holderStep(q, hostname)] as const, ([applied, [holder]]) => ({ applied: applied.length > 0, holder: holder?.id ?? null })),
   );
   if (seen.applied) return log.info("domains.route_duplicate", context);
-  // A verified domain (this store's again, or another's) may hold the hostname now: its route stands.
+  // A verified domain (this store's again, or another's) may hold the hostname now: its route stands, and
+  // its entry names it (the removal's own "no store", written at once by the door, may have come after).
   if (seen.holder !== null) {
     await receipt(db, message, { outcome: "skipped", hostname });
+    await pointHost(deps, hostname, seen.holder);
     return log.info("domains.route_skipped", { ...context, reason: "the hostname is verified again" });
   }
   // The event names the router id the row had; a domain removed before its route was stored has none.
   const routerId = known ?? (await router.find(hostname))?.id ?? null;
   if (routerId) await ensureUnrouted(router, routerId);
-  await pointHost(deps, hostname, null);
-  await receipt(db, message, { outcome: "unrouted", hostname, routerId });
+  // The receipt's unit reads who holds the hostname once more: the entry names that store, never "no store"
+  // over a hostname another store verified meanwhile.
+  const holder = await sendStoreUnit(
+    db,
+    message.storeId,
+    (q) => plan([receiptStep(q, message, { outcome: "unrouted", hostname, routerId }), holderStep(q, hostname)] as const, ([, [now]]) => now?.id ?? null),
+    { readOnly: false },
+  );
+  await pointHost(deps, hostname, holder);
   log.info("domains.unrouted", { ...context, routerId });
 }

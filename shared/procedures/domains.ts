@@ -92,17 +92,14 @@ const domainNotFound = () => new AppError("NOT_FOUND", "Domain not found in this
 const domainFound = (q: Q, store: SQL, id: string) =>
   ensure(q, sql`exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.id} = ${id} for update)`, domainNotFound());
 
-/** An added hostname serves nothing: its HOSTS entry is overwritten once the change has committed. */
-async function servesNothing(answer: { hostname: string }, services: Services): Promise<void> {
-  await services.hostsChanged?.([{ hostname: answer.hostname, storeId: null }]);
-}
-
 /**
- * A removed verified domain serves nothing from now on. A removed claim (pending or failed) never served
- * this store, and the hostname may serve another store that verified it: its entry is left alone.
+ * A removed verified domain serves nothing from now on: its HOSTS entry is overwritten once the change has
+ * committed. A claim (pending or failed) never served this store, and the hostname may serve another store
+ * that verified it, even one that did so while this change committed: adding or removing a claim leaves
+ * the entry alone (decision 0024).
  */
 async function stopsServing(answer: { hostname: string; status: string }, services: Services): Promise<void> {
-  if (answer.status === "verified") await servesNothing(answer, services);
+  if (answer.status === "verified") await services.hostsChanged?.([{ hostname: answer.hostname, storeId: null }]);
 }
 
 export const listDomains = storeProcedure({
@@ -144,8 +141,6 @@ export const addDomain = storeProcedure({
         (results) => added.finish(results.slice(4))[0]!,
       );
     },
-    // A pending domain serves nothing: replace any entry cached while the hostname belonged elsewhere.
-    after: servesNothing,
   },
 });
 
@@ -168,11 +163,14 @@ export const removeDomain = storeProcedure({
               or not exists (select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} and ${storeDomain.id} <> ${input.id})`,
             new AppError("CONFLICT", "This is the primary domain. Make another domain primary first.", { issues: [{ path: "id", message: "primary domain" }] }),
           ),
-          // The route consumer deletes the custom hostname by this id (null: never routed, or not yet).
+          // The route consumer deletes the custom hostname by this id (null: never routed, or not yet), and
+          // touches nothing for a claim that never verified (its status and verifiedAt say so).
           emitStep(
             q,
             "domain.removed",
-            sql`(select jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname}, 'routerId', ${storeDomain.routerId}) from ${storeDomain} where ${domain})`,
+            sql`(select jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname}, 'routerId', ${storeDomain.routerId},
+                  'status', ${storeDomain.status}, 'verifiedAt', to_char(${storeDomain.verifiedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                from ${storeDomain} where ${domain})`,
           ),
           q.delete(storeDomain).where(domain).returning({ id: storeDomain.id, hostname: storeDomain.hostname, status: storeDomain.status }),
         ] as const,

@@ -51,13 +51,15 @@ describe("domains", () => {
     expect(await resolveHost(hosts, store.hostname, neverLooked)).toEqual({ storeId: null, cached: true });
   });
 
-  it("adding a hostname overwrites a stale entry: a pending domain serves nothing", async () => {
+  it("adding a claim leaves the HOSTS entry alone: a store that verified the hostname as the claim was added keeps serving", async () => {
     const a = await owner();
     const b = await owner();
-    const host = `moved-${uniqueSuffix()}.example.test`;
-    await writeHostEntry(hosts, host, a.store.id); // stale: it served store A until a moment ago
+    const host = `contested-${uniqueSuffix()}.example.test`;
+    // A's claim of the hostname verifies as B's add commits, and the storefront names A in the entry; an
+    // entry of "no store" written after B's add would blank A's storefront for 60 s.
+    await writeHostEntry(hosts, host, a.store.id);
     expect((await rpc(b.browser, "domains/add", { hostname: host })).status).toBe(200);
-    expect((await resolveHost(hosts, host, neverLooked)).storeId).toBeNull();
+    expect(await resolveHost(hosts, host, neverLooked)).toEqual({ storeId: a.store.id, cached: true });
   });
 
   it("refuses a hostname another store has verified (409 with the reason), in the RPC and on the page", async () => {

@@ -103,7 +103,7 @@ describe("round trips: domains", () => {
     const taken = await change(browser, "domains/add", { hostname: other.store.hostname });
     expect(counted(taken), taken.body).toBe("409 1 0");
     const events = await withStore(db, store.id, (tx) => tx.$client.query<{ payload: unknown }>("select payload from outbox_event where kind = 'domain.removed'"));
-    expect(events.rows.map((r) => r.payload)).toEqual([{ domainId: domain.id, hostname: domain.hostname, routerId: null }]);
+    expect(events.rows.map((r) => r.payload)).toEqual([{ domainId: domain.id, hostname: domain.hostname, routerId: null, status: "pending", verifiedAt: null }]);
 
     const hostname = `primary-${uniqueSuffix()}.example.test`;
     const id = await verified(store.id, hostname);

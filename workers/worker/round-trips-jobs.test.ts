@@ -264,6 +264,15 @@ describe("round trips: custom domains", () => {
     const onRemoved = await routedEvent(db, s.id, "domain.removed");
     expect((await tracedWork((t) => routeDomainEvent(onRemoved, deps(t)))).trips.turns).toBe(2);
     expect(await sqlIn(s, "select outcome from domain_route_receipt where event_id = $1", [onRemoved.eventId])).toEqual([{ outcome: "unrouted" }]);
+
+    // A removed claim that never verified: its receipt alone, in one round trip.
+    await withStore(db, rival.id, async (tx) => {
+      await tx.$client.query("delete from store_domain where store_id = $1 and id = $2", [tx.storeId, claim.id]);
+      await emit(tx, "domain.removed", { domainId: claim.id, hostname: claim.hostname, routerId: null, status: "failed", verifiedAt: null });
+    });
+    const onClaimRemoved = await routedEvent(db, rival.id, "domain.removed");
+    expect((await tracedWork((t) => routeDomainEvent(onClaimRemoved, deps(t)))).trips.turns).toBe(1);
+    expect(await sqlIn(rival, "select outcome from domain_route_receipt where event_id = $1", [onClaimRemoved.eventId])).toEqual([{ outcome: "skipped" }]);
   });
 });
 
