@@ -1,8 +1,11 @@
+import { env } from "cloudflare:workers";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
 import { PASSWORD, person, randomIp } from "../../test/admin";
 import { adminFetch, mcpUrl, MemoryOAuthClient, SECURE_ADMIN } from "../../test/oauth";
+import type { AdminBindings } from "./env";
+import { authServer } from "./oauth/server";
 
 const db = testDb();
 const CALLBACK = "http://127.0.0.1:33418/callback";
@@ -51,6 +54,25 @@ describe("GET /oauth/authorize checks the request before asking anyone to sign i
     expect(res.headers.get("location")).toBeNull();
     expect(res.headers.get("content-type")).toMatch(/text\/html/);
     expect(await res.text()).toContain(reason);
+  });
+
+  it("a client kept with an http redirect URI on a DNS name that only starts like loopback (127.evil.com): a 400 error page, no redirect", async () => {
+    // Registered before the rule was exact (the registration door refuses it now): its record as KV keeps it.
+    const bindings = env as unknown as AdminBindings;
+    const api = authServer(SECURE_ADMIN, null).getOAuthApi(bindings);
+    const store = await makeStore(db);
+    for (const redirect of ["http://127.evil.com/cb", "http://127.0.0.1.evil.com/cb", "http://localhost.evil.com/cb"]) {
+      const client = await api.createClient({ redirectUris: ["https://old-app.example/cb"], clientName: "Old App", tokenEndpointAuthMethod: "none" });
+      const record = await bindings.OAUTH_KV.get(`client:${client.clientId}`, "json");
+      await bindings.OAUTH_KV.put(`client:${client.clientId}`, JSON.stringify({ ...(record as object), redirectUris: [redirect] }));
+      const url = new URL(`${SECURE_ADMIN}/oauth/authorize`);
+      for (const [k, v] of Object.entries({ response_type: "code", client_id: client.clientId, redirect_uri: redirect, code_challenge: "c".repeat(43), code_challenge_method: "S256", state: "s-123", resource: mcpUrl(store.slug) })) {
+        url.searchParams.set(k, v);
+      }
+      const res = await open(url);
+      expect({ redirect, status: res.status, location: res.headers.get("location") }).toEqual({ redirect, status: 400, location: null });
+      expect(await res.text()).toContain("uses http on a host that is not loopback");
+    }
   });
 
   it.each(REFUSED)("%s: back to the client's redirect_uri with error, state and iss", async (_name, change, error) => {

@@ -92,6 +92,11 @@ describe("registration refuses junk metadata (RFC 7591 §3.2.2)", () => {
       [["https://app.example/\u0000cb"], "contains a NUL character"],
       [["https://app.example/\u0007cb"], "contains control characters"],
       [["http://evil.example/cb"], "uses http on a host that is not loopback"],
+      [["http://127.evil.com/cb"], "uses http on a host that is not loopback"],
+      [["http://127.0.0.1.nip.io/cb"], "uses http on a host that is not loopback"],
+      [["http://localhost.evil.com/cb"], "uses http on a host that is not loopback"],
+      [["http://app.localhost/cb"], "uses http on a host that is not loopback"],
+      [["http://[::ffff:127.0.0.1]/cb"], "uses http on a host that is not loopback"],
       [Array.from({ length: 1000 }, () => good), `lists at most ${MAX_REDIRECT_URIS} redirect URIs`],
       [[good, good], "lists the same URI twice"],
       [Array.from({ length: MAX_REDIRECT_URIS + 1 }, (_, i) => `${good}${i}`), `lists at most ${MAX_REDIRECT_URIS} redirect URIs`],
@@ -128,6 +133,11 @@ describe("registration refuses junk metadata (RFC 7591 §3.2.2)", () => {
   it("registers honest metadata, keeping only the fields it understands", async () => {
     const res = await register({ redirect_uris: [good, "http://127.0.0.1:33418/callback", "cursor://anysphere.cursor-retrieval/oauth/callback"], client_name: "Honest App", token_endpoint_auth_method: "none", unknown_field: { deep: [1, 2] }, "client_name#fr": "Appli" });
     expect(res.status).toBe(201);
+    // Loopback is localhost, [::1] or any IPv4 literal of 127.0.0.0/8 (the URL parser writes 0x7f.1 as 127.0.0.1).
+    for (const loopback of ["http://localhost:3000/cb", "http://[::1]:8080/cb", "http://127.1.2.3/cb", "http://0x7f.1/cb"]) {
+      const ok = await register({ redirect_uris: [loopback], client_name: "Loopback App" });
+      expect({ loopback, status: ok.status }).toEqual({ loopback, status: 201 });
+    }
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ client_name: "Honest App", token_endpoint_auth_method: "none" });
     expect(body["unknown_field"]).toBeUndefined();

@@ -4,7 +4,7 @@ import { mcpResourceUrl, slugOfResource } from "#shared/api/mcp-urls";
 import { storeIdBySlug } from "#shared/db/privileged";
 import { AppError } from "#shared/http/errors";
 import type { AdminEnv } from "../context";
-import { authServer, isClientIdShape } from "./server";
+import { authServer, isClientIdShape, redirectUriProblem } from "./server";
 
 export function badRequestPage(message: string): AppError {
   return new AppError("BAD_REQUEST", message);
@@ -21,7 +21,8 @@ const redirectTo = (location: string) => new Response(null, { status: 302, heade
 /**
  * Checks an authorization request before anyone is asked to sign in. The provider's
  * `parseAuthRequest` checks the client, the exact redirect_uri, response_type, PKCE and the resource;
- * we add that the resource must be an existing store's MCP URL and that PKCE must be S256.
+ * we add, first, that the redirect_uri meets the SPEC's rule (`redirectUriProblem`), then that the
+ * resource must be an existing store's MCP URL and that PKCE must be S256.
  *
  * RFC 6749 §4.1.2.1: while the client or its redirect_uri is unknown, nothing is sent there (a 400
  * page, thrown). Once both are trusted, every other fault goes back to that redirect_uri with the
@@ -33,6 +34,12 @@ export async function checkAuthRequest(c: Context<AdminEnv>): Promise<CheckedAut
   // A client id of another shape names no client (and would be a KV key past its 512 bytes).
   const clientId = url.searchParams.get("client_id");
   if (clientId && !isClientIdShape(clientId)) throw badRequestPage("This connection request is not valid: no app is registered with this client_id. Start again from your app.");
+  // A redirect URI outside the SPEC's rule (http on `127.evil.com`) is never trusted, whatever a client
+  // registered before the rule was exact keeps in KV: refused by the rule itself, before the provider's
+  // own check (which says only "Invalid redirect URI") and before any lookup.
+  const redirectUri = url.searchParams.get("redirect_uri");
+  const redirectProblem = redirectUri === null ? null : redirectUriProblem(redirectUri);
+  if (redirectProblem) throw badRequestPage(`This connection request is not valid: its redirect URI ${redirectProblem}. The app must use https, http on localhost/127.0.0.1/[::1], or an app-specific scheme; register it again with one.`);
   const resources = url.searchParams.getAll("resource");
   const named = resources.length === 1 ? slugOfResource(url.origin, resources[0]) : null;
   const slug = named && (await storeIdBySlug(c.var.db, named)) ? named : null;

@@ -70,7 +70,17 @@ export function unprefix(token: string): string {
   return token;
 }
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/**
+ * A loopback host for an http redirect URI (SPEC: http only on loopback; RFC 8252 §7.3): `localhost`
+ * exactly, `[::1]`, or an IPv4 literal in 127.0.0.0/8. The URL parser writes every IPv4 literal as four
+ * decimal parts (0x7f.1 becomes 127.0.0.1) and refuses a host whose last label is a number but not an
+ * address, so four decimal parts after it are an address; `127.evil.com` is a DNS name anyone can point
+ * anywhere, and so are `*.localhost` names outside a browser.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
 const FORBIDDEN_SCHEMES = new Set(["http:", "https:", "javascript:", "data:", "file:", "vbscript:", "about:", "blob:", "ftp:", "ws:", "wss:"]);
 
 /**
@@ -87,7 +97,7 @@ export function redirectUriProblem(uri: unknown): string | null {
   }
   if (url.hash || url.username || url.password) return "must not carry a fragment or credentials";
   if (url.protocol === "https:") return null;
-  if (url.protocol === "http:") return LOOPBACK.has(url.hostname) || url.hostname.startsWith("127.") ? null : "uses http on a host that is not loopback";
+  if (url.protocol === "http:") return isLoopbackHost(url.hostname) ? null : "uses http on a host that is not loopback";
   if (!FORBIDDEN_SCHEMES.has(url.protocol) && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol)) return null;
   return `uses the scheme ${url.protocol} which is not allowed`;
 }
