@@ -10,7 +10,9 @@ import { TURNSTILE_SCRIPT } from "./turnstile";
  * the form's `cf-turnstile-response` field once solved; no inline script. Local: what the test site key's
  * widget does, without the network: the dummy token (passes), nothing (blocks), or a box to tick (interactive).
  */
-export const ChallengeWidget: FC<{ widget: Widget; action: "checkout" | "login" }> = ({ widget, action }) => {
+export type ChallengeAction = "checkout" | "login" | "discount" | "notify" | "password";
+
+export const ChallengeWidget: FC<{ widget: Widget; action: ChallengeAction }> = ({ widget, action }) => {
   if (widget.provider === "turnstile") {
     return html`<script src="${TURNSTILE_SCRIPT}" async defer></script>
       <div class="cf-turnstile" data-sitekey="${widget.siteKey}" data-action="${action}"></div>`;

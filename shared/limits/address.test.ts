@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientAddress } from "./address";
+import { clientAddress, clientNetwork, clientOf } from "./address";
 
 describe("the client address the limiters count", () => {
   it("keeps an IPv4 address; an IPv4-mapped IPv6 address is its IPv4 address", () => {
@@ -22,5 +22,14 @@ describe("the client address the limiters count", () => {
     for (const junk of [undefined, null, "", "unknown", "256.1.1.1", "1.2.3", "1:2:3", "1::2::3", "2001:db8::g", "1:2:3:4:5:6:7:8:9", `${"1:".repeat(30)}1`, "203.0.113.9, 10.0.0.1"]) {
       expect(clientAddress(junk), String(junk)).toBe("unknown");
     }
+  });
+
+  it("an IPv6 address also names its /48 (a tunnel broker's free allocation); IPv4 and anything else name none", () => {
+    expect(clientNetwork("2001:db8:85a3:7::1")).toBe("2001:db8:85a3::/48");
+    expect(clientNetwork("2001:db8:85a3:ffff:1:2:3:4")).toBe("2001:db8:85a3::/48");
+    expect(clientNetwork("2001:db8:85a4::1")).toBe("2001:db8:85a4::/48");
+    for (const none of ["203.0.113.9", "::ffff:203.0.113.9", undefined, "junk"]) expect(clientNetwork(none), String(none)).toBeNull();
+    expect(clientOf("2001:db8:85a3:7::1")).toEqual({ address: "2001:db8:85a3:7::/64", network: "2001:db8:85a3::/48" });
+    expect(clientOf("203.0.113.9")).toEqual({ address: "203.0.113.9", network: null });
   });
 });

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { checkPolicy, decide, type LimitDecision, type LimitPolicy } from "./window";
+import { checkPolicy, decide, giveBack, type LimitDecision, type LimitPolicy } from "./window";
 
 /**
  * One rate limiter per key (a grant, or an IP and purpose): a Durable Object, so callers are
@@ -16,13 +16,24 @@ export class RateLimiter extends DurableObject {
     });
   }
 
-  /** Counts `cost` requests (a batch is all or nothing) and answers whether they were allowed. */
-  async check(policy: LimitPolicy, cost = 1): Promise<LimitDecision> {
+  /**
+   * Counts `cost` requests (a batch is all or nothing) and answers whether they were allowed; with `hold`,
+   * not past that many either (the decision is then `held`: see `decide`).
+   */
+  async check(policy: LimitPolicy, cost = 1, hold?: number): Promise<LimitDecision> {
     checkPolicy(policy);
-    const { decision, log } = decide(this.#log, Date.now(), policy, cost);
+    const { decision, log } = decide(this.#log, Date.now(), policy, cost, hold);
     this.#log = log;
     if (decision.allowed) await this.ctx.storage.put("log", log);
     return decision;
+  }
+
+  /** Takes back one request counted at `at` (a `check`'s decision says when), e.g. a discount code that was right. */
+  async giveBack(at: number): Promise<void> {
+    const log = giveBack(this.#log, at);
+    if (log.length === this.#log.length) return;
+    this.#log = log;
+    await this.ctx.storage.put("log", log);
   }
 
   /** Whether one more request would be allowed now, without counting it (e.g. sign-in failures). */

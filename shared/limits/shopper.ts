@@ -1,11 +1,12 @@
-import type { RateLimiter } from "./rate-limiter";
-import { checkDoorPolicy, countThrough, peekThrough, type DoorKey, type DoorOutcome, type DoorPolicy } from "./doors";
+import { NETWORK_FACTOR, type Client } from "./address";
+import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from "./doors";
 
 /**
  * The shopper's writes and their limits, in one table (docs/decisions/0019-shopper-limits-and-challenge.md
- * gives the reasoning for each number). Each door is counted per client address (./address.ts) and per
- * store, before any database work: the store is known by the request's hostname, which needs no lookup, so
- * even a request for a hostname the HOSTS cache does not hold yet is refused without reaching the database.
+ * gives the reasoning for each number). Each door is counted per client address and IPv6 /48 (./address.ts)
+ * and, where it has a store key, per store, before any database work: the store is known by the request's
+ * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
+ * refused without reaching the database.
  */
 export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink";
 
@@ -17,59 +18,68 @@ function per(windowMs: number): string {
   return `${windowMs / 1000} seconds`;
 }
 
-function policies(noun: string, address: Omit<DoorPolicy, "name" | "what">, store: Omit<DoorPolicy, "name" | "what">) {
+/**
+ * A door's keys: every request per address and, for IPv6, per /48 network; a store's key where the door
+ * has one, which past its threshold asks for a challenge instead of refusing (`admit` in ./doors.ts).
+ */
+export interface DoorLimits {
+  address: DoorPolicy;
+  network: DoorPolicy;
+  store: DoorPolicy | null;
+}
+
+type Numbers = Omit<DoorPolicy, "name" | "what">;
+
+/** A door's policies from an address's numbers (its /48's follow) and the store's, if it has a store key. */
+function limits(noun: string, address: Numbers, store?: Numbers & { challengeAfter: number }, storeNoun = noun): DoorLimits {
+  const network = { ...address, limit: address.limit * NETWORK_FACTOR, ...(address.challengeAfter === undefined ? {} : { challengeAfter: address.challengeAfter * NETWORK_FACTOR }) };
   return {
     address: checkDoorPolicy({ ...address, name: "address", what: `${noun} per ${per(address.windowMs)} from one address` }),
-    store: checkDoorPolicy({ ...store, name: "store", what: `${noun} per ${per(store.windowMs)} at this store` }),
+    network: checkDoorPolicy({ ...network, name: "network", what: `${noun} per ${per(network.windowMs)} from one IPv6 /48 network` }),
+    store: store ? checkDoorPolicy({ ...store, name: "store", what: `${storeNoun} per ${per(store.windowMs)} at this store` }) : null,
   };
 }
 
-export const SHOPPER_LIMITS: Record<ShopperDoor, { address: DoorPolicy; store: DoorPolicy }> = {
+export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // Cart creation, lines added, changed and removed, a code dropped: one round trip each, no stock held.
-  cart: policies("cart changes", { limit: 300, windowMs: MINUTE }, { limit: 1000, windowMs: 10_000 }),
+  // No store key: a cart change cannot carry a challenge, and a ceiling would close every shopper's cart.
+  cart: limits("cart changes", { limit: 300, windowMs: MINUTE }),
   // Discount code attempts, right or wrong (wrong ones are also counted on their own, below).
-  discount: policies("discount code attempts", { limit: 60, windowMs: 10 * MINUTE }, { limit: 1000, windowMs: 10_000 }),
+  discount: limits("discount code attempts", { limit: 60, windowMs: 10 * MINUTE }),
   // Orders placed (API and form): each holds stock, so past a few the shopper shows a person is there.
-  checkout: policies("checkouts", { limit: 30, windowMs: 10 * MINUTE, challengeAfter: 3 }, { limit: 1800, windowMs: 10 * MINUTE, challengeAfter: 60 }),
-  // A new payment attempt for an order, the gateway's return, the local gateway's page.
-  payment: policies("payment attempts", { limit: 30, windowMs: 10 * MINUTE }, { limit: 1800, windowMs: 10 * MINUTE }),
-  // "Email me when it is back" posts.
-  notify: policies("back-in-stock sign-ups", { limit: 10, windowMs: 10 * MINUTE }, { limit: 600, windowMs: 10 * MINUTE }),
-  // The links in emails: unsubscribing (a mail provider's one-click posts come from its few servers) and
-  // confirming marketing consent.
-  emailLink: policies("email link posts", { limit: 120, windowMs: MINUTE }, { limit: 1000, windowMs: MINUTE }),
+  checkout: limits("checkouts", { limit: 30, windowMs: 10 * MINUTE, challengeAfter: 3 }, { limit: 1800, windowMs: 10 * MINUTE, challengeAfter: 60 }),
+  // A new payment attempt for an order, the gateway's return, the local gateway's page: no challenge fits
+  // a gateway's return, so no store key either.
+  payment: limits("payment attempts", { limit: 30, windowMs: 10 * MINUTE }),
+  // "Email me when it is back" posts (a form: past the store's threshold it carries the check).
+  notify: limits("back-in-stock sign-ups", { limit: 10, windowMs: 10 * MINUTE }, { limit: 1800, windowMs: 10 * MINUTE, challengeAfter: 600 }),
+  // The links in emails: unsubscribing (a mail provider's one-click posts come from its few servers, which
+  // cannot pass a challenge: no store key) and confirming marketing consent.
+  emailLink: limits("email link posts", { limit: 120, windowMs: MINUTE }),
 };
 
-/** Wrong discount codes, counted apart so that guessing codes is slow: a shopper mistypes one or two. */
-export const FAILED_CODE_LIMITS = policies("wrong discount codes", { limit: 10, windowMs: 10 * MINUTE }, { limit: 300, windowMs: 60 * MINUTE });
+/**
+ * Code attempts not (yet) proven right, counted apart before the code is looked up and given back when it
+ * was right, so guessing codes is slow however many guesses race: a shopper mistypes one or two. Past the
+ * store's threshold every code attempt at the store carries the check.
+ */
+export const WRONG_CODE_LIMITS = limits("wrong discount codes", { limit: 10, windowMs: 10 * MINUTE }, { limit: 3000, windowMs: 60 * MINUTE, challengeAfter: 300 });
 
-function keysOf(name: string, limits: { address: DoorPolicy; store: DoorPolicy }, hostname: string, address: string): DoorKey[] {
-  return [
-    { key: `shop:${name}:address:${hostname}:${address}`, policy: limits.address },
-    { key: `shop:${name}:store:${hostname}`, policy: limits.store },
-  ];
+/**
+ * The storefront password form (it guards the pages and selling): every attempt per address, wrong ones per
+ * store (counted before the password is checked, given back when it was right), a check past either
+ * threshold, as sign-in has. Keyed by the store's id (the form is answered after the gate), so a store's
+ * hostnames share one budget.
+ */
+export const PASSWORD_LIMITS = limits("storefront password attempts", { limit: 30, windowMs: 10 * MINUTE, challengeAfter: 5 }, { limit: 100, windowMs: 10 * MINUTE, challengeAfter: 10 }, "wrong storefront passwords");
+
+/** A door's keys at one store (its hostname, or its id where the store is known): `shop:<door>:<key>:<store>[:<client>]`. */
+function keysOf(name: string, policies: DoorLimits, store: string, client: Client): DoorKeys {
+  const address: DoorKey[] = [{ key: `shop:${name}:address:${store}:${client.address}`, policy: policies.address }];
+  if (client.network) address.push({ key: `shop:${name}:network:${store}:${client.network}`, policy: policies.network });
+  return { address, store: policies.store && { key: `shop:${name}:store:${store}`, policy: policies.store } };
 }
 
-export const shopperKeys = (door: ShopperDoor, hostname: string, address: string) => keysOf(door, SHOPPER_LIMITS[door], hostname, address);
-export const failedCodeKeys = (hostname: string, address: string) => keysOf("wrong-code", FAILED_CODE_LIMITS, hostname, address);
-
-/** Counts one shopper write at its door: refused (429), allowed, or allowed once a challenge is passed. */
-export function countShopperWrite(ns: DurableObjectNamespace<RateLimiter>, door: ShopperDoor, hostname: string, address: string): Promise<DoorOutcome> {
-  return countThrough(ns, shopperKeys(door, hostname, address));
-}
-
-/** Whether the next checkout from this address would need a challenge (the page shows the widget ahead). */
-export async function checkoutChallengeAhead(ns: DurableObjectNamespace<RateLimiter>, hostname: string, address: string): Promise<boolean> {
-  const outcome = await peekThrough(ns, shopperKeys("checkout", hostname, address));
-  return !outcome.allowed || outcome.challenge;
-}
-
-/** Before a discount code is looked up: whether this address and store may still get one wrong. */
-export function failedCodesLeft(ns: DurableObjectNamespace<RateLimiter>, hostname: string, address: string): Promise<DoorOutcome> {
-  return peekThrough(ns, failedCodeKeys(hostname, address));
-}
-
-/** After a code was not found: counted against the address and the store. */
-export async function countFailedCode(ns: DurableObjectNamespace<RateLimiter>, hostname: string, address: string): Promise<void> {
-  await countThrough(ns, failedCodeKeys(hostname, address));
-}
+export const shopperKeys = (door: ShopperDoor, hostname: string, client: Client) => keysOf(door, SHOPPER_LIMITS[door], hostname, client);
+export const wrongCodeKeys = (hostname: string, client: Client) => keysOf("wrong-code", WRONG_CODE_LIMITS, hostname, client);
+export const passwordKeys = (storeId: string, client: Client) => keysOf("password", PASSWORD_LIMITS, storeId, client);

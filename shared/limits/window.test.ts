@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkPolicy, decide, rateLimitHeaders } from "./window";
+import { checkPolicy, decide, giveBack, rateLimitHeaders } from "./window";
 
 const policy = { limit: 3, windowMs: 60_000 };
 
@@ -62,6 +62,26 @@ describe("sliding-log window", () => {
     // Two units must free up: both entries at 0 leave at 60 s.
     expect(decide(log, 20_000, policy, 2).decision.retryAfterSeconds).toBe(40);
     expect(decide(log, 60_000, policy, 2).decision.allowed).toBe(true);
+  });
+
+  it("with a hold below the limit, past it a request is held (not counted, no Retry-After) and counted only when asked without the hold; the limit still refuses", () => {
+    let log = decide([], 0, policy, 1, 2).log;
+    log = decide(log, 1, policy, 1, 2).log;
+    const held = decide(log, 2, policy, 1, 2);
+    expect(held.decision).toMatchObject({ allowed: false, held: true, remaining: 1 });
+    expect(held.log).toEqual([0, 1]);
+    expect(rateLimitHeaders(held.decision)).not.toHaveProperty("Retry-After");
+    const passed = decide(held.log, 3, policy);
+    expect(passed.decision).toMatchObject({ allowed: true, remaining: 0, at: 3 });
+    const full = decide(passed.log, 4, policy, 1, 2).decision;
+    expect(full).toMatchObject({ allowed: false, retryAfterSeconds: 60 });
+    expect(full.held).toBeUndefined();
+    expect(() => decide([], 0, policy, 1, 4)).toThrow(RangeError);
+  });
+
+  it("gives back one request counted at a time, and nothing when none was", () => {
+    expect(giveBack([0, 5, 5, 9], 5)).toEqual([0, 5, 9]);
+    expect(giveBack([0, 9], 5)).toEqual([0, 9]);
   });
 
   it("refuses a cost it could never allow", () => {

@@ -20,6 +20,13 @@ export interface LimitDecision {
   resetSeconds: number;
   /** Set when refused: whole seconds to wait before a retry can succeed (at least 1). */
   retryAfterSeconds?: number;
+  /**
+   * Set when not counted only because the window already holds `hold` requests (below the limit): the
+   * request may be counted once it shows more, e.g. a passed challenge (docs/decisions/0019).
+   */
+  held?: boolean;
+  /** Set when counted: the time the request was logged at, to give it back (`giveBack`) if it turns out not to count. */
+  at?: number;
 }
 
 export function checkPolicy(policy: LimitPolicy): void {
@@ -33,10 +40,14 @@ export function checkPolicy(policy: LimitPolicy): void {
 
 /**
  * Counts `cost` requests at `now` when they all fit in the window, or none of them (a batch is all or
- * nothing). A refusal says how long until `cost` units are free.
+ * nothing). A refusal says how long until `cost` units are free. With `hold` below the limit, requests
+ * that would take the window past `hold` are not counted either, but `held` rather than refused: past a
+ * store's challenge threshold only requests that passed the challenge count (they are asked again without
+ * `hold`). A window at its limit refuses, held or not.
  */
-export function decide(log: readonly number[], now: number, policy: LimitPolicy, cost = 1): { decision: LimitDecision; log: number[] } {
+export function decide(log: readonly number[], now: number, policy: LimitPolicy, cost = 1, hold = policy.limit): { decision: LimitDecision; log: number[] } {
   if (!Number.isInteger(cost) || cost < 1 || cost > policy.limit) throw new RangeError("cost must be an integer between 1 and the policy's limit");
+  if (!Number.isInteger(hold) || hold < 0 || hold > policy.limit) throw new RangeError("hold must be an integer between 0 and the policy's limit");
   const since = now - policy.windowMs;
   const live = log.filter((t) => t > since && t <= now);
   // A clock that stepped backwards could leave entries "in the future"; keep them counted, not lost.
@@ -45,6 +56,10 @@ export function decide(log: readonly number[], now: number, policy: LimitPolicy,
   const windowSeconds = Math.ceil(policy.windowMs / 1000);
   const secondsUntil = (t: number | undefined) => (t === undefined ? 0 : Math.max(1, Math.ceil((t + policy.windowMs - now) / 1000)));
 
+  if (kept.length + cost <= policy.limit && kept.length + cost > hold) {
+    const decision = { allowed: false, held: true, limit: policy.limit, windowSeconds, remaining: policy.limit - kept.length, resetSeconds: secondsUntil(kept[0]) };
+    return { decision, log: kept };
+  }
   if (kept.length + cost <= policy.limit) {
     const next = [...kept, ...Array<number>(cost).fill(now)];
     return {
@@ -54,6 +69,7 @@ export function decide(log: readonly number[], now: number, policy: LimitPolicy,
         windowSeconds,
         remaining: policy.limit - next.length,
         resetSeconds: secondsUntil(next[0]),
+        at: now,
       },
       log: next,
     };
@@ -66,12 +82,18 @@ export function decide(log: readonly number[], now: number, policy: LimitPolicy,
   };
 }
 
+/** The log without one request counted at `at` (it turned out not to count, e.g. a discount code that was right). */
+export function giveBack(log: readonly number[], at: number): number[] {
+  const i = log.lastIndexOf(at);
+  return i < 0 ? [...log] : [...log.slice(0, i), ...log.slice(i + 1)];
+}
+
 /** RateLimit-Policy / RateLimit headers (IETF httpapi ratelimit-headers draft) and Retry-After on refusal. */
 export function rateLimitHeaders(decision: LimitDecision, policyName = "default"): Record<string, string> {
   const headers: Record<string, string> = {
     "RateLimit-Policy": `"${policyName}";q=${decision.limit};w=${decision.windowSeconds}`,
     RateLimit: `"${policyName}";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
-  if (!decision.allowed) headers["Retry-After"] = String(decision.retryAfterSeconds ?? 1);
+  if (!decision.allowed && !decision.held) headers["Retry-After"] = String(decision.retryAfterSeconds ?? 1);
   return headers;
 }

@@ -1,12 +1,17 @@
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
+import { hit } from "#shared/limits/limit";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
+import { REGISTER_POLICY } from "./oauth/routes";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { sessionFor } from "../../test/admin";
 import { adminFetch, consent, MemoryOAuthClient, SECURE_ADMIN } from "../../test/oauth";
 
 const db = testDb();
+const limiter = (env as unknown as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
 const mcpUrl = (slug: string) => `${SECURE_ADMIN}/api/mcp/${slug}`;
 
 async function tokenRequest(fields: Record<string, string>, path = "/api/oauth/token"): Promise<Response> {
@@ -153,5 +158,26 @@ describe("OAuth authorization server", () => {
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("counts registrations from IPv6 by the /64 (one line), and its /48 with 4 times the number", async () => {
+    const register = (ip: string) =>
+      adminFetch(`${SECURE_ADMIN}/api/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "cf-connecting-ip": ip },
+        body: JSON.stringify({ client_name: "x", redirect_uris: ["https://app.example/cb"], token_endpoint_auth_method: "none" }),
+      });
+    const n = Math.floor(Math.random() * 0xfffe);
+    const net = `2001:db8:${n.toString(16)}`;
+    await hit(limiter, `register:${net}:1::/64`, REGISTER_POLICY, REGISTER_POLICY.limit);
+    const sameLine = await register(`${net}:1::beef`);
+    expect(sameLine.status).toBe(429);
+    expect(((await sameLine.json()) as { error_description: string }).error_description).toBe(`At most ${REGISTER_POLICY.limit} registrations per hour from one address.`);
+    const wide = { ...REGISTER_POLICY, limit: REGISTER_POLICY.limit * 4 };
+    await hit(limiter, `register:${net}::/48`, wide, wide.limit);
+    const sameNetwork = await register(`${net}:2::1`);
+    expect(sameNetwork.status).toBe(429);
+    expect(((await sameNetwork.json()) as { error_description: string }).error_description).toBe(`At most ${wide.limit} registrations per hour from one IPv6 /48 network.`);
+    expect((await register(`2001:db8:${(n + 1).toString(16)}::1`)).status).toBe(201);
   });
 });

@@ -10,7 +10,7 @@ import { AppError, isAppError } from "#shared/http/errors";
 import { cartKeyOf, newCartToken, readCart, type CartView } from "#shared/storefront/cart";
 import { cartChangePlan, type CartChange } from "#shared/storefront/cart-changes";
 import { parse, readBody, safeReturn, type Body } from "./cart-input";
-import { countWrongCode } from "./limits";
+import { codeWasWrong } from "./limits";
 import type { StorefrontBindings } from "./env";
 
 type CartEnv = HonoEnv<StorefrontBindings, { storeId: string; hostname: string }>;
@@ -59,8 +59,9 @@ async function answer(c: CartContext, body: Body, create: boolean, build: () => 
   try {
     result = await runCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE), create, build());
   } catch (e) {
-    // A code that is not the store's is a guess as far as we know: guesses have their own, smaller limit.
-    if (isAppError(e) && e.data?.["reason"] === "unknown_code") await countWrongCode(c.env, c.var.hostname, c.req.header("cf-connecting-ip"));
+    // A code that is not the store's is a guess as far as we know: it stays counted against the guesses'
+    // own, smaller limit (counted at the door before the lookup; any other outcome is given back there).
+    if (isAppError(e) && e.data?.["reason"] === "unknown_code") codeWasWrong(c);
     if (body.kind === "form" && isAppError(e) && e.status < 500) return c.redirect(safeReturn(body.returnTo, errorCode(e)), 303);
     throw e;
   }

@@ -78,10 +78,10 @@ const Field: FC<{ name: string; label: string; autocomplete: string; type?: stri
 
 async function renderCheckout(c: ShopContext, values: Values, errors: Errors, problem?: string, status: 200 | 400 | 409 = 200) {
   const { store } = c.var.shop;
-  const { cart, settings, preorders } = await readCheckout(c);
+  // Past the checkout threshold of this address or the store, the form carries the person check ahead
+  // (the limiter asked while the database answers).
+  const [{ cart, settings, preorders }, widget] = await Promise.all([readCheckout(c), checkoutWidget(c.var.shop.env, c.var.shop.hostname, c.req.header("cf-connecting-ip"))]);
   const money = (minor: number) => formatMoney(minor, store.currency);
-  // Past the checkout threshold of this address or the store, the form carries the person check ahead.
-  const widget = await checkoutWidget(c.var.shop.env, c.var.shop.hostname, c.req.header("cf-connecting-ip"));
   // Pre-ordered units beyond the stock pay the store's deposit now and the balance when they arrive.
   const terms = cartDepositTerms(
     cart.lines.map((l) => ({ lineTotal: l.lineTotal, quantity: l.quantity, backordered: preorders.has(l.variantId) ? Math.max(0, l.quantity - l.available) : 0 })),

@@ -66,16 +66,16 @@ describe("the three-request hold, looped", () => {
     expect(await hold(s, variants[held]!, 5, "198.51.100.7")).toBe(201);
   });
 
-  it(`from a new address each time: ${checkout.store.challengeAfter} holds at the store, then every further one needs the check; stock is left`, { timeout: 180_000 }, async () => {
+  it(`from a new address each time: ${checkout.store!.challengeAfter} holds at the store, then every further one needs the check; stock is left`, { timeout: 180_000 }, async () => {
     const { s, variants } = await shop(1, 1000);
-    const loops = checkout.store.challengeAfter! + 10;
+    const loops = checkout.store!.challengeAfter! + 10;
     const statuses: number[] = [];
     for (let batch = 0; batch < loops; batch += 10) {
       statuses.push(...(await Promise.all(Array.from({ length: Math.min(10, loops - batch) }, (_, i) => hold(s, variants[0]!, 10, `198.18.${batch}.${i + 1}`)))));
     }
-    expect(statuses.filter((st) => st === 201)).toHaveLength(checkout.store.challengeAfter!);
+    expect(statuses.filter((st) => st === 201)).toHaveLength(checkout.store!.challengeAfter!);
     expect(statuses.filter((st) => st === 403)).toHaveLength(10);
-    expect(await onSale(s)).toBe(1000 - 10 * checkout.store.challengeAfter!);
+    expect(await onSale(s)).toBe(1000 - 10 * checkout.store!.challengeAfter!);
     // A person with the check done buys what is left.
     expect(await hold(s, variants[0]!, 10, "198.51.100.8", { "cf-turnstile-response": "XXXX.DUMMY.TOKEN.XXXX" })).toBe(201);
   });

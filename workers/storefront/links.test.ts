@@ -1,8 +1,12 @@
 import { and, eq } from "drizzle-orm";
+import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { pageView, shortLink, store as storeTable, storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
+import { clientAddress } from "#shared/limits/address";
+import { hit } from "#shared/limits/limit";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
 import { call } from "../../test/call";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import worker from "./index";
@@ -183,5 +187,21 @@ describe("the page beacon", () => {
     expect(await viewsOf(s, "/other-ip")).toEqual([{ linkId: null }]);
     expect((await beacon(other.hostname, view("/same-ip"), ip)).status).toBe(204);
     expect(await viewsOf(other, "/same-ip")).toEqual([{ linkId: null }]);
+  });
+
+  it("an IPv6 line is one address (its /64), and its /48 one network with 4 times the number", async () => {
+    const s = await makeStore(db);
+    const view = JSON.stringify({ path: "/v6" });
+    const limiter = (env as unknown as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
+    // A /64 that sent its views in the minute, from whichever of its addresses.
+    await hit(limiter, `storefront-beacon:${s.id}:${clientAddress("2001:db8:77:1::1")}`, BEACON_POLICY, BEACON_POLICY.limit);
+    const sameLine = await beacon(s.hostname, view, { "cf-connecting-ip": "2001:db8:77:1:abcd::9" });
+    expect(sameLine.status).toBe(429);
+    // A /48 whose /64s sent 4 times that: a new /64 of it is refused as the network.
+    await hit(limiter, `storefront-beacon:${s.id}:2001:db8:77::/48`, { ...BEACON_POLICY, limit: BEACON_POLICY.limit * 4 }, BEACON_POLICY.limit * 4);
+    const sameNetwork = await beacon(s.hostname, view, { "cf-connecting-ip": "2001:db8:77:2::1" });
+    expect(sameNetwork.status).toBe(429);
+    expect(((await sameNetwork.json()) as { json: { message: string } }).json.message).toMatch(/^At most 480 page views per 60 s from one IPv6 \/48 network\./);
+    expect((await beacon(s.hostname, view, { "cf-connecting-ip": "2001:db8:78:2::1" })).status).toBe(204);
   });
 });

@@ -11,7 +11,7 @@ import { withStore } from "#shared/db/with-store";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError, badRequest } from "#shared/http/errors";
 import { issuesOf } from "#shared/http/validate";
-import { enforce } from "#shared/limits/limit";
+import { enforceClient } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { LINK_COOKIE, LINK_COOKIE_MAX_AGE, LINK_SLUG, linkDestination } from "#shared/storefront/short-links";
 import type { StorefrontEnv } from "./context";
@@ -86,8 +86,8 @@ beacon.post(
   async (c) => {
     if (isCrossSite(c)) throw crossSiteRefused("the store");
     // Counted before the body is read and before any database work, so a refused beacon costs no connection.
-    const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-    const limitHeaders = await enforce(c.env.RATE_LIMITER, `storefront-beacon:${c.var.storeId}:${ip}`, BEACON_POLICY, `page views per ${BEACON_POLICY.windowMs / 1000} s from one address`);
+    // Per address as the limiters count it (IPv6 by its /64, and its /48 too: decision 0019).
+    const limitHeaders = await enforceClient(c.env.RATE_LIMITER, `storefront-beacon:${c.var.storeId}`, c.req.header("cf-connecting-ip"), BEACON_POLICY, `page views per ${BEACON_POLICY.windowMs / 1000} s`);
     for (const [name, value] of Object.entries(limitHeaders)) c.header(name, value);
     // Any content type: navigator.sendBeacon sends a string as text/plain.
     let json: unknown;

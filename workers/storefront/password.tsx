@@ -8,8 +8,13 @@ import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
 import { AppError } from "#shared/http/errors";
 import { Page } from "#shared/http/page";
 import { safeRedirectPath } from "#shared/http/redirect";
-import { hit } from "#shared/limits/limit";
-import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
+import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challenge/challenge";
+import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
+import { challengeFromEnv } from "#shared/challenge/select";
+import { ChallengeWidget } from "#shared/challenge/widget";
+import { clientOf } from "#shared/limits/address";
+import { challengeAhead, giveBackAll, passThrough } from "#shared/limits/doors";
+import { passwordKeys } from "#shared/limits/shopper";
 import type { StorefrontEnv } from "./context";
 import { isForm } from "./limits";
 import { passwordCookieValue } from "#shared/storefront/store-facts";
@@ -23,7 +28,6 @@ import { loadPasswordHash, type ShopStore } from "./store";
  * checks the cookie against the store's held facts, which keep only the SHA-256 of the value that opens it.
  */
 export const PASSWORD_COOKIE = "wc_sf_pass";
-export const PASSWORD_POLICY: LimitPolicy = { limit: 10, windowMs: 10 * 60_000 };
 const COOKIE_DAYS = 30;
 
 /** Whether this request carries the cookie that opens the store now. */
@@ -68,7 +72,7 @@ export async function sellingLock(c: Context<StorefrontEnv>, next: Next) {
   return c.html(<PasswordPage storeName={store.name} returnTo="/cart" />, 401);
 }
 
-export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: string | undefined }> = ({ storeName, returnTo, message }) => (
+export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: string | undefined; widget?: Widget | null }> = ({ storeName, returnTo, message, widget }) => (
   <Page title={`${storeName} · Password`}>
     <div class="card">
       <h1>{storeName}</h1>
@@ -82,6 +86,7 @@ export const PasswordPage: FC<{ storeName: string; returnTo: string; message?: s
         <input type="hidden" name="return" value={returnTo} />
         <label for="password">Store password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
+        {widget ? <ChallengeWidget widget={widget} action="password" /> : null}
         <button type="submit">Enter</button>
       </form>
     </div>
@@ -92,33 +97,53 @@ const form = z.object({ password: z.string().max(1024).default(""), return: z.st
 
 export const password = new Hono<StorefrontEnv>();
 
-// POST /api/storefront/password: the password form (all attempts limited per IP).
+// POST /api/storefront/password: the password form. Every attempt is counted per address (IPv6 by /64 and
+// /48), wrong ones per store (counted before the password is checked, so racing guesses cannot pass the
+// count, and given back when it was right); past either threshold an attempt carries a passed person
+// check (decision 0019).
 password.post("/api/storefront/password", async (c) => {
   if (isCrossSite(c)) throw crossSiteRefused("the store");
   c.header("cache-control", "no-store");
   const origin = new URL(c.req.url).origin;
-  const parsed = form.safeParse(await c.req.parseBody().catch(() => ({})));
+  const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const parsed = form.safeParse(body);
   const { password: given, return: rawReturn } = parsed.success ? parsed.data : { password: "", return: undefined };
   const returnTo = safeRedirectPath(rawReturn, origin);
-  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-  const decision = await hit(c.env.RATE_LIMITER, `storefront-password:${c.var.storeId}:${ip}`, PASSWORD_POLICY);
   const shop = c.var.store;
-  if (!decision.allowed) {
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.header(name, value);
-    const minutes = Math.ceil((decision.retryAfterSeconds ?? 60) / 60);
-    return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message={`Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`} />, 429);
+  const page = (status: 401 | 403 | 429 | 503, message: string, widget?: Widget | null) => c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message={message} widget={widget} />, status);
+  // Read at every attempt, not only once a check is due: a deployment without it fails at once.
+  const challenge = challengeFromEnv(c.env);
+  const ip = c.req.header("cf-connecting-ip");
+  const keys = passwordKeys(c.var.storeId, clientOf(ip));
+  const limiter = c.env.RATE_LIMITER;
+  const through = await passThrough(limiter, keys, async () => {
+    const token = typeof body[CHALLENGE_FIELD] === "string" ? body[CHALLENGE_FIELD] : undefined;
+    const check = await checkChallenge(challenge, token, ip, c.var.log);
+    if (check !== "unavailable" && check.passed) return null;
+    if (check === "unavailable") c.header("retry-after", String(CHALLENGE_RETRY_SECONDS));
+    return page(check === "unavailable" ? 503 : 403, challengeMessage(check, "enter this store"), challenge.widget);
+  });
+  if (!through.allowed) {
+    if ("checkRefused" in through) return through.checkRefused;
+    for (const [name, value] of Object.entries(through.headers)) c.header(name, value);
+    const minutes = Math.ceil(through.retryAfterSeconds / 60);
+    return page(429, `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
   }
   const hash = await loadPasswordHash(c.var.db, shop.id);
-  if (!hash) return c.redirect(returnTo, 303); // the store is open: nothing to enter
-  if (!given || !(await verifyPassword(given, hash))) {
-    return c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message="That password is not right. Check it and try again." />, 401);
+  if (!hash || (given && (await verifyPassword(given, hash)))) {
+    // Not a wrong password: the store's count is given back (the address's counts every attempt).
+    await giveBackAll(limiter, through.counted.filter(({ key }) => key === keys.store?.key));
+    if (!hash) return c.redirect(returnTo, 303); // the store is open: nothing to enter
+    setCookie(c, PASSWORD_COOKIE, await passwordCookieValue(shop.id, hash), {
+      httpOnly: true,
+      sameSite: "Lax",
+      path: "/",
+      secure: !/^(localhost|.+\.localhost)$/.test(c.var.hostname),
+      maxAge: COOKIE_DAYS * 86_400,
+    });
+    return c.redirect(returnTo, 303);
   }
-  setCookie(c, PASSWORD_COOKIE, await passwordCookieValue(shop.id, hash), {
-    httpOnly: true,
-    sameSite: "Lax",
-    path: "/",
-    secure: !/^(localhost|.+\.localhost)$/.test(c.var.hostname),
-    maxAge: COOKIE_DAYS * 86_400,
-  });
-  return c.redirect(returnTo, 303);
+  // Past a threshold now, the form carries the person check ahead.
+  const widget = (await challengeAhead(limiter, keys)) ? challenge.widget : null;
+  return page(401, "That password is not right. Check it and try again.", widget);
 });

@@ -2,9 +2,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it, vi } from "vitest";
 import { DUMMY_TOKEN } from "#shared/challenge/local";
 import { withStore } from "#shared/db/with-store";
-import { hit } from "#shared/limits/limit";
+import { clientOf } from "#shared/limits/address";
+import { hit, peek } from "#shared/limits/limit";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
-import { SHOPPER_LIMITS, shopperKeys, type ShopperDoor } from "#shared/limits/shopper";
+import { SHOPPER_LIMITS, shopperKeys, WRONG_CODE_LIMITS, wrongCodeKeys, type ShopperDoor } from "#shared/limits/shopper";
 import { testDb, uniqueSuffix } from "../../test/harness";
 import { traced } from "../../test/proxy";
 import { call } from "../../test/call";
@@ -27,11 +28,18 @@ async function shop(stock = 50): Promise<ShopStore> {
   return s;
 }
 
-/** Fills a key's whole window, as that many requests would. */
-const fill = (door: ShopperDoor, hostname: string, from: string, which: 0 | 1) => {
-  const { key, policy } = shopperKeys(door, hostname, from)[which]!;
-  return hit(limiter, key, policy, policy.limit);
+/** A door's key for a client: its address's, its IPv6 /48's, or the store's. */
+const keyOf = (door: ShopperDoor, hostname: string, from: string, which: "address" | "network" | "store") => {
+  const keys = shopperKeys(door, hostname, clientOf(from));
+  return which === "store" ? keys.store! : keys.address[which === "address" ? 0 : 1]!;
 };
+/** Fills a key's window up to `count` (its whole window by default), as that many requests would. */
+const fill = (door: ShopperDoor, hostname: string, from: string, which: "address" | "network" | "store", count?: number) => {
+  const { key, policy } = keyOf(door, hostname, from, which);
+  return hit(limiter, key, policy, count ?? policy.limit);
+};
+/** How many requests a key holds now (a peek answers what would remain after one more). */
+const holds = async ({ key, policy }: { key: string; policy: { limit: number; windowMs: number } }) => policy.limit - (await peek(limiter, key, policy)).remaining - 1;
 
 /** One write of each door, as a shopper sends it (any store: it is refused before the store is looked up). */
 const WRITES: [ShopperDoor, string, string, unknown][] = [
@@ -53,7 +61,7 @@ describe("every shopper write is counted per address and per store before any da
     for (const [door, method, path, body] of WRITES) {
       const host = `cold-${uniqueSuffix()}.shop.test`;
       const from = ip();
-      await fill(door, host, from, 0);
+      await fill(door, host, from, "address");
       const { status, trips, res } = await traced((headers) =>
         call(worker, `http://storefront.test${path}`, {
           method,
@@ -71,7 +79,7 @@ describe("every shopper write is counted per address and per store before any da
   it("with no database to reach at all, a refused write is still a 429 (JSON under /api/, the error page for a form)", async () => {
     const s = await shop();
     const from = ip();
-    await fill("cart", s.hostname, from, 0);
+    await fill("cart", s.hostname, from, "address");
     const noDb = { DATABASE_URL: inject("noSlotsDatabaseUrl") };
     const buyer = new Shopper(s.hostname);
     const json = await buyer.send("POST", "/api/cart/lines", { variantId: s.variantId }, { "cf-connecting-ip": from }, noDb);
@@ -97,15 +105,18 @@ describe("every shopper write is counted per address and per store before any da
     expect(other.headers.get("ratelimit")).toMatch(/^"address";r=299;t=\d+$/);
   });
 
-  it("a store at its ceiling refuses every address, and only that store", async () => {
+  it("the cart has no store ceiling to close it for everyone; an IPv6 /48 is one network with 4 times an address's numbers", async () => {
     const s = await shop();
-    const other = await shop();
-    await fill("cart", s.hostname, "any", 1);
-    const res = await new Shopper(s.hostname).send("POST", "/api/cart/lines", { variantId: s.variantId }, { "cf-connecting-ip": ip() });
-    expect(res.status).toBe(429);
-    expect(res.body.json!.message).toMatch(/^At most 1000 cart changes per 10 seconds at this store\./);
-    expect(res.headers.get("ratelimit-policy")).toBe('"store";q=1000;w=10');
-    expect((await new Shopper(other.hostname).add(other.variantId)).status).toBe(200);
+    expect(SHOPPER_LIMITS.cart.store).toBeNull();
+    // A /48 whose /64s made their 1200 cart changes in the minute: a fifth /64 of it is refused as that network.
+    await fill("cart", s.hostname, "2001:db8:cafe:1::1", "network");
+    const neighbour = await new Shopper(s.hostname).send("POST", "/api/cart/lines", { variantId: s.variantId }, { "cf-connecting-ip": "2001:db8:cafe:5::9" });
+    expect(neighbour.status).toBe(429);
+    expect(neighbour.headers.get("ratelimit-policy")).toBe('"network";q=1200;w=60');
+    expect(neighbour.body.json!.message).toMatch(/^At most 1200 cart changes per minute from one IPv6 \/48 network\./);
+    // Another network, and an IPv4 shopper, add as before.
+    expect((await new Shopper(s.hostname).send("POST", "/api/cart/lines", { variantId: s.variantId }, { "cf-connecting-ip": "2001:db8:cafd:5::9" })).status).toBe(200);
+    expect((await new Shopper(s.hostname).send("POST", "/api/cart/lines", { variantId: s.variantId }, { "cf-connecting-ip": ip() })).status).toBe(200);
   });
 });
 
@@ -127,6 +138,47 @@ describe("discount codes: wrong ones are counted on their own", () => {
     await shopper.send("POST", "/api/cart/lines", { variantId: s.variantId }, mine);
     for (let i = 0; i < 12; i++) expect((await shopper.send("POST", "/api/cart/discount", { code: s.discountCode }, mine)).status).toBe(200);
     expect(cartOf(await shopper.get()).discountCode).toBe(s.discountCode);
+  });
+});
+
+describe("discount codes: counted before the lookup, given back when right", () => {
+  it("30 guesses racing from one address: exactly 10 are looked up, the other 20 are 429 and reach no database", async () => {
+    const s = await shop();
+    const guesser = new Shopper(s.hostname);
+    const from = { "cf-connecting-ip": ip() };
+    await guesser.send("POST", "/api/cart/lines", { variantId: s.variantId }, from);
+    const { trips, body } = await traced(async (headers) => {
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => guesser.send("POST", "/api/cart/discount", { code: `RACE${i}` }, { ...from, ...headers })));
+      return Response.json(answers.map((a) => a.status).sort());
+    });
+    expect(JSON.parse(body)).toEqual([...Array(10).fill(404), ...Array(20).fill(429)]);
+    // One round trip for each looked-up code; none for the refused.
+    expect(trips.connections).toBe(0);
+    expect(trips.httpQueries).toBe(10);
+  });
+
+  it(`past the store's ${WRONG_CODE_LIMITS.store!.challengeAfter} wrong codes an hour, every code attempt asks for the check instead of closing codes for everyone`, async () => {
+    const s = await shop();
+    const store = wrongCodeKeys(s.hostname, clientOf(ip())).store!;
+    const threshold = store.policy.challengeAfter!;
+    await hit(limiter, store.key, store.policy, threshold);
+    const shopper = new Shopper(s.hostname);
+    const mine = { "cf-connecting-ip": ip() };
+    await shopper.send("POST", "/api/cart/lines", { variantId: s.variantId }, mine);
+    const asked = await shopper.send("POST", "/api/cart/discount", { code: s.discountCode }, { ...mine, ...NO_TOKEN });
+    expect(asked.status).toBe(403);
+    expect(asked.body.json).toMatchObject({ data: { reason: "challenge_required", challenge: { siteKey: "1x00000000000000000000AA" } } });
+    expect(asked.body.json!.message).toMatch(/to use a discount code/);
+    // With the check the code applies, and a right code is given back: the store's count has not moved.
+    expect((await shopper.send("POST", "/api/cart/discount", { code: s.discountCode }, mine)).status).toBe(200);
+    expect(cartOf(await shopper.get()).discountCode).toBe(s.discountCode);
+    expect(await holds(store)).toBe(threshold);
+    // The cart page's form, refused without the check, comes back with the widget and the code typed.
+    const form = await shopper.send("POST", "/api/cart/discount", new URLSearchParams({ code: s.discountCode, return: "/cart" }), { ...mine, ...NO_TOKEN, "sec-fetch-site": "same-origin" });
+    expect(form.status).toBe(403);
+    // A wrong code with the check is counted; the store's limit counts only those.
+    expect((await shopper.send("POST", "/api/cart/discount", { code: "NOPE" }, mine)).status).toBe(404);
+    expect(await holds(store)).toBe(threshold + 1);
   });
 });
 
@@ -176,8 +228,7 @@ describe("the checkout's person check past a threshold", () => {
 
   it("past the store's threshold every address needs the check, its first checkout too", async () => {
     const s = await shop();
-    const { key, policy } = shopperKeys("checkout", s.hostname, "any")[1]!;
-    await hit(limiter, key, policy, policy.challengeAfter!);
+    await fill("checkout", s.hostname, ip(), "store", SHOPPER_LIMITS.checkout.store!.challengeAfter);
     expect((await checkoutFrom(s, ip(), NO_TOKEN)).status).toBe(403);
     expect((await checkoutFrom(s, ip(), { "cf-turnstile-response": DUMMY_TOKEN })).status).toBe(201);
   });
@@ -194,8 +245,7 @@ describe("the checkout's person check past a threshold", () => {
     };
     expect(await page()).not.toContain("data-challenge");
     // The store has had its threshold of checkouts in the window.
-    const { key, policy } = shopperKeys("checkout", s.hostname, "any")[1]!;
-    await hit(limiter, key, policy, policy.challengeAfter!);
+    await fill("checkout", s.hostname, ip(), "store", SHOPPER_LIMITS.checkout.store!.challengeAfter);
     expect(await page()).toMatch(/<input type="hidden" name="cf-turnstile-response" value="XXXX\.DUMMY\.TOKEN\.XXXX" \/> Local person check/);
     const fields = { email: "form@example.test", "shippingAddress.name": "Asha Rao", "shippingAddress.line1": "12 MG Road", "shippingAddress.city": "Pune", "shippingAddress.postalCode": "411001", "shippingAddress.state": "IN-MH", "shippingAddress.country": "IN", paymentMethod: "gateway" };
     const post = (body: Record<string, string>, extra: Record<string, string>) =>
@@ -217,5 +267,32 @@ describe("the checkout's person check past a threshold", () => {
     expect(placed.status, await placed.clone().text()).toBe(303);
     expect(placed.headers.get("location")).toMatch(/\/-gateway\/pay\//);
     expect(await orders(s)).toBe(1);
+  });
+
+  it("60 /64s of one /48 sending checkouts without the check cannot close checkout for a person elsewhere who passes it: their 403s use no store slot", async () => {
+    const s = await shop();
+    const store = keyOf("checkout", s.hostname, ip(), "store");
+    // The store is 40 short of its limit (a real crowd, each through the check).
+    const before = store.policy.limit - 40;
+    await fill("checkout", s.hostname, ip(), "store", before);
+    const attack = (n: number) => new Shopper(s.hostname).send("POST", "/api/checkout", order(), { "cf-connecting-ip": `2001:db8:bad:${n.toString(16)}::1`, ...NO_TOKEN });
+    const statuses = (await Promise.all(Array.from({ length: 60 }, async (_, n) => [await attack(n), await attack(n), await attack(n)]))).flat().map((a) => a.status);
+    // The /48 is one network: 120 checkouts in 10 minutes, each refused by the check; then 429 for that network alone.
+    expect(statuses.filter((st) => st === 403)).toHaveLength(SHOPPER_LIMITS.checkout.network.limit);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(180 - SHOPPER_LIMITS.checkout.network.limit);
+    expect(await holds(store)).toBe(before);
+    // A person from another network: asked for the check (not refused), and through with it.
+    expect((await checkoutFrom(s, ip(), NO_TOKEN)).status).toBe(403);
+    expect((await checkoutFrom(s, "2001:db8:900d:1::1", { "cf-turnstile-response": DUMMY_TOKEN })).status).toBe(201);
+    expect((await checkoutFrom(s, ip(), { "cf-turnstile-response": DUMMY_TOKEN })).status).toBe(201);
+    expect(await holds(store)).toBe(before + 2);
+  });
+
+  it("the store's limit is for a real overload: it counts people through the check, and past it refuses them too", async () => {
+    const s = await shop();
+    await fill("checkout", s.hostname, ip(), "store");
+    const full = await checkoutFrom(s, ip(), { "cf-turnstile-response": DUMMY_TOKEN });
+    expect(full.status).toBe(429);
+    expect(full.body.json!.message).toMatch(/^At most 1800 checkouts per 10 minutes at this store\./);
   });
 });

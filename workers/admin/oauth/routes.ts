@@ -3,7 +3,7 @@ import { isSlug, mcpResourceUrl, PRM_PREFIX, MCP_PATH_PREFIX, slugOfResource } f
 import { storeIdBySlug } from "#shared/db/privileged";
 import { readBoundedText } from "#shared/http/body";
 import { AppError } from "#shared/http/errors";
-import { hit } from "#shared/limits/limit";
+import { hitClient } from "#shared/limits/limit";
 import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
 import type { AdminEnv } from "../context";
 import { judgeRegistration, REGISTRATION_BODY_LIMIT } from "./registration";
@@ -55,12 +55,13 @@ oauth.get(`${PRM_PREFIX}${MCP_PATH_PREFIX}:slug`, async (c) => {
   });
 });
 
-// RFC 7591 dynamic registration (201), limited per IP; the redirect-URI policy is in server.ts.
+// RFC 7591 dynamic registration (201), limited per address (IPv6 by its /64, and its /48 with 4 times the
+// number: decision 0019); the redirect-URI policy is in server.ts.
 oauth.post(OAUTH_PATHS.register, async (c) => {
-  const ip = c.req.header("cf-connecting-ip") ?? "unknown";
-  const decision = await hit(c.env.RATE_LIMITER, `register:ip:${ip}`, REGISTER_POLICY);
+  const { decision, by } = await hitClient(c.env.RATE_LIMITER, "register", c.req.header("cf-connecting-ip"), REGISTER_POLICY);
   if (!decision.allowed) {
-    return oauthError(429, "too_many_requests", `At most ${REGISTER_POLICY.limit} registrations per hour from one address.`, rateLimitHeaders(decision));
+    const from = by === "address" ? "one address" : "one IPv6 /48 network";
+    return oauthError(429, "too_many_requests", `At most ${decision.limit} registrations per hour from ${from}.`, rateLimitHeaders(decision));
   }
   // Our metadata policy answers first, with RFC 7591's own error codes (registration.ts); the provider
   // gets only the fields it passed.
