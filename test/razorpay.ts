@@ -32,8 +32,8 @@ export type RazorpayDeployment = ReturnType<typeof razorpayDeployment>;
 
 /**
  * An order placed with Razorpay as checkout makes it: the Razorpay order created by the adapter (its
- * notes and Checkout form carry the store), the attempt moved to pending with its reference. `form` is
- * the Hosted Checkout form the shopper's browser would post.
+ * notes carry the store), the attempt moved to pending with its reference. `form` is the Hosted Checkout
+ * form the shopper's browser would post.
  */
 export async function placeRazorpayOrder(db: Database, shop: ShopStore, rp: RazorpayDeployment, quantity = 1): Promise<Omit<GatewayOrder, "sg"> & { form: Record<string, string> }> {
   const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]], provider: "razorpay" });

@@ -19,7 +19,8 @@ import { shipmentChange, shipmentReadingPlan } from "./shipment-status";
  * routine. Each delivery is two round trips: one reads whether its event id was seen (a second delivery
  * changes nothing), the row its reference names and that row's reading; one records the event id with the
  * change decided from the reading. An unknown reference keeps nothing, so the provider's retry can still
- * apply it once the row exists.
+ * apply it once the row exists. The rows are always this store's (RLS): a payment event is applied only
+ * where an attempt holds its reference, whatever it says of its store.
  */
 
 /** Whether a delivery with the provider's event id was applied already (a second one changes nothing). */
@@ -41,12 +42,12 @@ const receiptStep = (q: Q, store: SQL, provider: string, eventId: string): Step 
         select unit.unchanged(exists (select 1 from kept)) as ok`,
   );
 
-export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string; review?: string };
+export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string; review?: string } | { ignored: string };
 
-/** What a delivery reads (after whether it was seen), and the change it decides from that reading. */
+/** What a delivery reads (after whether it was seen), and the change it decides from that reading (or an answer that changes nothing). */
 interface Delivery<R> {
   read(q: Q, store: SQL): Plan<R>;
-  decide(reading: R): Promise<(q: Q, store: SQL) => { steps: Step[]; outcome: Outcome }>;
+  decide(reading: R): Promise<((q: Q, store: SQL) => { steps: Step[]; outcome: Outcome }) | { ignored: string }>;
 }
 
 /**
@@ -59,6 +60,7 @@ function deliver<R>(db: Database, storeId: string, provider: string, eventId: st
     const { seen, reading } = await sendStoreUnit(db, storeId, (q) => together({ seen: receiptSeen(q, store, provider, eventId), reading: delivery.read(q, store) }));
     if (seen) return { duplicate: true };
     const change = await delivery.decide(reading);
+    if (typeof change !== "function") return change;
     return sendStoreUnit(
       db,
       storeId,
@@ -74,6 +76,18 @@ function deliver<R>(db: Database, storeId: string, provider: string, eventId: st
 const unknownPayment = () => new AppError("NOT_FOUND", "No payment with this reference in this store.", { reason: "unknown_payment" });
 
 /**
+ * A reference no attempt of this store holds. When the provider's own record named this store (the
+ * event's `storeId`), the attempt may not be recorded yet: 404, so the provider retries. When no record of
+ * ours came with the event (a Razorpay payment event carries only the payment, whose notes the shopper's
+ * browser sent), the attempt lookup is what decides the store: the event is another store's (one account
+ * sends every event to every store's address), acknowledged with nothing kept.
+ */
+function notHere(event: PaymentEvent | RefundEvent): { ignored: string } {
+  if (event.storeId !== null) throw unknownPayment();
+  return { ignored: "no attempt of this store has this reference: the event is another store's, or none" };
+}
+
+/**
  * A payment's new status, through the payment routine, with the amount and currency the provider reported:
  * money that does not add up to the attempt moves nothing and puts the attempt under review.
  */
@@ -81,7 +95,7 @@ function paymentReport(provider: string, event: PaymentEvent): Delivery<PaymentR
   return {
     read: (q, store) => paymentReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef)),
     async decide(reading) {
-      if (!reading) throw unknownPayment();
+      if (!reading) return notHere(event);
       const reported = { amount: event.amount, currency: event.currency, paymentId: event.providerPaymentId };
       return (q, store) => {
         const made = paymentChange(q, store, reading, event.status, "webhook", { providerPaymentId: event.providerPaymentId, reported });
@@ -103,7 +117,7 @@ function refundReport(provider: string, event: RefundEvent): Delivery<GatewayRef
   return {
     read: (q, store) => gatewayRefundReadingPlan(q, store, attemptIdByRef(store, provider, event.providerRef), report.refundId),
     async decide(reading) {
-      if (!reading) throw unknownPayment();
+      if (!reading) return notHere(event);
       const newId = await gatewayRefundId(reading.payment.attempt.id, report.refundId);
       return (q, store) => {
         const made = change(q, store, reading, report, newId);

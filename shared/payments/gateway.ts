@@ -115,8 +115,11 @@ export interface PaymentEvent {
   currency: string;
   providerPaymentId?: string;
   /**
-   * The store the provider's record names (Razorpay: the `store_id` note; local: the signed ref's store),
-   * null when it names none: the webhook door applies an event only at that store's address.
+   * The store named by a record this server made and the shopper cannot change (Razorpay: the `store_id`
+   * note of the Razorpay order, which order.paid carries; local: the store of the signed ref): the webhook
+   * door applies the event only at that store's address. Null when the event brings no such record
+   * (Razorpay's payment.* events carry only the payment, whose notes come from the shopper's browser):
+   * then the event is applied only where an attempt holds its reference, the address's own store (RLS).
    */
   storeId: string | null;
 }
@@ -136,6 +139,7 @@ export interface RefundEvent {
   providerPaymentId?: string;
   /** The refunded payment's own amount and currency: a refund proves a capture, checked as a capture report is. */
   payment?: { amount: number; currency: string };
+  /** As a payment event's: the refund's own `store_id` note (null for a refund made in Razorpay's dashboard). */
   storeId: string | null;
 }
 

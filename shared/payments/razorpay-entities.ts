@@ -110,16 +110,16 @@ export const RAZORPAY_REFUND_EVENTS = {
 
 const isIn = <T extends object>(table: T, event: string): event is Extract<keyof T, string> => Object.hasOwn(table, event);
 
-/** The key under which each Razorpay order, its Checkout payment and each refund name their store. */
+/** The key under which each Razorpay order and each refund this server creates name their store. */
 export const STORE_NOTE = "store_id";
 
 /**
- * The store the entities' `store_id` notes name (the payment's from Checkout's form, the order's and the
- * refund's from their create calls): null when none does, or when two disagree.
+ * The store the `store_id` note of an entity this server created names (a Razorpay order's or a refund's,
+ * from their create calls), or null. Never a payment's: its notes come from the Hosted Checkout form, which
+ * the shopper's browser posts and can change (decision 0022 §8).
  */
-export function storeOfNotes(...all: RazorpayNotes[]): string | null {
-  const named = new Set(all.flatMap((n) => (n && !Array.isArray(n) && typeof n[STORE_NOTE] === "string" ? [n[STORE_NOTE]] : [])));
-  return named.size === 1 ? [...named][0]! : null;
+export function storeOfNote(notes: RazorpayNotes): string | null {
+  return notes && !Array.isArray(notes) && typeof notes[STORE_NOTE] === "string" ? notes[STORE_NOTE] : null;
 }
 
 /**
@@ -154,7 +154,7 @@ export async function verifyRazorpayWebhook(rawBody: string, headers: Headers, s
       currency: refund.currency,
       providerPaymentId: payment.id,
       payment: { amount: payment.amount, currency: payment.currency },
-      storeId: storeOfNotes(refund.notes, payment.notes),
+      storeId: storeOfNote(refund.notes),
     };
   }
   const status = RAZORPAY_EVENT_STATUS[event as keyof typeof RAZORPAY_EVENT_STATUS];
@@ -167,7 +167,8 @@ export async function verifyRazorpayWebhook(rawBody: string, headers: Headers, s
     amount: payment.amount,
     currency: payment.currency,
     providerPaymentId: payment.id,
-    storeId: storeOfNotes(payment.notes, order?.notes),
+    // order.paid carries the Razorpay order; payment.* events carry the payment alone (null: the attempt decides).
+    storeId: order ? storeOfNote(order.notes) : null,
   };
 }
 

@@ -8,7 +8,9 @@ import { createInput } from "./testing";
 
 const STORE = "9b1f0c3e-5d2a-4c47-8a52-0d6f3e1b7a10";
 
-/** A payment on Checkout for a Razorpay order of STORE (its form's notes go on the payment, as Checkout does). */
+const OTHER = "0c6e2f1a-8b3d-4e59-9a71-5f2d8c4b6e23";
+
+/** A payment on Checkout for a Razorpay order of STORE (its form's notes, if any, go on the payment, as Checkout does). */
 async function paidOrder(outcome: "authorized" | "captured" | "failed" = "captured") {
   const server = razorpayServer();
   const gateway = razorpayGateway({ keyId: server.keyId, keySecret: server.keySecret, baseUrl: "https://razorpay.local", fetch: server.fetch, storeId: STORE });
@@ -26,11 +28,11 @@ describe("Razorpay webhooks: X-Razorpay-Signature over the raw body, deduped by 
     expect(webhooks.map((w) => w.event)).toEqual(["payment.authorized", "payment.captured", "order.paid"]);
     const seen = [];
     for (const w of webhooks) seen.push(await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret));
-    const common = { kind: "payment", providerRef, amount: 49_900, currency: "INR", providerPaymentId: payment.id, storeId: STORE };
+    const common = { kind: "payment", providerRef, amount: 49_900, currency: "INR", providerPaymentId: payment.id, storeId: null };
     expect(seen).toEqual([
       { ...common, eventId: webhooks[0]!.eventId, event: "payment.authorized", status: "authorized" },
       { ...common, eventId: webhooks[1]!.eventId, event: "payment.captured", status: "captured" },
-      { ...common, eventId: webhooks[2]!.eventId, event: "order.paid", status: "captured" },
+      { ...common, eventId: webhooks[2]!.eventId, event: "order.paid", status: "captured", storeId: STORE },
     ]);
   });
 
@@ -70,16 +72,24 @@ describe("Razorpay webhooks: X-Razorpay-Signature over the raw body, deduped by 
     });
   });
 
-  it("each event names the store of its store_id notes: the payment's (from Checkout's form), its order's, its refund's", async () => {
-    const { server, gateway, webhooks } = await paidOrder("captured");
-    const noted = await gateway.verifyWebhook(webhooks[1]!.body, headersOf(webhooks[1]!), server.webhookSecret);
-    expect(noted).toMatchObject({ storeId: STORE });
-    // A payment made without the form's notes: its own events name no store; order.paid names its order's.
-    const bare = await gateway.createPayment(createInput(2, { amount: 49_900 }));
-    const unnoted = await server.pay(bare.providerRef, "captured");
+  it("only a note this server wrote names the store: the Razorpay order's (order.paid) and the refund's, never the payment's own", async () => {
+    const { server, gateway } = await paidOrder("captured");
+    const created = await gateway.createPayment(createInput(2, { amount: 49_900 }));
+    const form = created.redirect.method === "POST" ? created.redirect.fields : {};
+    expect(Object.keys(form).filter((k) => k.startsWith("notes["))).toEqual([]);
+    // The shopper's browser posts the form: a store_id note it adds goes on the payment, and is not read.
+    const forged = await server.pay(created.providerRef, "captured", { form: { ...form, "notes[store_id]": OTHER } });
     const stores = [];
-    for (const w of unnoted.webhooks) stores.push(((await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret)) as { storeId: string | null }).storeId);
+    for (const w of forged.webhooks) stores.push(((await gateway.verifyWebhook(w.body, headersOf(w), server.webhookSecret)) as { storeId: string | null }).storeId);
+    expect(forged.payment.notes).toEqual({ store_id: OTHER });
     expect(stores).toEqual([null, null, STORE]);
+    // A refund made through the adapter names its store; one made in the dashboard (no notes) names none.
+    const refund = await gateway.refund(forged.payment.id, 100, "refund-key-0003");
+    const viaApi = await server.refundWebhook(refund.refundId);
+    expect(await gateway.verifyWebhook(viaApi.body, headersOf(viaApi), server.webhookSecret)).toMatchObject({ kind: "refund", storeId: STORE });
+    const dashboard = server.state.refund(server.state.payments.get(forged.payment.id)!, 100, "normal");
+    const viaDashboard = await server.refundWebhook(dashboard.id);
+    expect(await gateway.verifyWebhook(viaDashboard.body, headersOf(viaDashboard), server.webhookSecret)).toMatchObject({ kind: "refund", storeId: null });
   });
 
   it("the mapping tables are exactly the six events", () => {

@@ -43,8 +43,9 @@ export interface RazorpayConfig {
   /** The name Hosted Checkout shows. */
   merchantName?: string;
   /**
-   * Kept as the `store_id` note of each Razorpay order, of each payment (Checkout's `notes[store_id]`
-   * field) and of each refund, so that every event of a shared account names its store.
+   * Kept as the `store_id` note of each Razorpay order and each refund this adapter creates, so that
+   * order.paid and refund events of a shared account name their store. Not put on the Checkout form: a
+   * payment's notes come from the shopper's browser, and nothing reads them.
    */
   storeId?: string;
 }
@@ -59,10 +60,11 @@ function badRequest(field: string, message: string): GatewayError {
 }
 
 /**
- * The form Hosted Checkout takes: Razorpay POSTs the signed result back to `callback_url`. Its
- * `notes[…]` fields become the payment's notes, which every payment event carries.
+ * The form Hosted Checkout takes: Razorpay POSTs the signed result back to `callback_url`. It carries no
+ * `notes[…]` fields: they would become the payment's notes, which the shopper can change, so the store of
+ * a payment is never read from them (its Razorpay order's note, and the attempt, say it).
  */
-export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input: CreatePaymentInput, merchantName?: string, storeId?: string): Record<string, string> {
+export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input: CreatePaymentInput, merchantName?: string): Record<string, string> {
   const fields: Record<string, string> = {
     key_id: keyId,
     order_id: order.id,
@@ -74,7 +76,6 @@ export function hostedCheckoutFields(keyId: string, order: RazorpayOrder, input:
     cancel_url: input.returnUrl,
   };
   if (merchantName) fields.name = merchantName;
-  if (storeId) fields[`notes[${STORE_NOTE}]`] = storeId;
   if (input.customer.phone) fields["prefill[contact]"] = input.customer.phone;
   return fields;
 }
@@ -98,7 +99,7 @@ export function razorpayGateway(config: RazorpayConfig): PaymentGateway {
   }
 
   function created(order: RazorpayOrder, input: CreatePaymentInput): CreatedPayment {
-    return { providerRef: order.id, redirect: { method: "POST", url: checkoutUrl, fields: hostedCheckoutFields(config.keyId, order, input, config.merchantName, config.storeId) } };
+    return { providerRef: order.id, redirect: { method: "POST", url: checkoutUrl, fields: hostedCheckoutFields(config.keyId, order, input, config.merchantName) } };
   }
 
   return {

@@ -49,7 +49,7 @@ describe("Razorpay payment webhooks through the worker's route", () => {
     const { s, sql } = await orderShop(db);
     const rp = razorpayDeployment();
     const o = await placeRazorpayOrder(db, s, rp);
-    expect(o.form).toMatchObject({ "notes[store_id]": s.id });
+    expect(Object.keys(o.form).filter((k) => k.startsWith("notes["))).toEqual([]); // the shopper's browser posts the form
     const paid = await rp.server.pay(o.providerRef, "captured", { form: o.form });
     expect(paid.webhooks.map((w) => w.event)).toEqual(["payment.authorized", "payment.captured", "order.paid"]);
     const answers = [];
@@ -82,7 +82,7 @@ describe("Razorpay payment webhooks through the worker's route", () => {
     expect(await sql("select count(*)::int as n from webhook_receipt where provider = 'razorpay'")).toEqual([{ n: 0 }]);
   });
 
-  it("an event is applied only at the address of the store its store_id note names; others answer 200 and write nothing", async () => {
+  it("an event is applied only at its own store's address (its order's note, else its attempt); others answer 200 and write nothing", async () => {
     const { s, sql } = await orderShop(db);
     const { s: other, sql: otherSql } = await orderShop(db);
     const rp = razorpayDeployment();
@@ -94,17 +94,46 @@ describe("Razorpay payment webhooks through the worker's route", () => {
     }
     expect(await sql("select status from payment_attempt where id = $1", [o.attemptId])).toEqual([{ status: "pending" }]);
     for (const q of [sql, otherSql]) expect(await q("select count(*)::int as n from webhook_receipt where provider = 'razorpay'")).toEqual([{ n: 0 }]);
-    // A payment made without Checkout's notes names no store: its payment events are not applied here
-    // either; order.paid carries the Razorpay order's own store_id note, and is.
-    const bare = await placeRazorpayOrder(db, s, rp);
-    const unnoted = await rp.server.pay(bare.providerRef, "captured");
+    // At its own store's address the same events apply: payment.* by the attempt that holds the reference,
+    // order.paid by the Razorpay order's own note.
     const answers = [];
-    for (const w of unnoted.webhooks) answers.push((await send(s.id, rp, w)).json);
+    for (const w of paid.webhooks) answers.push((await send(s.id, rp, w)).json);
     expect(answers).toEqual([
-      { ok: true, ignored: expect.stringContaining("another store, or none") },
-      { ok: true, ignored: expect.stringContaining("another store, or none") },
+      { ok: true, duplicate: false, applied: true, status: "authorized" },
       { ok: true, duplicate: false, applied: true, status: "captured" },
+      { ok: true, duplicate: false, applied: false, status: "captured" },
     ]);
+    expect(await sql("select payment_status from shop_order where id = $1", [o.orderId])).toEqual([{ payment_status: "paid" }]);
+  });
+
+  it("a payment without a store note (begun before notes were ignored) is applied at its store by its payment events", async () => {
+    const { s, sql } = await orderShop(db);
+    const rp = razorpayDeployment();
+    const o = await placeRazorpayOrder(db, s, rp);
+    const authorized = await rp.server.pay(o.providerRef, "authorized");
+    expect(authorized.webhooks.map((w) => w.event)).toEqual(["payment.authorized"]);
+    expect(await send(s.id, rp, authorized.webhooks[0]!)).toEqual({ status: 200, json: { ok: true, duplicate: false, applied: true, status: "authorized" } });
+    const [captured] = await rp.server.capture(authorized.payment.id);
+    expect(captured!.event).toBe("payment.captured");
+    expect(await send(s.id, rp, captured!)).toEqual({ status: 200, json: { ok: true, duplicate: false, applied: true, status: "captured" } });
+    expect(await sql("select status, provider_payment_id from payment_attempt where id = $1", [o.attemptId])).toEqual([{ status: "captured", provider_payment_id: authorized.payment.id }]);
+    expect(await sql("select payment_status from shop_order where id = $1", [o.orderId])).toEqual([{ payment_status: "paid" }]);
+  });
+
+  it("a store_id note the shopper forged on Checkout's form neither skips the real store nor applies at the store it names", async () => {
+    const { s, sql } = await orderShop(db);
+    const { s: named, sql: namedSql } = await orderShop(db);
+    const rp = razorpayDeployment();
+    const o = await placeRazorpayOrder(db, s, rp);
+    const forged = await rp.server.pay(o.providerRef, "authorized", { form: { ...o.form, "notes[store_id]": named.id } });
+    const [w] = forged.webhooks;
+    expect(JSON.parse(w!.body)).toMatchObject({ payload: { payment: { entity: { notes: { store_id: named.id } } } } });
+    // At the store it names: no attempt there holds the reference, so nothing is applied or kept (and no 404 for Razorpay to retry).
+    expect(await send(named.id, rp, w!)).toEqual({ status: 200, json: { ok: true, ignored: expect.stringContaining("another store") } });
+    expect(await namedSql("select count(*)::int as n from webhook_receipt where provider = 'razorpay'")).toEqual([{ n: 0 }]);
+    // At the real store's address: applied.
+    expect(await send(s.id, rp, w!)).toEqual({ status: 200, json: { ok: true, duplicate: false, applied: true, status: "authorized" } });
+    expect(await sql("select status from payment_attempt where id = $1", [o.attemptId])).toEqual([{ status: "authorized" }]);
   });
 });
 
@@ -152,11 +181,15 @@ describe("Razorpay refund webhooks through the worker's route", () => {
 
   it("a refund made in Razorpay's dashboard that failed is recorded failed, with its task", async () => {
     const { s, sql, rp, o, paid } = await paidShop();
+    const { s: other } = await orderShop(db);
     rp.server.holdRefunds();
-    const refund = await (await rp.gatewayOf(s.id)).refund(paid.payment.id, 200, "dashboard-refund-0001");
-    const failed = await rp.server.settleRefund(refund.refundId, "failed");
+    // Made in the dashboard: the refund carries no store note, and the payment none either.
+    const refund = rp.server.state.refund(rp.server.state.payments.get(paid.payment.id)!, 200, "normal");
+    const failed = await rp.server.settleRefund(refund.id, "failed");
+    expect(JSON.parse(failed.body)).toMatchObject({ payload: { refund: { entity: { notes: [] } }, payment: { entity: { notes: [] } } } });
+    expect(await send(other.id, rp, failed)).toEqual({ status: 200, json: { ok: true, ignored: expect.stringContaining("another store") } });
     expect((await send(s.id, rp, failed)).json).toMatchObject({ applied: true, status: "refund_failed" });
-    expect(await refundRows(sql, o.orderId)).toMatchObject([{ status: "failed", amount: 200, reason: "Refunded at the gateway", provider_refund_id: refund.refundId }]);
+    expect(await refundRows(sql, o.orderId)).toMatchObject([{ status: "failed", amount: 200, reason: "Refunded at the gateway", provider_refund_id: refund.id }]);
     expect(await sql("select kind from merchant_task where order_id = $1", [o.orderId])).toEqual([{ kind: "refund_failed" }]);
     expect(await sql("select payment_status from shop_order where id = $1", [o.orderId])).toEqual([{ payment_status: "paid" }]);
   });

@@ -14,6 +14,7 @@ import { jobContext, servicesFor, type StoreProviders } from "../../test/jobs";
 import { orderShop, paidGatewayOrder, placeGatewayOrder, placeTestOrder, refundProcessed, type GatewayOrder } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
 import { traced, tracedWork } from "../../test/proxy";
+import { placeRazorpayOrder, razorpayDeployment } from "../../test/razorpay";
 import type { ShopStore } from "../../test/storefront";
 import { testDb } from "../../test/harness";
 import worker from "./index";
@@ -73,6 +74,24 @@ describe("round trips: payment webhooks", () => {
     expect(await payment(s, { providerRef: stray.providerRef, sg: o.sg }, "captured")).toMatchObject({ status: 404, turns: 1 });
     expect(await sql("select payment_status from shop_order where id = $1", [o.orderId])).toEqual([{ payment_status: "paid" }]);
     expect(await sql("select count(*)::int as n from webhook_receipt where provider = 'local'")).toEqual([{ n: 3 }]); // the fixture's and the two applied
+  });
+
+  it("a Razorpay payment event names no store: at another store's address one round trip finds no attempt and keeps nothing; at its own, two", async () => {
+    const { s, sql } = await orderShop(db);
+    const { s: other, sql: otherSql } = await orderShop(db);
+    const rp = razorpayDeployment();
+    const o = await placeRazorpayOrder(db, s, rp);
+    const [authorized] = (await rp.server.pay(o.providerRef, "authorized")).webhooks;
+    const at = async (storeId: string) => {
+      const { status, body, trips } = await traced((h) =>
+        call(worker, `${ORIGIN}/webhooks/payments/razorpay/${storeId}`, { method: "POST", headers: { ...authorized!.headers, "cf-connecting-ip": ip(), ...h }, body: authorized!.body }, rp.env),
+      );
+      return { status, json: JSON.parse(body) as Record<string, unknown>, turns: trips.turns };
+    };
+    expect(await at(other.id)).toMatchObject({ status: 200, turns: 1, json: { ok: true, ignored: expect.stringContaining("another store") } });
+    expect(await otherSql("select count(*)::int as n from webhook_receipt where provider = 'razorpay'")).toEqual([{ n: 0 }]);
+    expect(await at(s.id)).toMatchObject({ status: 200, turns: 2, json: { duplicate: false, applied: true, status: "authorized" } });
+    expect(await sql("select status from payment_attempt where id = $1", [o.attemptId])).toEqual([{ status: "authorized" }]);
   });
 
   it("a refund the gateway reports: two round trips, recorded once, a pending row settled, a capture it proves applied first", async () => {

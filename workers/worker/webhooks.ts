@@ -14,12 +14,14 @@ import type { WorkerBindings } from "./env";
  * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
  * hostile flood costs as little as possible: the per-IP limit (120 a minute, before anything is read), the
  * provider and store id's shape, a body of at most 64 KiB, the signature with the store's secret (401,
- * nothing written, before the body is parsed as anything), the store the event names (an event of
- * another store, or of none, is acknowledged and ignored with nothing read: one provider account may send
- * every store's events to every store's address), then two round trips: one reads whether the event id
- * was seen (a second delivery changes nothing and answers 200), the attempt the provider's reference
- * names and its reading; one records the event id with the status applied through the one routine. 2xx
- * only after that unit commits.
+ * nothing written, before the body is parsed as anything), the store a record of ours names (an event
+ * whose Razorpay order or refund names another store is acknowledged and ignored with nothing read: one
+ * provider account may send every store's events to every store's address), then two round trips: one
+ * reads whether the event id was seen (a second delivery changes nothing and answers 200), the attempt the
+ * provider's reference names and its reading; one records the event id with the status applied through
+ * the one routine. 2xx only after that unit commits. An event that names no store (Razorpay's payment.*
+ * events: the payment's notes are the shopper's to change, so they are not read) is applied only if an
+ * attempt of this store holds its reference, and otherwise acknowledged and ignored after that one read.
  */
 export const WEBHOOK_POLICY: LimitPolicy = { limit: 120, windowMs: 60_000 };
 const WEBHOOK_MAX_BYTES = 64 * 1024;
@@ -56,7 +58,9 @@ webhooks.post(
     const event = await sg.gateway.verifyWebhook(body, c.req.raw.headers, sg.webhookSecret);
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
     if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-    if (event.storeId !== storeId.data) return c.json({ ok: true, ignored: "the event names another store, or none: it is applied only at its own store's address" });
+    // A store named by our own record: only that store's address applies the event, with nothing read
+    // elsewhere. None named: the attempt its reference names, among this store's rows, decides.
+    if (event.storeId !== null && event.storeId !== storeId.data) return c.json({ ok: true, ignored: "the event names another store: it is applied only at its own store's address" });
     return c.json({ ok: true, ...(await applyPaymentReport(c.var.db, storeId.data, sg.provider, event)) });
   },
 );
