@@ -5,6 +5,7 @@ import { paymentAttempt, shopOrder } from "../db/schema";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import { returnDiscountUseSql } from "./discount-uses";
 import { orderNotFound } from "./order-detail";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { orderReadingPlan, paymentChange, recomputeSteps, type OrderReading, type PaymentReading } from "./routines";
@@ -229,15 +230,6 @@ export function cancelReadingPlan(q: Q, store: SQL, orderId: string): Plan<Cance
   });
 }
 
-/**
- * Gives back the use of the discount an order counted at checkout (shop_order.discount_id), in the unit
- * that closes it unpaid: a closed order never opens again, so each order gives its use back at most once.
- */
-export function returnDiscountUseSql(store: SQL, orderIds: SQL): SQL {
-  return sql`update discount d set usage_count = greatest(d.usage_count - 1, 0), updated_at = now()
-    from shop_order o where o.store_id = ${store} and o.id = any(${orderIds}) and o.discount_id is not null
-      and d.store_id = ${store} and d.id = o.discount_id`;
-}
 
 /** Cancelling as decided, then the order as it is now. */
 export function cancelPlan(q: Q, store: SQL, orderId: string, reason: string | undefined, decision: Cancel): Plan<OrderView> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
 import { placeOrderInUnits } from "#shared/orders/checkout";
-import { applyPaymentStatus } from "#shared/orders/routines";
+import { applyPaymentStatus, recomputeOrderStatuses } from "#shared/orders/routines";
 import { newCartToken } from "#shared/storefront/cart";
 import { addLine, createCart } from "#shared/storefront/cart-changes";
 import { testDb } from "../../test/harness";
@@ -13,7 +13,7 @@ import { callerFor } from "../../test/procedures";
 /**
  * A discount's use is given back when an unpaid order closes without its money (issue 20 item 3): the
  * expiry of its window and a cancel, each in the unit that closes the order, exactly once, whatever runs
- * again or races it.
+ * again or races it. Money that lands on the closed order later counts the use again, once.
  */
 const db = testDb();
 // A Database keeps one connection: the cancel and the payment each get their own, as two requests do.
@@ -62,7 +62,7 @@ describe("a discount's use comes back when an unpaid order closes", () => {
     expect(await uses()).toBe(1);
   });
 
-  it("cancel: the use is given back with the release, once; a second cancel and a late payment change nothing", async () => {
+  it("cancel: the use is given back with the release, once; a second cancel changes nothing, a late payment counts it again", async () => {
     const { s, place, uses, owner, attemptOf, statusOf } = await shop();
     const kept = await place("kept@example.test");
     const order = await place("gone@example.test");
@@ -74,8 +74,40 @@ describe("a discount's use comes back when an unpaid order closes", () => {
     const attemptId = await attemptOf(order.id);
     await withStore(db, s.id, (tx) => applyPaymentStatus(tx, attemptId, "captured", "webhook"));
     expect(await statusOf(order.id)).toEqual({ status: "cancelled", payment_status: "paid" });
-    expect(await uses()).toBe(1);
+    expect(await uses()).toBe(2);
+    await withStore(db, s.id, (tx) => applyPaymentStatus(tx, attemptId, "captured", "webhook"));
+    expect(await uses()).toBe(2);
     expect(await statusOf(kept.id)).toEqual({ status: "open", payment_status: "unpaid" });
+  });
+
+  it("a payment after the expiry counts the use again in its own unit, past the code's limit, exactly once", async () => {
+    const { s, sql, place, uses, expire, attemptOf, statusOf } = await shop(1);
+    const late = await place("late@example.test", new Date(Date.now() - 2 * HOUR));
+    expect(await expire()).toMatchObject({ expired: 1 });
+    expect(await uses()).toBe(0);
+    // The use it gave back is taken by the next shopper: the code is used up again.
+    await place("next@example.test");
+    expect(await uses()).toBe(1);
+    const attemptId = await attemptOf(late.id);
+    await withStore(db, s.id, (tx) => applyPaymentStatus(tx, attemptId, "captured", "webhook"));
+    expect(await statusOf(late.id)).toEqual({ status: "expired", payment_status: "paid" });
+    // The money moved with the code: both uses stand, one past the limit of 1.
+    expect(await uses()).toBe(2);
+    expect(await sql("select kind from merchant_task where order_id = $1", [late.id])).toEqual([{ kind: "paid_late" }]);
+    // Refunded in full, then paid again through another attempt: the order is paid late a second time, and
+    // its use is not counted a second time.
+    await withStore(db, s.id, async (tx) => {
+      await tx.$client.query("insert into refund (store_id, order_id, payment_attempt_id, amount, status) select store_id, order_id, id, amount, 'processed' from payment_attempt where id = $1", [attemptId]);
+      await recomputeOrderStatuses(tx, late.id);
+    });
+    expect(await statusOf(late.id)).toEqual({ status: "expired", payment_status: "refunded" });
+    const [second] = await sql<{ id: string }>(
+      "insert into payment_attempt (store_id, order_id, attempt, idempotency_key, provider, amount) select store_id, order_id, 2, order_id || ':2', provider, amount from payment_attempt where id = $1 returning id",
+      [attemptId],
+    );
+    await withStore(db, s.id, (tx) => applyPaymentStatus(tx, second!.id, "captured", "webhook"));
+    expect(await statusOf(late.id)).toEqual({ status: "expired", payment_status: "paid" });
+    expect(await uses()).toBe(2);
   });
 
   it("a paid order keeps its use: cancel is refused, and its expiry never comes", async () => {
@@ -106,8 +138,9 @@ describe("a discount's use comes back when an unpaid order closes", () => {
         expect(status).toEqual({ status: "open", payment_status: "paid" });
       }
       outcomes.push(status.status);
-      // Each order placed counted one use; each one the cancel closed gave its use back, once.
-      expect(await uses()).toBe(outcomes.filter((o) => o === "open").length);
+      // Each order placed counted one use; one the cancel closed gave it back, once, and its late capture
+      // counted it again: every order paid keeps its use, whoever won.
+      expect(await uses()).toBe(outcomes.length);
     }
   });
 });

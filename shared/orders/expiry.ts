@@ -3,7 +3,8 @@ import { markEmits } from "../db/changes";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { NOTHING_CAPTURED, returnDiscountUseSql } from "./actions";
+import { NOTHING_CAPTURED } from "./actions";
+import { returnDiscountUseSql } from "./discount-uses";
 import { orderFactsSql, recomputeWhenAsRead, type OrderReading } from "./routines";
 
 /**

@@ -7,6 +7,7 @@ import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../http/errors";
+import { countDiscountUseAgainSql } from "./discount-uses";
 import { addTaskStep, moneyWords } from "./tasks";
 import {
   decideAttemptStatus,
@@ -181,6 +182,9 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
       if (conditional) throw new Error("A conditional recompute does not write a late payment's task");
       steps.push(
         emit("order.paid_late", { orderId, status: next.status }),
+        // The close gave the discount's use back; the money came with the code, so the use counts again,
+        // once (before the task, whose first write marks it done).
+        raw(q, countDiscountUseAgainSql(store, orderId)),
         addTaskStep(q, store, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` }),
       );
     } else steps.push(emit("order.paid", { orderId }));
