@@ -182,6 +182,27 @@ describe("discount codes: counted before the lookup, given back when right", () 
   });
 });
 
+describe("back-in-stock sign-ups past the store's threshold", () => {
+  it(`past ${SHOPPER_LIMITS.notify.store!.challengeAfter} sign-ups in 10 minutes, the form carries the check instead of closing; through it the sign-up is made`, async () => {
+    const s = await shop(0);
+    await fill("notify", s.hostname, ip(), "store", SHOPPER_LIMITS.notify.store!.challengeAfter);
+    const post = (fields: Record<string, string>) =>
+      call(worker, "http://storefront.test/products/fixture/notify", {
+        method: "POST",
+        headers: { host: s.hostname, "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", "cf-connecting-ip": ip() },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const asked = await post({ variantId: s.variantId, email: "wait@example.test" });
+    expect(asked.status).toBe(403);
+    const html = await asked.text();
+    expect(html).toContain('<form method="post" action="/products/fixture/notify">');
+    expect(html).toContain('<input type="hidden" name="email" value="wait@example.test"/>');
+    expect(html).toContain("to sign up for this email");
+    expect((await post({ variantId: s.variantId, email: "wait@example.test", "cf-turnstile-response": DUMMY_TOKEN })).status).toBe(200);
+    expect(await sql(s, "select email from restock_subscription where email = 'wait@example.test'")).toEqual([{ email: "wait@example.test" }]);
+  });
+});
+
 describe("the checkout's person check past a threshold", () => {
   const checkoutFrom = async (s: ShopStore, from: string, headers: Record<string, string>, env: Record<string, unknown> = {}) => {
     const buyer = new Shopper(s.hostname);
