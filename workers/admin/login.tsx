@@ -13,7 +13,7 @@ import { challengeFromEnv } from "#shared/challenge/select";
 import { ChallengeWidget } from "#shared/challenge/widget";
 import { clientAddress } from "#shared/limits/address";
 import { challengeDue, checkDoorPolicy } from "#shared/limits/doors";
-import { hit, peek } from "#shared/limits/limit";
+import { giveBackHit, hit, peek } from "#shared/limits/limit";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { hasUnstorableText } from "#shared/http/storable";
 import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
@@ -98,15 +98,20 @@ login.post("/login", async (c) => {
 
   // Read at every attempt, not only once a check is due: a deployment without it fails its first sign-in.
   const challenge = challengeFromEnv(c.env);
-  // Every attempt counts per IP; per email only failures count (counted below), so a member who signs
-  // in on many devices is never locked out, while guessing one account's password still is.
+  // Every attempt counts per IP; per email only failures count, so a member who signs in on many devices
+  // is never locked out, while guessing one account's password still is. The attempt is counted as a
+  // failure up front (parallel guesses cannot all pass a look at the count) and given back when it turns
+  // out not to be one: a right password, or an attempt refused before the password was checked (so no one
+  // locks a member out without passing the check).
   const ip = c.req.header("cf-connecting-ip") ?? "unknown";
   const emailKey = `login:email:${await sha256Hex(email.toLowerCase())}`;
   const [byIp, byEmail] = await Promise.all([
     hit(c.env.RATE_LIMITER, ipKey(ip), LOGIN_IP_POLICY),
-    peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY),
+    hit(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY),
   ]);
+  const notAFailure = () => (byEmail.at === undefined ? Promise.resolve() : giveBackHit(c.env.RATE_LIMITER, emailKey, byEmail.at));
   if (!byIp.allowed || !byEmail.allowed) {
+    await notAFailure();
     const wait = Math.max(byIp.retryAfterSeconds ?? 0, byEmail.retryAfterSeconds ?? 0, 1);
     c.header("retry-after", String(wait));
     const minutes = Math.ceil(wait / 60);
@@ -121,6 +126,7 @@ login.post("/login", async (c) => {
     const check = await checkChallenge(challenge, token, c.req.header("cf-connecting-ip"), c.var.log);
     if (check === "unavailable") c.header("retry-after", String(CHALLENGE_RETRY_SECONDS));
     if (check === "unavailable" || !check.passed) {
+      await notAFailure();
       return c.html(<LoginForm next={next} email={email} widget={challenge.widget} message={challengeMessage(check, "sign in")} />, check === "unavailable" ? 503 : 403);
     }
   }
@@ -133,12 +139,12 @@ login.post("/login", async (c) => {
   dummyHash ??= hashPassword(crypto.randomUUID());
   const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
   if (!user || !ok) {
-    // An unknown email counts too, and costs the same as a wrong password.
-    await hit(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY);
+    // An unknown email counts too (it was counted above), and costs the same as a wrong password.
     c.var.log.info("Sign-in refused", { ip });
     return c.html(<LoginForm next={next} email={email} message={WRONG_CREDENTIALS} widget={await widgetAhead(c, emailKey)} />, 401);
   }
 
+  await notAFailure();
   // A member of exactly one store works in it at once; others choose on /select-store.
   const storeIds = await storeIdsForUser(c.var.db, user.id);
   const sessionId = await createSession(c.var.db, user.id, storeIds.length === 1 ? storeIds[0]! : null, {

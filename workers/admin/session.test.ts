@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "#shared/auth/tokens";
+import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
 import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { page, PASSWORD, person as personIn, postForm, randomIp, rpc, rpcJson, sessionFor, signIn, type RpcError } from "../../test/admin";
@@ -85,6 +86,23 @@ describe("POST /login", () => {
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await limited.text()).toContain("Too many sign-in attempts");
     expect(cookieOf(limited)).toBe("");
+  });
+
+  it("parallel guesses at one email, from many addresses, get no more password checks than the limit", async () => {
+    const p = await person();
+    const answers = await Promise.all(Array.from({ length: LOGIN_EMAIL_POLICY.limit * 2 }, () => signIn(p.email, "wrong")));
+    const statuses = answers.map((a) => a.status);
+    // Each guess counted before its password was checked: past the limit the rest never reach it.
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(LOGIN_EMAIL_POLICY.limit);
+    expect(statuses.every((s) => s === 401 || s === 403 || s === 429)).toBe(true);
+  });
+
+  it("an attempt refused before its password was checked is no failure: nobody locks a member out without the check", async () => {
+    const p = await person();
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.challengeAfter!; i++) expect((await signIn(p.email, "wrong")).status).toBe(401);
+    // Past the threshold, attempts without a passed check are refused and do not count as failures.
+    for (let i = 0; i < LOGIN_EMAIL_POLICY.limit; i++) expect((await signIn(p.email, "wrong", { [CHALLENGE_FIELD]: "" })).status).toBe(403);
+    expect((await signIn(p.email, PASSWORD)).status).toBe(303);
   });
 
   it("never counts a successful sign-in against the email: a merchant on many devices is not locked out", async () => {
