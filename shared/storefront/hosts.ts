@@ -58,6 +58,25 @@ function writeHeld(kv: HostsKv, key: string, value: unknown, now: number): Promi
   return kv.put(key, JSON.stringify({ value, at: now }), { expirationTtl: KV_EXPIRY_SECONDS });
 }
 
+/** Waits before each retry of a change's write: a KV write can fail for a moment (a busy store, a 5xx). */
+export const PUSH_RETRY_DELAYS_MS = [25, 100, 400] as const;
+
+/**
+ * A change's own write (a domain moved, a store's facts after a commit): retried, because a lost one leaves
+ * every location serving the old entry for up to 60 s. A miss's write-back is not: the next miss writes it.
+ */
+async function pushHeld(kv: HostsKv, key: string, value: unknown, now: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await writeHeld(kv, key, value, now);
+    } catch (e) {
+      const wait = PUSH_RETRY_DELAYS_MS[attempt];
+      if (wait === undefined) throw e;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 const hostKey = (hostname: string) => `host:${hostname}`;
 const parseStoreId = (v: unknown) => (v === null || isUuid(v) ? v : undefined);
 
@@ -80,7 +99,7 @@ export async function resolveHost(
 
 /** Overwrites a hostname's entry at once (a domain added, verified, removed or moved; null: serves no store). */
 export function writeHostEntry(kv: HostsKv, hostname: string, storeId: string | null, now: number = Date.now()): Promise<void> {
-  return writeHeld(kv, hostKey(hostname), storeId, now);
+  return pushHeld(kv, hostKey(hostname), storeId, now);
 }
 
 /**
@@ -125,5 +144,5 @@ export async function resolveStoreFacts(
 
 /** Overwrites a store's facts at once (after a commit that changed what its storefront shows). */
 export function writeStoreFacts(kv: HostsKv, facts: StoreFacts, now: number = Date.now()): Promise<void> {
-  return writeHeld(kv, factsKey(facts.id), facts, now);
+  return pushHeld(kv, factsKey(facts.id), facts, now);
 }
