@@ -16,24 +16,36 @@ import { placeOrder, type CheckoutInput } from "#shared/orders/checkout";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { storeGateway } from "#shared/payments/select";
+import { DUMMY_TOKEN } from "#shared/challenge/local";
 import { PORTS } from "./http";
 
 const HOST = "demo.localhost";
-const INPUT: CheckoutInput = {
-  email: "bench@example.test",
+/** A buyer's order: each its own email, as the store holds at most 3 unpaid orders per email (decision 0020). */
+const inputFor = (): CheckoutInput => ({
+  email: `bench-${crypto.randomUUID().slice(0, 8)}@example.test`,
   shippingAddress: { name: "Bench Buyer", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" },
   paymentMethod: "gateway",
-};
+});
+
+let buyers = 0;
+/**
+ * A new shopper as the storefront sees one: an address of its own (TEST-NET-2) and the local person check's
+ * passing token, so the shopper limits (decision 0019) count each bench buyer apart, as a crowd of people is.
+ */
+export function buyerHeaders(): Record<string, string> {
+  const i = buyers++;
+  return { "cf-connecting-ip": `198.51.${(i >> 8) & 255}.${i & 255}`, "cf-turnstile-response": DUMMY_TOKEN };
+}
 /** The same as the dev and bench Workers' variables (scripts/lib/workers.ts). */
 const GATEWAY = { provider: "local", rootSecret: "local-gateway-development-secret" } as const;
 
 const crowd = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-export function post(path: string, body: unknown, cookie?: string): Promise<{ status: number; body: string; cookie?: string }> {
+export function post(path: string, body: unknown, cookie?: string, headers: Record<string, string> = buyerHeaders()): Promise<{ status: number; body: string; cookie?: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       `http://127.0.0.1:${PORTS.storefront}${path}`,
-      { agent: crowd, method: "POST", headers: { host: HOST, "content-type": "application/json", ...(cookie ? { cookie } : {}) } },
+      { agent: crowd, method: "POST", headers: { host: HOST, "content-type": "application/json", ...headers, ...(cookie ? { cookie } : {}) } },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -109,7 +121,7 @@ export async function checkoutBench(db: { appUrl: string; wsProxy?: string }, fl
       carts.push(added.cookie);
     }
     return carts.map((cookie) => async () => {
-      const res = await post("/api/checkout", INPUT, cookie);
+      const res = await post("/api/checkout", inputFor(), cookie);
       if (res.status !== 201) throw new Error(`checkout: ${res.status} ${res.body.slice(0, 300)}`);
     });
   };
@@ -127,7 +139,7 @@ export async function checkoutBench(db: { appUrl: string; wsProxy?: string }, fl
     return tokens.map((token) => async () => {
       const conn = direct(); // one connection per checkout, as a Worker request has
       try {
-        const placed = await withStore(conn, storeId, (tx) => placeOrder(tx, token, INPUT, "local", new Date()));
+        const placed = await withStore(conn, storeId, (tx) => placeOrder(tx, token, inputFor(), "local", new Date()));
         const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `http://${HOST}/api/checkout/${placed.order.id}/confirm`));
         await withStore(conn, storeId, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));
       } finally {

@@ -4,6 +4,7 @@
  * baseline) are given where the issue counted them.
  */
 import { buildLocalWebhook, type LocalWebhook } from "#shared/payments/local-protocol";
+import { buyerHeaders } from "./checkout";
 import { PORTS } from "./http";
 
 export interface EdgeRequest {
@@ -151,7 +152,8 @@ export function edgePaths(s: EdgeSetup): EdgePath[] {
       make: () => {
         const cookie = s.checkoutCarts[cart++];
         if (!cookie) throw new Error("checkout: no cart left (bench/edge.ts makes one per checkout)");
-        return { url: `${STOREFRONT}/api/checkout`, method: "POST", headers: { ...SHOP, ...JSON_TYPE, cookie }, body: JSON.stringify(CHECKOUT_INPUT) };
+        // Each from its own address with the local person check's token: a crowd, not one script (decision 0019).
+        return { url: `${STOREFRONT}/api/checkout`, method: "POST", headers: { ...SHOP, ...JSON_TYPE, ...buyerHeaders(), cookie }, body: JSON.stringify({ ...CHECKOUT_INPUT, email: `edge-${cart}@example.test` }) };
       },
       expect: (st) => st === 201,
       answered: (body) => {

@@ -46,7 +46,7 @@ async function placeGatewayOrder(variantId: string): Promise<{ orderId: string; 
   const added = await post("/api/cart/lines", { variantId, quantity: 1 });
   const placed = await post(
     "/api/checkout",
-    { email: "relay-bench@example.test", paymentMethod: "gateway", shippingAddress: { name: "Bench", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" } },
+    { email: `relay-${crypto.randomUUID().slice(0, 8)}@example.test`, paymentMethod: "gateway", shippingAddress: { name: "Bench", line1: "1 Road", city: "Pune", state: "IN-MH", postalCode: "411001", country: "IN" } },
     added.cookie,
   );
   const body = JSON.parse(placed.body) as { order: { id: string }; payment: { redirectUrl?: string } };
