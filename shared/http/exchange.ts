@@ -1,7 +1,8 @@
 /**
- * One HTTP exchange with a deadline, for provider adapters (shared/domains' DNS and router): the response
- * and its JSON body (undefined when it has none or it is not JSON). A request past the deadline is aborted
- * and rejects with `timeout()`; a request that never got an answer rejects with `unreachable(message)`.
+ * The one JSON exchange with a provider, used by every adapter (Razorpay, Shiprocket, Cloudflare's API and
+ * DNS-over-HTTPS, Turnstile): the response and its JSON body (undefined when it has none or it is not
+ * JSON), within a deadline. A request past the deadline is aborted and rejects with `timeout()`; a request
+ * that never got an answer rejects with `unreachable(message)`; each adapter names its own errors.
  */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -10,6 +11,14 @@ export interface Exchange {
   timeoutMs: number;
   timeout: () => Error;
   unreachable: (message: string) => Error;
+}
+
+/** Whole seconds from a Retry-After header (seconds or an HTTP date), or undefined. */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 export async function exchangeJson(x: Exchange, url: string, init: RequestInit): Promise<{ response: Response; body: unknown }> {

@@ -1,6 +1,5 @@
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "../http/exchange";
 import { MailError, type Mailer, type OutgoingEmail } from "./mailer";
-
-type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface ResendConfig {
   apiKey: string;
@@ -22,9 +21,15 @@ export function resendMailer(config: ResendConfig): Mailer {
   return {
     provider: "resend",
     async send(message: OutgoingEmail) {
-      let res: Response;
-      try {
-        res = await fetchFn(`${base}/emails`, {
+      const { response: res, body: answer } = await exchangeJson(
+        {
+          fetch: fetchFn,
+          timeoutMs,
+          timeout: () => new MailError("timeout", `Resend did not answer within ${timeoutMs} ms`),
+          unreachable: (message) => new MailError("unavailable", `Resend did not answer: ${message}`),
+        },
+        `${base}/emails`,
+        {
           method: "POST",
           headers: {
             authorization: `Bearer ${config.apiKey}`,
@@ -32,16 +37,12 @@ export function resendMailer(config: ResendConfig): Mailer {
             "idempotency-key": message.idempotencyKey.slice(0, 256),
           },
           body: JSON.stringify({ from: message.from, to: [message.to], subject: message.subject, html: message.html, text: message.text, tags: [{ name: "template", value: message.tag.replace(/[^A-Za-z0-9_-]/g, "_") }], ...(message.headers ? { headers: message.headers } : {}) }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (e) {
-        const name = (e as { name?: string }).name;
-        throw new MailError(name === "TimeoutError" || name === "AbortError" ? "timeout" : "unavailable", `Resend did not answer: ${String(e)}`);
-      }
-      const body = (await res.json().catch(() => null)) as { id?: unknown; message?: unknown } | null;
+        },
+      );
+      const body = (answer ?? null) as { id?: unknown; message?: unknown } | null;
       if (res.ok && typeof body?.id === "string") return { providerId: body.id };
       const said = typeof body?.message === "string" ? body.message : `HTTP ${res.status}`;
-      if (res.status === 429) throw new MailError("rate_limited", `Resend: ${said}`, Number(res.headers.get("retry-after")) || undefined);
+      if (res.status === 429) throw new MailError("rate_limited", `Resend: ${said}`, retryAfterSeconds(res.headers.get("retry-after")) || undefined);
       if (res.status === 401 || res.status === 403) throw new MailError("auth", `Resend: ${said}`);
       if (res.status >= 500 || res.ok) throw new MailError("unavailable", `Resend: ${said}`);
       throw new MailError("rejected", `Resend: ${said}`);

@@ -4,9 +4,10 @@
  * source, step, reason, metadata}}`).
  */
 import { z } from "zod";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "../http/exchange";
 import { GatewayError, type GatewayErrorKind } from "./gateway";
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+export type { FetchLike };
 
 export interface RazorpayHttpConfig {
   keyId: string;
@@ -30,14 +31,6 @@ const errorBody = z.object({
 const DECLINE_SOURCES = new Set(["customer", "bank", "issuer"]);
 const DECLINE_REASONS = new Set(["payment_failed", "insufficient_balance", "refund_failed"]);
 
-/** Whole seconds from a Retry-After header (seconds or an HTTP date), or undefined. */
-export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
-}
-
 export function errorFromResponse(status: number, body: unknown, headers: Headers): GatewayError {
   const parsed = errorBody.safeParse(body);
   const e = parsed.success ? parsed.data.error : undefined;
@@ -53,61 +46,31 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
   return new GatewayError("razorpay", kind, message, details);
 }
 
-/** Rejects with a timeout GatewayError after `ms`, aborting the request; `clear` stops the clock. */
-function deadline(ms: number, controller: AbortController) {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new GatewayError("razorpay", "timeout", `Razorpay did not answer within ${ms} ms`));
-    }, ms);
-  });
-  const clear = () => {
-    if (timer !== null) clearTimeout(timer);
-  };
-  return { expired, clear };
-}
-
 export async function razorpayRequest(
   cfg: RazorpayHttpConfig,
   method: "GET" | "POST",
   path: string,
   options: { body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<unknown> {
-  const controller = new AbortController();
-  const clock = deadline(cfg.timeoutMs, controller);
   const headers: Record<string, string> = {
     authorization: `Basic ${btoa(`${cfg.keyId}:${cfg.keySecret}`)}`,
     accept: "application/json",
     ...options.headers,
   };
   if (options.body !== undefined) headers["content-type"] = "application/json";
-  try {
-    const response = await Promise.race([
-      cfg.fetch(new URL(path, cfg.baseUrl).toString(), {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: controller.signal,
-      }),
-      clock.expired,
-    ]);
-    const text = await Promise.race([response.text(), clock.expired]);
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    if (!response.ok) throw errorFromResponse(response.status, body, response.headers);
-    if (body === undefined) throw new GatewayError("razorpay", "unavailable", `Razorpay answered ${response.status} without JSON`, { status: response.status });
-    return body;
-  } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    throw new GatewayError("razorpay", "unavailable", `Razorpay could not be reached: ${e instanceof Error ? e.message : String(e)}`);
-  } finally {
-    clock.clear();
-  }
+  const { response, body } = await exchangeJson(
+    {
+      fetch: cfg.fetch,
+      timeoutMs: cfg.timeoutMs,
+      timeout: () => new GatewayError("razorpay", "timeout", `Razorpay did not answer within ${cfg.timeoutMs} ms`),
+      unreachable: (message) => new GatewayError("razorpay", "unavailable", `Razorpay could not be reached: ${message}`),
+    },
+    new URL(path, cfg.baseUrl).toString(),
+    { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) },
+  );
+  if (!response.ok) throw errorFromResponse(response.status, body, response.headers);
+  if (body === undefined) throw new GatewayError("razorpay", "unavailable", `Razorpay answered ${response.status} without JSON`, { status: response.status });
+  return body;
 }
 
 /** Parses a success body; a body of another shape means Razorpay is not answering as documented. */

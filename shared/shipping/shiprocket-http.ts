@@ -5,8 +5,7 @@
  * body is `{message, status_code}`, with `errors: {field: [message]}` on a 422.
  */
 import { z } from "zod";
-import type { FetchLike } from "#shared/payments/razorpay-http";
-import { retryAfterSeconds } from "#shared/payments/razorpay-http";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "#shared/http/exchange";
 import { CourierError, type CourierErrorKind } from "./courier";
 
 export type { FetchLike };
@@ -86,32 +85,18 @@ export function errorFromResponse(status: number, body: unknown, headers: Header
   return refusal(message, { status, ...(firstField ? { field: ourField(firstField) } : {}) });
 }
 
-/** The answer of one HTTP exchange within `ms`, or a timeout CourierError (the request is aborted). */
-async function exchange(cfg: ShiprocketHttpConfig, url: string, init: RequestInit): Promise<{ response: Response; body: unknown }> {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new CourierError("shiprocket", "timeout", `Shiprocket did not answer within ${cfg.timeoutMs} ms`));
-    }, cfg.timeoutMs);
-  });
-  try {
-    const response = await Promise.race([cfg.fetch(url, { ...init, signal: controller.signal }), expired]);
-    const text = await Promise.race([response.text(), expired]);
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { response, body };
-  } catch (e) {
-    if (e instanceof CourierError) throw e;
-    throw new CourierError("shiprocket", "unavailable", `Shiprocket could not be reached: ${e instanceof Error ? e.message : String(e)}`);
-  } finally {
-    if (timer !== null) clearTimeout(timer);
-  }
+/** One exchange with Shiprocket within the deadline; no answer is a CourierError (timeout or unavailable). */
+function exchange(cfg: ShiprocketHttpConfig, url: string, init: RequestInit): Promise<{ response: Response; body: unknown }> {
+  return exchangeJson(
+    {
+      fetch: cfg.fetch,
+      timeoutMs: cfg.timeoutMs,
+      timeout: () => new CourierError("shiprocket", "timeout", `Shiprocket did not answer within ${cfg.timeoutMs} ms`),
+      unreachable: (message) => new CourierError("shiprocket", "unavailable", `Shiprocket could not be reached: ${message}`),
+    },
+    url,
+    init,
+  );
 }
 
 const loginAnswer = z.object({ token: z.string().min(1) });
