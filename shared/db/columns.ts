@@ -1,5 +1,4 @@
-import { timestamp, uuid } from "drizzle-orm/pg-core";
-import { store } from "./schema-core";
+import { timestamp } from "drizzle-orm/pg-core";
 
 /** Postgres's text of a timestamptz in the ISO DateStyle: `0050-01-01 00:00:00.123456+05:30`. */
 const PG_INSTANT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?)([+-]\d\d)(?::(\d\d))?$/;
@@ -31,9 +30,3 @@ export const ts = (name: string) => {
 };
 export const createdAt = () => ts("created_at").notNull().defaultNow();
 export const updatedAt = () => ts("updated_at").notNull().defaultNow();
-
-/** A tenant table's store_id: the store it belongs to, removed with it. */
-export const storeRef = () =>
-  uuid("store_id")
-    .notNull()
-    .references(() => store.id, { onDelete: "cascade" });

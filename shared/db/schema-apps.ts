@@ -1,7 +1,8 @@
 /** The drizzle tables of app webhooks (migrations/0017_app_webhooks.sql; see ./schema.ts). */
 import { sql } from "drizzle-orm";
 import { boolean, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts, updatedAt } from "./columns";
+import { createdAt, ts, updatedAt } from "./columns";
+import { storeRef } from "./schema-core";
 
 export const storeApp = pgTable("store_app", {
   id: uuid("id").primaryKey().defaultRandom(),

@@ -1,6 +1,7 @@
 /** The drizzle tables of custom-domain verification and routing (migrations/0016; see ./schema.ts). */
 import { integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { storeRef, ts } from "./columns";
+import { ts } from "./columns";
+import { storeRef } from "./schema-core";
 
 export const DOMAIN_CHECK_RESULTS = ["verified", "not_found", "wrong_value", "servfail", "timeout", "unavailable"] as const;
 export type DomainCheckResult = (typeof DOMAIN_CHECK_RESULTS)[number];

@@ -1,6 +1,7 @@
 /** The drizzle tables of notifications and the local mailbox (migrations/0019; see ./schema.ts). */
 import { integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts } from "./columns";
+import { createdAt, ts } from "./columns";
+import { storeRef } from "./schema-core";
 
 export const NOTIFICATION_STATUSES = ["sending", "sent", "failed"] as const;
 

@@ -1,6 +1,7 @@
 /** The drizzle tables of shipments, returns, refunds and merchant tasks (migrations/0013; see ./schema.ts). */
 import { bigint, boolean, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts, updatedAt } from "./columns";
+import { createdAt, ts, updatedAt } from "./columns";
+import { storeRef } from "./schema-core";
 
 export const SHIPMENT_ROW_STATUSES = ["pending", "in_transit", "delivered", "rto_initiated", "rto_delivered", "cancelled"] as const;
 

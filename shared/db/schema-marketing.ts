@@ -1,7 +1,7 @@
 /** The drizzle tables of marketing (migrations/0021_marketing.sql; see ./schema.ts). */
 import { boolean, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts, updatedAt } from "./columns";
-import { CONSENT_SOURCES, CONSENT_STATES } from "./schema-core";
+import { createdAt, ts, updatedAt } from "./columns";
+import { CONSENT_SOURCES, CONSENT_STATES, storeRef } from "./schema-core";
 
 export const CAMPAIGN_AUDIENCES = ["subscribers", "buyers", "non_buyers"] as const;
 export const CAMPAIGN_STATUSES = ["scheduled", "sending", "sent", "cancelled"] as const;

@@ -1,7 +1,7 @@
 /** The drizzle tables of orders, parcels, payment attempts and GST rates (see ./schema.ts). */
 import { bigint, boolean, char, date, integer, jsonb, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts, updatedAt } from "./columns";
-import { TAX_CLASSES } from "./schema-core";
+import { createdAt, ts, updatedAt } from "./columns";
+import { TAX_CLASSES, storeRef } from "./schema-core";
 
 // Orders, parcels and payment attempts (migrations/0009_orders.sql) -------------------------------------
 

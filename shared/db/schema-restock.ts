@@ -1,6 +1,7 @@
 /** The drizzle table of back-in-stock alerts (migrations/0022_back_in_stock.sql; see ./schema.ts). */
 import { pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, storeRef, ts } from "./columns";
+import { createdAt, ts } from "./columns";
+import { storeRef } from "./schema-core";
 
 export const restockSubscription = pgTable("restock_subscription", {
   id: uuid("id").primaryKey().defaultRandom(),

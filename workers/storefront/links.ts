@@ -15,7 +15,7 @@ import { enforceClient } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { LINK_COOKIE, LINK_COOKIE_MAX_AGE, LINK_SLUG, linkDestination } from "#shared/storefront/short-links";
 import type { StorefrontEnv } from "./context";
-import type { ShopRequest } from "./shop";
+import type { ShopRequest } from "./shop-env";
 
 /**
  * Short links and the page beacon (issue 10 part 5). `/l/<slug>` is a page of the store (served at

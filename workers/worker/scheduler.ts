@@ -3,7 +3,6 @@ import { SUB_MINUTE_JOBS } from "#shared/jobs/cron";
 import { JOBS } from "#shared/jobs/registry";
 import { jobDeps, runJobs, type JobReport } from "#shared/jobs/run";
 import type { JobName } from "#shared/jobs/types";
-import type { WorkerBindings } from "./env";
 
 export type NextRuns = Partial<Record<JobName, number>>;
 
@@ -24,7 +23,9 @@ export function planTick(previous: NextRuns, now: number): { due: JobName[]; nex
  * because Cron Triggers fire at most once a minute. The every-minute cron calls ensureRunning(), so a
  * loop that ever stops (deploy, eviction, an exception) is re-armed within a minute.
  */
-export class Scheduler extends DurableObject<WorkerBindings> {
+// Its bindings are the worker's; the jobs read what they need through jobDeps, which checks them, so the
+// object names no Worker type (workers/worker/env.ts types its namespace with this class).
+export class Scheduler extends DurableObject<Record<string, unknown>> {
   async ensureRunning(): Promise<void> {
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null) await this.ctx.storage.setAlarm(Date.now());
