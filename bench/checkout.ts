@@ -9,7 +9,7 @@ import http from "node:http";
 import { neonConfig } from "@neondatabase/serverless";
 import pg from "pg";
 import ws from "ws";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { placeOrder, type CheckoutInput } from "#shared/orders/checkout";

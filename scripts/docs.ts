@@ -1,7 +1,7 @@
 /** npm run docs: rewrites the README's generated tables (roles × permissions, procedures) from the code. */
 import fs from "node:fs";
 import path from "node:path";
-import { GENERATED_SECTIONS, withSection } from "#shared/docs";
+import { GENERATED_SECTIONS, withSection } from "#shared/registry/docs";
 import { ROOT } from "./lib/config";
 
 const file = path.join(ROOT, "README.md");

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterAll } from "vitest";
 import { Database } from "#shared/db/database";
-import { randomSecret } from "#shared/auth/tokens";
+import { randomSecret } from "#shared/core/tokens";
 import { emit } from "#shared/db/outbox";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { AUTOMATION_DEFAULTS } from "#shared/marketing/render";
 import { pushStoreFactsTo } from "#shared/storefront/store-facts";
 import {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import type { Database } from "#shared/db/database";
 import type { JobContext } from "#shared/jobs/types";
-import type { Logger, LogFields } from "#shared/log";
+import type { Logger, LogFields } from "#shared/core/log";
 import { providerServices, type ProviderServices } from "#shared/pipeline/providers";
 import type { LocalBehaviour } from "#shared/payments/local";
 import { storeGateway } from "#shared/payments/select";

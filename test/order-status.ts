@@ -1,4 +1,4 @@
-import { OrderStatusError, type AttemptStatus } from "#shared/orders/status";
+import { OrderStatusError, type AttemptStatus } from "#shared/rules/status";
 import { mulberry32 } from "./prng";
 
 /** Helpers of the order-status property tests (shared/orders/status*.test.ts). */

@@ -1,7 +1,7 @@
 import type { Database } from "#shared/db/database";
 import { withStore, type StoreTx } from "#shared/db/with-store";
 import { placeOrder, type CheckoutInput, type Placed } from "#shared/orders/checkout";
-import type { IndianStateCode } from "#shared/orders/gst";
+import type { IndianStateCode } from "#shared/rules/gst";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import { localPaymentId } from "#shared/payments/local-protocol";

@@ -2,11 +2,11 @@ import type { RoleName } from "#shared/db/schema";
 import { member, userAccount } from "#shared/db/schema";
 import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
-import { isAppError } from "#shared/http/errors";
-import { createLogger } from "#shared/log";
+import { isAppError } from "#shared/core/errors";
+import { createLogger } from "#shared/core/log";
 import { isSessionProcedure, type Services } from "#shared/procedures/define";
 import { runProcedure } from "#shared/pipeline/run";
-import { findProcedure } from "#shared/registry";
+import { findProcedure } from "#shared/registry/procedures";
 import { makeStore, uniqueSuffix, type TestStore } from "./harness";
 
 const quiet = createLogger({ test: true }, "error");

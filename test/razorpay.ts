@@ -3,7 +3,7 @@ import { withStore } from "#shared/db/with-store";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentStatus } from "#shared/orders/routines";
 import type { PaymentGateway } from "#shared/payments/gateway";
-import { razorpayServer } from "#shared/payments/razorpay-server";
+import { razorpayServer } from "./fakes/razorpay-server";
 import { storeGateway, type GatewayConfig } from "#shared/payments/select";
 import type { GatewayOrder } from "./orders";
 import { placeTestOrder } from "./orders";

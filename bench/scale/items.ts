@@ -3,7 +3,7 @@ import { collector, sql, type Q } from "#shared/db/steps";
 import { pruneCutoffs, pruneStorePlan } from "#shared/jobs/activity-prune";
 import { isSessionProcedure } from "#shared/procedures/define";
 import { unitScope } from "#shared/procedures/scope";
-import { findProcedure } from "#shared/registry";
+import { findProcedure } from "#shared/registry/procedures";
 import type { MeasureItem, Output, Statement } from "./measure";
 
 /**

@@ -4,7 +4,7 @@ import { testDb } from "../../test/harness";
 import docs from "../../docs/apps.md?raw";
 import { consumeAppJob } from "./attempt";
 import { consumeAppEvent } from "./fanout";
-import { receivers, routedForApps, runQueuedJobs, testDeps } from "./testing";
+import { receivers, routedForApps, runQueuedJobs, testDeps } from "../../test/fakes/apps";
 import { verifyCommerceWebhook } from "./verify-recipe";
 import recipe from "./verify-recipe.ts?raw";
 

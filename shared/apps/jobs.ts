@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Database } from "../db/database";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import { MAX_ATTEMPTS } from "./backoff";
 import type { AppWebhookConfig } from "./secrets";
 import type { FetchLike } from "./send";

@@ -9,7 +9,7 @@ import { consumeAppJob } from "./attempt";
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "./backoff";
 import { APP_REDELIVERY_KIND } from "./events";
 import { consumeAppEvent } from "./fanout";
-import { receivers, routedForApps, runQueuedJobs, testDeps } from "./testing";
+import { receivers, routedForApps, runQueuedJobs, testDeps } from "../../test/fakes/apps";
 import { verifyCommerceWebhook } from "./verify-recipe";
 
 /** Failed tries, retries through {apps}-jobs, redelivery, abandoned tries and secret rotation. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { appWebhookConfigFromEnv, deriveAppSecret, newAppSecret, secretOf, signatureHeader } from "./secrets";
 
 const ROOT = "a-root-secret-of-thirty-two-chars-or-more";

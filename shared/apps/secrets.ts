@@ -5,8 +5,8 @@
  * root secret alone nor a copy of the database alone gives an app's secret.
  */
 import { z } from "zod";
-import { base64Url, randomSecret, sha256Hex } from "../auth/tokens";
-import { hmacSha256Hex } from "../payments/crypto";
+import { base64Url, randomSecret, sha256Hex } from "../core/tokens";
+import { hmacSha256Hex } from "../core/crypto";
 
 export interface AppWebhookConfig {
   rootSecret: string;

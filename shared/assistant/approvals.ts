@@ -4,7 +4,7 @@ import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { aiApproval } from "../db/schema";
 import { grantById } from "../db/statements";
-import { isAppError, AppError } from "../http/errors";
+import { isAppError, AppError } from "../core/errors";
 import { grantCaller, type Caller } from "../pipeline/principal";
 import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
 import type { Door } from "../pipeline/check";

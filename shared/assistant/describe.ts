@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { mapPlan, plan, type Plan } from "../db/plan";
 import { inventoryLevel, location, product, productVariant } from "../db/schema";
 import type { Q } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { getPage, type updatePage } from "../procedures/content";
 import type { StoreProcedure } from "../procedures/define";
 import type { createDiscount } from "../procedures/discounts";

@@ -6,7 +6,7 @@ import { constant, plan, type Plan } from "../db/plan";
 import { aiApproval, store as storeTable } from "../db/schema";
 import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
-import type { AppError } from "../http/errors";
+import type { AppError } from "../core/errors";
 import type { Door } from "../pipeline/check";
 import type { Caller, Principal } from "../pipeline/principal";
 import { sendCallerUnitOrRefusal } from "../pipeline/read";

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { constant, plan, together, type Plan } from "../db/plan";
-import { badRequest, isAppError, type AppError } from "../http/errors";
-import { issuesOf } from "../http/validate";
+import { badRequest, isAppError, type AppError } from "../core/errors";
+import { issuesOf } from "../core/errors";
 import { parseProcedureInput } from "../procedures/define";
 import type { Outcome } from "../pipeline/outcome";
 import type { Caller, Principal } from "../pipeline/principal";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { constantTimeEqual, hashPassword, PBKDF2_ITERATIONS, verifyPassword } from "./password";
+import { constantTimeEqual } from "../core/crypto";
+import { hashPassword, PBKDF2_ITERATIONS, verifyPassword } from "./password";
 
 describe("password hashing", () => {
   it("hashes with PBKDF2-SHA256 at 100,000 iterations and a per-hash salt", async () => {

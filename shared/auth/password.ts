@@ -4,6 +4,8 @@
  * `pbkdf2_sha256$<iterations>$<salt base64url>$<key base64url>`, so the cost can be raised later and
  * old hashes still verify. Works the same in workerd and in Node (the seed uses it).
  */
+import { constantTimeEqual } from "../core/crypto";
+
 export const PBKDF2_ITERATIONS = 100_000;
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
@@ -26,14 +28,6 @@ async function derive(password: string, salt: Uint8Array<ArrayBuffer>, iteration
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
   const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, KEY_BYTES * 8);
   return new Uint8Array(bits);
-}
-
-/** Compares in time that depends only on the length, never on where the inputs differ. */
-export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = a.length ^ b.length;
-  const n = Math.max(a.length, b.length);
-  for (let i = 0; i < n; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  return diff === 0;
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ChallengeError, type ChallengeVerdict } from "./challenge";
 import { DUMMY_TOKEN, localChallenge, PASSING_SECRET_KEY, PASSING_SITE_KEY } from "./local";
 import { challengeConfigFromEnv, challengeFor } from "./select";
-import { siteverifyServer } from "./turnstile-server";
+import { siteverifyServer } from "../../test/fakes/turnstile-server";
 import { turnstileChallenge } from "./turnstile";
 import { ChallengeWidget } from "./widget";
 

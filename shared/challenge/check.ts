@@ -1,4 +1,4 @@
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import { isChallengeError, type Challenge, type ChallengeVerdict } from "./challenge";
 
 export type ChallengeCheck = ChallengeVerdict | "unavailable";

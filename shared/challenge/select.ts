@@ -8,7 +8,7 @@
  *   (the secret with `wrangler secret put`). In production the test keys are refused: they pass everyone.
  */
 import { z } from "zod";
-import type { FetchLike } from "#shared/http/exchange";
+import type { FetchLike } from "#shared/core/exchange";
 import type { Challenge } from "./challenge";
 import { localChallenge, PASSING_SECRET_KEY, PASSING_SITE_KEY, TEST_SECRET_KEYS, TEST_SITE_KEYS } from "./local";
 import { turnstileChallenge } from "./turnstile";

@@ -11,7 +11,7 @@
  * our secret is wrong: a ChallengeError("misconfigured"), never the shopper's fault.
  */
 import { z } from "zod";
-import { exchangeJson, type FetchLike } from "#shared/http/exchange";
+import { exchangeJson, type FetchLike } from "#shared/core/exchange";
 import { ChallengeError, tokenShape, type Challenge, type ChallengeVerdict } from "./challenge";
 
 export const SITEVERIFY_URL = "https://challenges.cloudflare.com/turnstile/v0/siteverify";

@@ -1,5 +1,5 @@
 import { isSQLWrapper, type SQL } from "drizzle-orm";
-import { ERROR_STATUS, type AppError, type ErrorCode } from "../http/errors";
+import { ERROR_STATUS, type AppError, type ErrorCode } from "../core/errors";
 import { CURRENT_STORE } from "./openings";
 import type { Plan } from "./plan";
 import { outboxEvent } from "./schema";

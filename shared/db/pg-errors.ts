@@ -1,4 +1,4 @@
-import { AppError, ERROR_STATUS, type ErrorCode } from "../http/errors";
+import { AppError, ERROR_STATUS, type ErrorCode } from "../core/errors";
 
 /** The Postgres error under a driver or drizzle error (drizzle wraps query errors in `cause`). */
 export function pgErrorOf(e: unknown): { code: string; constraint?: string; detail?: string; message?: string } | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toAppError } from "#shared/http/app";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { databaseUnavailable, isDatabaseUnavailable, unavailableCause } from "./unavailable";
 
 /** A Postgres error as the driver raises it (a DatabaseError with its SQLSTATE in `code`). */

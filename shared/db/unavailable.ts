@@ -1,4 +1,4 @@
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { pgErrorOf } from "./pg-errors";
 
 /**

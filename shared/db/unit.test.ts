@@ -1,7 +1,7 @@
 import { eq, sql as dsql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { makeStore, testDb } from "../../test/harness";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { pgErrorOf } from "./pg-errors";
 import { openStore, storeOpeningStatement } from "./openings";
 import { plan } from "./plan";

@@ -2,7 +2,7 @@ import type { Database, HttpUnitOptions } from "./database";
 import type { Plan } from "./plan";
 import { openStore } from "./openings";
 import { emits } from "./changes";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { pgErrorOf, unitFailure } from "./pg-errors";
 import { storefrontFactsIfChanged } from "./statements";
 import { collector, onClient, raw, sql, type Q, type Step, type StatementClient } from "./steps";

@@ -3,14 +3,14 @@ import { describe, expect, it } from "vitest";
 import { pgErrorOf } from "#shared/db/pg-errors";
 import { withStore } from "#shared/db/with-store";
 import { loadHostAndFacts } from "#shared/storefront/store-facts";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { testDb, uniqueSuffix, type TestStore } from "../../test/harness";
 import { callerFor, outboxPayloads } from "../../test/procedures";
 import type { DnsResolver } from "./dns";
 import { localDns, setLocalDnsEntry } from "./dns-local";
 import type { LocalKv } from "./local-kv";
-import { domainAt, domainState, storesWithDatedDomains, type TestDomain } from "./testing";
-import { verifyDomains, verifyStore } from "./verify";
+import { domainAt, domainState, storesWithDatedDomains, type TestDomain } from "../../test/fakes/domains";
+import { verifyDomains, verifyStore } from "../jobs/domains-verify";
 
 /**
  * Claims on one hostname by several stores (issue 20 item 6; docs/domains.md "Claims") against real

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkDomain, DnsError, txtValue, verificationRecord } from "./dns";
 import { dohDns } from "./dns-doh";
-import { dohServer, presentTxt } from "./doh-server";
+import { dohServer, presentTxt } from "../../test/fakes/doh-server";
 
 /** The DoH adapter against a local server that speaks Cloudflare's DNS-over-HTTPS JSON API. */
 const TOKEN = "0123456789abcdef0123456789abcdef";

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { DnsError, txtValue, type DnsResolver, type TxtAnswer } from "./dns";
-import { exchangeJson, type FetchLike } from "#shared/http/exchange";
+import { exchangeJson, type FetchLike } from "#shared/core/exchange";
 
 export const CLOUDFLARE_DOH_URL = "https://cloudflare-dns.com/dns-query";
 const TXT_TYPE = 16;

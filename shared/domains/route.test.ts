@@ -5,7 +5,7 @@ import { emit } from "#shared/db/outbox";
 import { domainRouteReceipt, storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import type { RoutedEvent } from "#shared/events/routes";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { resolveHost, writeHostEntry, type HostsKv } from "#shared/storefront/hosts";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { logsOf } from "../../test/logs";
@@ -14,7 +14,7 @@ import type { LocalKv } from "./local-kv";
 import { routeDomainEvent } from "./route";
 import type { DomainRouter } from "./router";
 import { localRouter } from "./router-local";
-import { domainState, routedEvent } from "./testing";
+import { domainState, routedEvent } from "../../test/fakes/domains";
 
 /**
  * The {domains}-route consumer against real Postgres, the local router and the HOSTS namespace, fed the

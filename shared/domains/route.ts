@@ -19,7 +19,7 @@ import type { DomainRouteOutcome } from "../db/schema";
 import { raw, sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { Consumer, RoutedEvent } from "../events/routes";
-import { errorFields, type Logger } from "../log";
+import { errorFields, type Logger } from "../core/log";
 import { writeHostEntry, type HostsKv } from "../storefront/hosts";
 import { ensureRouted, ensureUnrouted, type CustomHostname, type DomainRouter } from "./router";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cloudflareServer } from "./cloudflare-server";
+import { cloudflareServer } from "../../test/fakes/cloudflare-server";
 import { ensureRouted, ensureUnrouted, RouterError } from "./router";
 import { cloudflareRouter } from "./router-cloudflare";
 

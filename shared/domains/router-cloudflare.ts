@@ -8,7 +8,7 @@
  * certificate is issued once the merchant's CNAME points at the zone's fallback origin.
  */
 import { z } from "zod";
-import { exchangeJson, retryAfterSeconds, type FetchLike } from "#shared/http/exchange";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "#shared/core/exchange";
 import { RouterError, type CustomHostname, type DomainRouter, type RouterErrorKind } from "./router";
 
 export const CLOUDFLARE_API = "https://api.cloudflare.com/client/v4";

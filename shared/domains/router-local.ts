@@ -5,7 +5,7 @@
  * storefront, so a hostname is `active` at once unless the behaviour says otherwise.
  */
 import { z } from "zod";
-import { parseJsonVariable } from "#shared/http/env";
+import { parseJsonVariable } from "#shared/core/env";
 import type { LocalKv } from "./local-kv";
 import { RouterError, type CustomHostname, type DomainRouter, type RouterErrorKind } from "./router";
 

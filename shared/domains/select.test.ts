@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { cloudflareServer } from "./cloudflare-server";
+import { cloudflareServer } from "../../test/fakes/cloudflare-server";
 import { DnsError } from "./dns";
 import { localDns, localDnsEntryFor, setLocalDnsEntry } from "./dns-local";
-import { dohServer } from "./doh-server";
+import { dohServer } from "../../test/fakes/doh-server";
 import type { LocalKv } from "./local-kv";
 import { RouterError } from "./router";
 import { localRouter } from "./router-local";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { DnsResolver } from "./dns";
 import { localDns } from "./dns-local";
 import { dohDns } from "./dns-doh";
-import type { FetchLike } from "#shared/http/exchange";
+import type { FetchLike } from "#shared/core/exchange";
 import { localKvOf } from "./local-kv";
 import type { DomainRouter } from "./router";
 import { cloudflareRouter } from "./router-cloudflare";

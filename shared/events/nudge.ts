@@ -1,4 +1,4 @@
-import { errorFields, type Logger } from "../log";
+import { errorFields, type Logger } from "../core/log";
 
 interface NudgeQueue {
   send(body: unknown): Promise<unknown>;

@@ -3,11 +3,11 @@ import { HTTPException } from "hono/http-exception";
 import type { z } from "zod";
 import { Database, TRACE_ID } from "../db/database";
 import { databaseUnavailable, unavailableCause } from "../db/unavailable";
-import { createLogger, errorFields, type Logger } from "../log";
+import { createLogger, errorFields, type Logger } from "../core/log";
 import { nudgeRelayFrom } from "../events/nudge";
 import { pushStoreFactsTo } from "../storefront/store-facts";
-import { AppError, isAppError, type ErrorCode } from "./errors";
-import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "./env";
+import { AppError, isAppError, type ErrorCode } from "../core/errors";
+import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "../core/env";
 import { securityHeaders, type SecurityHeaderOptions } from "./security-headers";
 
 export interface AppVariables {

@@ -1,4 +1,4 @@
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 
 /**
  * The body as text, refusing more than `limit` bytes while reading (a missing or false content-length

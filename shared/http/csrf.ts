@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 
 /**
  * CSRF for cookie-authenticated requests and form posts. Browsers mark every request with

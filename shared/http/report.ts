@@ -1,6 +1,6 @@
 import { isDatabaseUnavailable } from "../db/unavailable";
-import type { Logger } from "../log";
-import { errorFields } from "../log";
+import type { Logger } from "../core/log";
+import { errorFields } from "../core/log";
 
 /**
  * Error tracking port. Pages report every failure that is not a 'no store' redirect here (SPEC

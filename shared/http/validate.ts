@@ -1,15 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import type { z } from "zod";
-import { badRequest, type FieldIssue } from "./errors";
-
-interface IssueList {
-  issues: readonly { path: readonly PropertyKey[]; message: string }[];
-}
-
-export function issuesOf(error: IssueList): FieldIssue[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-}
+import { badRequest, issuesOf } from "../core/errors";
 
 /** zod validation for a route; a failure is a 400 naming each field and why (never a 500). */
 export function validate<T extends z.ZodType, Target extends keyof ValidationTargets>(target: Target, schema: T) {

@@ -3,7 +3,7 @@ import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
 import { raw, sql } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
-import { errorFields } from "../log";
+import { errorFields } from "../core/log";
 import type { JobContext } from "./types";
 
 export type Counts = Record<string, number>;

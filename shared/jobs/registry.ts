@@ -1,4 +1,4 @@
-import { verifyDomainsJob } from "../domains/verify";
+import { verifyDomainsJob } from "./domains-verify";
 import { pruneActivity } from "./activity-prune";
 import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";

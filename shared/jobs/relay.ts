@@ -1,4 +1,4 @@
-import { relayOutbox, relayQueuesFrom } from "../events/relay";
+import { relayOutbox, relayQueuesFrom } from "./outbox";
 import type { JobContext } from "./types";
 
 /** `{outbox}-relay`: the outbox relay (shared/events/relay.ts) over the Worker's work queues. */

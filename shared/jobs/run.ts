@@ -1,6 +1,6 @@
 import { Database, type DatabaseConfig } from "../db/database";
-import { createLogger, errorFields, type Logger } from "../log";
-import { baseEnvSchema, parseEnv } from "../http/env";
+import { createLogger, errorFields, type Logger } from "../core/log";
+import { baseEnvSchema, parseEnv } from "../core/env";
 import { nudgeRelayFrom } from "../events/nudge";
 import { providerServices, type ProviderServices } from "../pipeline/providers";
 import { pushStoreFactsTo } from "../storefront/store-facts";

@@ -6,7 +6,7 @@ import { sendStoreUnit } from "../db/unit";
 import { all, changeFrom } from "../orders/readings";
 import type { OrderReading } from "../orders/routines";
 import { orderAfter, shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../orders/shipment-status";
-import { decideShipmentStatus, type ShipmentStatus } from "../orders/status";
+import { decideShipmentStatus, type ShipmentStatus } from "../rules/status";
 import { isCourierError, type TrackingReport } from "../shipping/courier";
 import { forEachStore, type Counts } from "./per-store";
 import type { JobContext } from "./types";

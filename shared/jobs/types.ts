@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import type { ProviderServices } from "../pipeline/providers";
 
 /** Job names are the SPEC's queue names ("Scheduled jobs (worker)"). */

@@ -6,7 +6,7 @@ import { sendStoreUnit } from "../db/unit";
 import { dueUnpaidPlan, expiryPlan, PAYMENT_REMINDER_BEFORE_MS, remindUnpaidPlan, type DueOrder, type SeenAttempt } from "../orders/expiry";
 import { all, changeFrom, readingAfter, withAttemptStatus } from "../orders/readings";
 import { paymentChange, paymentReadingPlan, type OrderReading, type PaymentReading } from "../orders/routines";
-import { reviewOf } from "../orders/status";
+import { reviewOf } from "../rules/status";
 import { isGatewayError, type GatewayPayment, type PaymentGateway } from "../payments/gateway";
 import { forEachStore, type Counts } from "./per-store";
 import type { JobContext } from "./types";

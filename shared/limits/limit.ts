@@ -1,5 +1,5 @@
 import type { RateLimiter } from "./rate-limiter";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { clientOf, NETWORK_FACTOR } from "./address";
 import { checkPolicy, rateLimitHeaders, type LimitDecision, type LimitPolicy } from "./window";
 

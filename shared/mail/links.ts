@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { base64Url, sha256Hex } from "../auth/tokens";
+import { base64Url, sha256Hex } from "../core/tokens";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
-import { hmacSha256Hex } from "../payments/crypto";
+import { hmacSha256Hex } from "../core/crypto";
 
 /**
  * Links in emails (docs/marketing.md, docs/events.md): the store's address, a marketing message's

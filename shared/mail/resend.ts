@@ -1,4 +1,4 @@
-import { exchangeJson, retryAfterSeconds, type FetchLike } from "../http/exchange";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "../core/exchange";
 import { MailError, type Mailer, type OutgoingEmail } from "./mailer";
 
 export interface ResendConfig {

@@ -6,7 +6,7 @@ import type { AutomationKind } from "../db/schema-marketing";
 import { raw, sql } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import { MONEY_RECEIVED } from "./work";
 
 /**

@@ -4,7 +4,7 @@ import { CURRENT_STORE } from "../db/openings";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
 import { storefrontBasePlan, unsubscribeKey } from "../mail/links";

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { base64Url, sha256Hex } from "../auth/tokens";
+import { base64Url, sha256Hex } from "../core/tokens";
 import type { SQL } from "drizzle-orm";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { CART_TOKEN } from "../storefront/cart";
 
 /**

@@ -4,12 +4,12 @@ import { mapPlan, plan, thenPlan, together, type Plan } from "../db/plan";
 import { paymentAttempt, shopOrder } from "../db/schema";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { returnDiscountUseSql } from "./discount-uses";
 import { orderNotFound } from "./order-detail";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { orderReadingPlan, paymentChange, recomputeSteps, type OrderReading, type PaymentReading } from "./routines";
-import type { AttemptStatus, OrderStatus, PaymentStatus } from "./status";
+import type { AttemptStatus, OrderStatus, PaymentStatus } from "../rules/status";
 
 /**
  * The admin's actions on an order (issue 11 part 8): 'Mark as paid' through the payment routine, and

@@ -1,12 +1,12 @@
 import type { SQL } from "drizzle-orm";
 import { emitStep, ensureChanged, markEmits, unchanged } from "../db/changes";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { CONSENT_REQUEST_EVERY_HOURS } from "../marketing/consent";
 import type { CheckoutInput, Placed } from "./checkout";
 import { cartState } from "./checkout-reading";
-import type { IndianStateCode, OrderMoney } from "./gst";
+import type { IndianStateCode, OrderMoney } from "../rules/gst";
 import { holdLimitSteps } from "./holds";
 import { orderViewStatement } from "./order-view";
 

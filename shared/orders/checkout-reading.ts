@@ -1,6 +1,6 @@
 import type { SQL } from "drizzle-orm";
-import type { GstRates } from "./gst";
-import { ratesPlan } from "./gst-rates";
+import type { GstRates } from "../rules/gst";
+import { ratesPlan } from "../rules/gst-rates";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";

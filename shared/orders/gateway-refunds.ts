@@ -4,7 +4,7 @@ import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readingAfter, withAttemptStatus } from "./readings";
 import { paymentChange, paymentReadingPlan, recomputeSteps, type IdIn, type PaymentReading } from "./routines";
-import type { AttemptStatus, ReportedMoney } from "./status";
+import type { AttemptStatus, ReportedMoney } from "../rules/status";
 import { addTaskStep, moneyWords } from "./tasks";
 
 /**

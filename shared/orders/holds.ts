@@ -1,8 +1,8 @@
 import type { SQL } from "drizzle-orm";
-import { sha256Hex } from "../auth/tokens";
+import { sha256Hex } from "../core/tokens";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { clientAddress } from "../limits/address";
 
 /**

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { orderViewStatement, type OrderView } from "./order-view";
 
 /** What orders.get answers: the order view plus its lines, attempts, shipments and timeline (issue 11 "Shapes"). */

@@ -3,7 +3,7 @@ import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { CreatePaymentInput } from "../payments/gateway";
 import { unknownOrder } from "./access";
 import type { AttemptRow } from "./checkout";

@@ -3,7 +3,7 @@ import { raw, sql, type Q } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { balanceChange, balanceReadingPlan, BALANCE_EXPIRES_AFTER_MS, decideBalances, remindStep } from "./preorder-units";
 import { plan, type Plan } from "../db/plan";
-import { splitProportionally } from "./gst";
+import { splitProportionally } from "../rules/gst";
 
 /**
  * Pre-orders paid by deposit (docs/order-status.md, "Pre-orders"). With the store's

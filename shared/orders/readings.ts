@@ -1,8 +1,8 @@
 import type { Plan } from "../db/plan";
 import { pgErrorOf } from "../db/pg-errors";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { OrderReading } from "./routines";
-import type { AttemptStatus, OrderStatuses, ShipmentStatus } from "./status";
+import type { AttemptStatus, OrderStatuses, ShipmentStatus } from "../rules/status";
 
 /**
  * Helpers for units that read with ./routines.ts's readings and change with its changes, with no caller

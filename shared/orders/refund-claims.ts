@@ -1,11 +1,11 @@
 import type { SQL } from "drizzle-orm";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { conflict } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { orderReadingPlan, type OrderReading } from "./routines";
-import type { AttemptStatus } from "./status";
+import type { AttemptStatus } from "../rules/status";
 
 /**
  * A refund's claim (docs/payments.md, "Refunds in two round trips"): the first unit of `orders.refund` and

@@ -4,7 +4,7 @@ import { raw, sql, type Q, type Step } from "../db/steps";
 import { lockSteps, type ClaimedPiece, type RefundClaim, type RowState } from "./refund-claims";
 import { readingAfter, withAttemptStatus } from "./readings";
 import { paymentChange, recomputeSteps, type OrderReading } from "./routines";
-import type { OrderStatuses } from "./status";
+import type { OrderStatuses } from "../rules/status";
 import { addTaskStep } from "./tasks";
 
 /**

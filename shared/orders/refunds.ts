@@ -3,12 +3,12 @@ import { uuidFrom } from "../db/ids";
 import { constant, mapPlan, plan, type Plan } from "../db/plan";
 import { sql, type Q } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { isGatewayError, type PaymentGateway } from "../payments/gateway";
 import { gatewayRefundChange, gatewayRefundReadingPlan } from "./gateway-refunds";
 import { refundClaimPlan, refundRereadPlan, type ClaimedPiece, type RefundClaim } from "./refund-claims";
 import { answered, recordRefunds, viaGateway, type RefundCalls, type RefundOutcome, type RefundView } from "./refund-record";
-import type { OrderStatuses } from "./status";
+import type { OrderStatuses } from "../rules/status";
 
 export type { RefundCalls, RefundView } from "./refund-record";
 export type { RefundClaim } from "./refund-claims";

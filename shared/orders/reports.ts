@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { PaymentEvent, RefundEvent } from "../payments/gateway";
 import type { ShipmentUpdate } from "../shipping/courier";
 import { gatewayRefundChange, gatewayRefundFailedChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";

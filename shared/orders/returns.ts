@@ -2,7 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
 import { mapPlan, plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { conflict } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { refundClaimPlan, type ClaimAsk, type RefundClaim } from "./refund-claims";

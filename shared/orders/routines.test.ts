@@ -4,7 +4,7 @@ import { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { applyPaymentStatus, type PaymentTrigger } from "./routines";
-import type { AttemptStatus } from "./status";
+import type { AttemptStatus } from "../rules/status";
 
 /** The status-apply routine and the recompute around their pure decisions, on real rows (makeStore's fixture order). */
 const db = testDb();

@@ -6,7 +6,7 @@ import { sendStoreUnit } from "../db/unit";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { countDiscountUseAgainSql } from "./discount-uses";
 import { addTaskStep, moneyWords } from "./tasks";
 import {
@@ -19,7 +19,7 @@ import {
   type OrderStatuses,
   type PaymentReview,
   type ReportedMoney,
-} from "./status";
+} from "../rules/status";
 
 /**
  * The two routines of ARCHITECTURE §15 around their pure decisions (shared/orders/status.ts):

@@ -4,7 +4,7 @@ import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { readingAfter, withShipmentStatus } from "./readings";
 import { orderReadingPlan, recomputeSteps, type OrderReading } from "./routines";
-import { decideShipmentStatus, type OrderStatuses, type ShipmentStatus } from "./status";
+import { decideShipmentStatus, type OrderStatuses, type ShipmentStatus } from "../rules/status";
 
 /**
  * The only writer of a shipment's status, whatever reports it (the merchant, a courier webhook, the

@@ -4,14 +4,14 @@ import { uuidFrom } from "../db/ids";
 import { plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type ResultOf } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { isCourierError, type Courier, type CreatedShipment } from "../shipping/courier";
 import { conflict, refuseClosed } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { orderReadingPlan, recomputeSteps, type OrderReading } from "./routines";
 import { shipmentChange, shipmentReadingPlan, type ShipmentApplied, type ShipmentReport, type ShipmentSource } from "./shipment-status";
-import type { ShipmentStatus } from "./status";
+import type { ShipmentStatus } from "../rules/status";
 
 /**
  * Shipments (docs/order-status.md, "Shipments"): a parcel handed to a courier, and the one routine that

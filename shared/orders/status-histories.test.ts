@@ -16,7 +16,7 @@ import {
   type OrderFacts,
   type PaymentStatus,
   type ShipmentStatus,
-} from "./status";
+} from "../rules/status";
 import { at, problemOf, prng } from "../../test/order-status";
 
 /** Order status over random histories and shipment moves (property tests; the tables are in ./status.test.ts). */

@@ -3,7 +3,7 @@ import { sql } from "#shared/db/steps";
 import { readOn, withStore } from "#shared/db/with-store";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
 import { orderReadingPlan, recomputeOrderStatuses } from "#shared/orders/routines";
-import { recomputeOrder } from "#shared/orders/status";
+import { recomputeOrder } from "#shared/rules/status";
 import { testDb } from "../../test/harness";
 import { jobContext } from "../../test/jobs";
 import { orderShop, placeTestOrder } from "../../test/orders";

@@ -12,7 +12,7 @@
  *   (HMAC of `<ref>|<payment id>|<status>`) to the attempt's return URL, as Razorpay's Checkout does.
  */
 import { z } from "zod";
-import { digestId, hmacSha256Hex, openSignedWebhook, openToken, signToken, verifyHmacSha256Hex } from "./crypto";
+import { digestId, hmacSha256Hex, openSignedWebhook, openToken, signToken, verifyHmacSha256Hex } from "../core/crypto";
 import type { ClientConfirmation, PaymentStatus, WebhookEvent } from "./gateway";
 
 const REF_VERSION = "lp1";

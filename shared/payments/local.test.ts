@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { decodeJson, encodeJson } from "./crypto";
+import { decodeJson, encodeJson } from "../core/crypto";
 import { localGateway, parseLocalBehaviour, type LocalBehaviour } from "./local";
 import { buildLocalWebhook, deriveLocalSecret, localConfirmationFields, readLocalRef, sendLocalWebhook } from "./local-protocol";
-import { createInput, gatewayFailure } from "./testing";
+import { createInput, gatewayFailure } from "../../test/fakes/payments";
 
 const ROOT = "dev-root-secret-0123456789";
 const STORE = "5f0e4c1a-aaaa-4bbb-8ccc-000000000001";

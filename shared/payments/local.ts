@@ -4,8 +4,8 @@
  * the signed providerRef (local-protocol.ts). See docs/payments.md.
  */
 import { z } from "zod";
-import { parseJsonVariable } from "#shared/http/env";
-import { digestId } from "./crypto";
+import { parseJsonVariable } from "#shared/core/env";
+import { digestId } from "../core/crypto";
 import {
   checkCreateInput,
   GatewayError,

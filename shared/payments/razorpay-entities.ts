@@ -3,7 +3,7 @@
  * they map onto the port: payment statuses, webhook events, the checkout's signed confirmation.
  */
 import { z } from "zod";
-import { openSignedWebhook, verifyHmacSha256Hex } from "./crypto";
+import { openSignedWebhook, verifyHmacSha256Hex } from "../core/crypto";
 import type { ClientConfirmation, GatewayPayment, PaymentStatus, RefundEvent, WebhookEvent } from "./gateway";
 
 // Only the fields we read are required: a webhook must never be dropped because Razorpay left out or

@@ -4,7 +4,7 @@
  * source, step, reason, metadata}}`).
  */
 import { z } from "zod";
-import { exchangeJson, retryAfterSeconds, type FetchLike } from "../http/exchange";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "../core/exchange";
 import { GatewayError, type GatewayErrorKind } from "./gateway";
 
 export type { FetchLike };

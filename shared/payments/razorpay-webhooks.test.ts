@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { hmacSha256Hex } from "./crypto";
+import { hmacSha256Hex } from "../core/crypto";
 import { razorpayGateway } from "./razorpay";
 import { RAZORPAY_EVENT_STATUS, RAZORPAY_REFUND_EVENTS } from "./razorpay-entities";
-import { razorpayServer } from "./razorpay-server";
-import { webhookRequest, type SignedWebhook } from "./razorpay-sim";
-import { createInput } from "./testing";
+import { razorpayServer } from "../../test/fakes/razorpay-server";
+import { webhookRequest, type SignedWebhook } from "../../test/fakes/razorpay-sim";
+import { createInput } from "../../test/fakes/payments";
 
 const STORE = "9b1f0c3e-5d2a-4c47-8a52-0d6f3e1b7a10";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CreatePaymentInput } from "./gateway";
 import { razorpayGateway } from "./razorpay";
-import { razorpayServer, type RazorpayServer } from "./razorpay-server";
-import { createInput, gatewayFailure, ORDER_ID } from "./testing";
+import { razorpayServer, type RazorpayServer } from "../../test/fakes/razorpay-server";
+import { createInput, gatewayFailure, ORDER_ID } from "../../test/fakes/payments";
 
 function setup(overrides: { keySecret?: string; timeoutMs?: number } = {}) {
   const server = razorpayServer();

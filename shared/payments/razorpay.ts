@@ -4,7 +4,7 @@
  * refunds (`POST /v1/payments/:id/refund` with `X-Refund-Idempotency`), signed webhooks and the checkout's
  * signed confirmation. See docs/payments.md.
  */
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import {
   checkCreateInput,
   GatewayError,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { buildLocalWebhook } from "./local-protocol";
-import { razorpayServer } from "./razorpay-server";
+import { razorpayServer } from "../../test/fakes/razorpay-server";
 import { gatewayConfigFromEnv, storeGateway } from "./select";
-import { createInput } from "./testing";
+import { createInput } from "../../test/fakes/payments";
 
 const LOCAL_ENV = { APP_ENV: "development", LOCAL_GATEWAY_SECRET: "dev-root-secret-0123456789" };
 

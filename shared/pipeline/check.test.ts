@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { ROLES } from "#shared/db/schema";
 import { isSessionProcedure, procedureKey, type StoreProcedure } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 import { testDb } from "../../test/harness";
 import { mulberry32 } from "../../test/prng";
 import { checkCaller, checkFor, type Door } from "./check";

@@ -1,6 +1,6 @@
-import { areasYielding, rolesWith } from "../api/grants";
+import { areasYielding, rolesWith } from "../auth/grants";
 import type { CallCheck } from "../db/openings";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { isSessionProcedure, procedureKey, type Procedure, type StoreProcedure, type Via } from "../procedures/define";
 import { grantPermissionDenied, permissionDenied, type Caller } from "./principal";
 

@@ -1,5 +1,5 @@
-import type { Logger } from "../log";
-import { AppError } from "../http/errors";
+import type { Logger } from "../core/log";
+import { AppError } from "../core/errors";
 import { rateLimitHeaders, type LimitDecision } from "../limits/window";
 import type { Services, SessionInfo, StoreContext, StoreProcedure } from "../procedures/define";
 import type { Door } from "./check";

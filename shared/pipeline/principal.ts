@@ -1,9 +1,9 @@
 import { describePermission, RESERVED_PERMISSIONS, ROLE_PERMISSIONS, type Permission } from "../auth/permissions";
-import { effectivePermissions } from "../api/grants";
+import { effectivePermissions } from "../auth/grants";
 import type { RoleName } from "../db/schema";
 import { grantById, grantByTokenHash, membershipOf, type Statement, type StoreKey } from "../db/statements";
 import { isUuid } from "../db/ids";
-import { AppError, noActiveStore, notAMember, storeNotFound } from "../http/errors";
+import { AppError, noActiveStore, notAMember, storeNotFound } from "../core/errors";
 import type { MemberInfo, StoreInfo } from "../procedures/define";
 
 /**

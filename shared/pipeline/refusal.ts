@@ -1,5 +1,5 @@
 import { pgErrorOf, unitFailure } from "../db/pg-errors";
-import { AppError, isAppError, noActiveStore } from "../http/errors";
+import { AppError, isAppError, noActiveStore } from "../core/errors";
 import type { Procedure } from "../procedures/define";
 import { checkCaller, type Door } from "./check";
 import { callerFrom, invalidToken, type Caller, type Principal } from "./principal";

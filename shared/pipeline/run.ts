@@ -2,9 +2,9 @@ import type { Database } from "../db/database";
 import { clientErrorFromConstraint } from "../db/pg-errors";
 import { constant } from "../db/plan";
 import { withStore, StoreUnresolved, type StoreTx } from "../db/with-store";
-import { badRequest } from "../http/errors";
-import { issuesOf } from "../http/validate";
-import type { Logger } from "../log";
+import { badRequest } from "../core/errors";
+import { issuesOf } from "../core/errors";
+import type { Logger } from "../core/log";
 import {
   isSessionProcedure,
   parseProcedureInput,

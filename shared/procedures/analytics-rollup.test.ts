@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { customer, inventoryAdjustment, shopOrder } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/orders/status";
+import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/rules/status";
 import { testDb } from "../../test/harness";
 import { mulberry32 } from "../../test/prng";
 import { storeWithCaller } from "../../test/procedures";

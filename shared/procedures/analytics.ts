@@ -2,9 +2,9 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { customer, discount, inventoryAdjustment, page, product, productVariant, store } from "../db/schema";
 import { plan } from "../db/plan";
-import { calendarDay, inInstantRange, INSTANT_RANGE_MESSAGE } from "../http/inputs";
+import { calendarDay, inInstantRange, INSTANT_RANGE_MESSAGE } from "../core/inputs";
 import { storeProcedure } from "./define";
-import { DISCOUNT_STATE } from "./discounts";
+import { DISCOUNT_STATE } from "../storefront/discount-state";
 import { tallyRows } from "./tally";
 
 export const RANGE_DAYS_MAX = 366;

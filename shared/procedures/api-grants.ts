@@ -1,11 +1,11 @@
 import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { AREA_SCOPES, grantStatus, newTokenSecret, normaliseAreas, permissionsOfAreas, TOKEN_LIFETIMES, type AreaScope, type NewTokenSecret } from "../api/grants";
+import { AREA_SCOPES, grantStatus, newTokenSecret, normaliseAreas, permissionsOfAreas, TOKEN_LIFETIMES, type AreaScope, type NewTokenSecret } from "../auth/grants";
 import { ensure } from "../db/changes";
 import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
 import { constant, plan } from "../db/plan";
 import { raw, type Q } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import type { Scope } from "./scope";

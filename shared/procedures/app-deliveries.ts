@@ -4,7 +4,7 @@ import { APP_REDELIVERY_KIND } from "../apps/events";
 import { emitStep, ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { appDelivery, storeApp } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { deliveryColumns } from "./apps";
 import { storeProcedure } from "./define";
 

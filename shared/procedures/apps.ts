@@ -7,7 +7,7 @@ import { emitStep, ensure, unchanged } from "../db/changes";
 import { constant, mapPlan, plan, together } from "../db/plan";
 import { APP_DELIVERY_STATUSES, appDelivery, storeApp } from "../db/schema";
 import type { Q, Step } from "../db/steps";
-import { AppError, badRequest } from "../http/errors";
+import { AppError, badRequest } from "../core/errors";
 import { storeProcedure, type Services } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAppError } from "#shared/http/errors";
+import { isAppError } from "#shared/core/errors";
 import { testDb } from "../../test/harness";
 import { failureText, outboxPayloads, storeWithCaller } from "../../test/procedures";
 

@@ -6,7 +6,7 @@ import { page, PAGE_STATUSES } from "../db/schema";
 import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import type { StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";

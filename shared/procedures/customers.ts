@@ -4,7 +4,7 @@ import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
 import { customer, marketingConsentRecord } from "../db/schema";
 import { raw, type Q } from "../db/steps";
-import { AppError, badRequest } from "../http/errors";
+import { AppError, badRequest } from "../core/errors";
 import { storeProcedure } from "./define";
 import { cappedCount, countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import { customerSearch, searchWords } from "./search";

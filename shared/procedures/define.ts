@@ -6,11 +6,11 @@ import type { PaymentGateway } from "../payments/gateway";
 import type { Courier } from "../shipping/courier";
 import type { RoleName } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import type { Plan } from "../db/plan";
 import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
-import { unstorableIssue } from "../http/storable";
+import { unstorableIssue } from "../core/storable";
 import { changeOn, readOn } from "../db/with-store";
 import { txScope, type Scope } from "./scope";
 

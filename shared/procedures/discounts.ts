@@ -4,25 +4,11 @@ import { emitStep, ensure, unchanged } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
 import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
 import type { Q } from "../db/steps";
-import { AppError, badRequest } from "../http/errors";
-import { instant } from "../http/inputs";
+import { AppError, badRequest } from "../core/errors";
+import { instant } from "../core/inputs";
+import { DISCOUNT_STATE, type DiscountState } from "../storefront/discount-state";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
-
-export const DISCOUNT_STATES = ["disabled", "scheduled", "expired", "used_up", "live"] as const;
-export type DiscountState = (typeof DISCOUNT_STATES)[number];
-
-/**
- * A discount's state at read time, over the bare columns of one `discount` row (first match wins).
- * analytics.summary counts `live` with the same expression, so the two never disagree.
- */
-export const DISCOUNT_STATE = sql.raw(
-  `(case when status = 'disabled' then 'disabled'
-     when starts_at > now() then 'scheduled'
-     when ends_at is not null and ends_at <= now() then 'expired'
-     when usage_limit is not null and usage_count >= usage_limit then 'used_up'
-     else 'live' end)`,
-);
 
 const MONEY_MAX = 100_000_000_000;
 const PERCENT_MAX = 100;

@@ -6,7 +6,7 @@ import { domainCheck, outboxEvent, storeDomain } from "../db/schema";
 import { raw, type Q } from "../db/steps";
 import { FAILED_REASON_TEXT, heldByAStore, TAKEN_AT_ADD } from "../domains/claims";
 import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { normaliseHostname } from "../storefront/hosts";
 import { storeProcedure, type Services } from "./define";
 

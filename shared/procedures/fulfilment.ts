@@ -21,8 +21,8 @@ import {
 } from "../orders/returns";
 import { shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../orders/shipment-status";
 import { bookParcel, fulfilChange, fulfilReadingPlan, type Booked, type FulfilReading } from "../orders/shipments";
-import { decideShipmentStatus } from "../orders/status";
-import { AppError } from "../http/errors";
+import { decideShipmentStatus } from "../rules/status";
+import { AppError } from "../core/errors";
 import { storeProcedure, type Services, type WritePlan } from "./define";
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
-import { isAppError } from "#shared/http/errors";
+import { isAppError } from "#shared/core/errors";
 import { testDb } from "../../test/harness";
 import { storeWithCaller, type Caller } from "../../test/procedures";
 

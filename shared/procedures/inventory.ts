@@ -2,7 +2,7 @@ import { and, asc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, ensureSql } from "../db/changes";
 import { ADJUSTMENT_REASONS, inventoryAdjustment, inventoryLevel, location, product, productVariant } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { plan } from "../db/plan";
 import type { Q, Step } from "../db/steps";
 import { storeProcedure } from "./define";

@@ -4,7 +4,7 @@ import { emitStep, ensure } from "../db/changes";
 import { mapPlan, plan, thenPlan, together } from "../db/plan";
 import { shortLink, storeDomain } from "../db/schema";
 import type { Q } from "../db/steps";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";

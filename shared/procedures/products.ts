@@ -3,7 +3,7 @@ import { z } from "zod";
 import { emitStep, ensure, unchanged } from "../db/changes";
 import { inventoryLevel, location, product, productVariant, PRODUCT_STATUSES, TAX_CLASSES } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { constant, plan, thenPlan } from "../db/plan";
 import type { Q, StatementClient, Step } from "../db/steps";

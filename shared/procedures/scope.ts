@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { areasYielding, rolesWith } from "../api/grants";
+import { areasYielding, rolesWith } from "../auth/grants";
 import type { Permission } from "../auth/permissions";
 import { CURRENT_STORE } from "../db/openings";
 import type { MemberInfo, StoreContext, StoreInfo } from "./define";

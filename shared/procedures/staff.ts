@@ -1,10 +1,10 @@
 import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { ROLE_LABELS, sortedPermissions } from "../auth/permissions";
-import { randomSecret, sha256Hex } from "../auth/tokens";
+import { randomSecret, sha256Hex } from "../core/tokens";
 import { emitStep, ensure } from "../db/changes";
 import { aiApproval, member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";

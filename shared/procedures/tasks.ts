@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { merchantTask, MERCHANT_TASK_KINDS } from "../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 

@@ -5,7 +5,7 @@ import { mapPlan, plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
-import type { Logger } from "../log";
+import type { Logger } from "../core/log";
 import { storefrontBasePlan } from "../mail/links";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";

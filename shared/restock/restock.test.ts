@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
-import { relayStores, type QueueLike, type RelayQueues } from "#shared/events/relay";
+import { relayStores, type QueueLike, type RelayQueues } from "#shared/jobs/outbox";
 import type { RoutedEvent } from "#shared/events/routes";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { localMailer, type LocalMailBehaviour } from "#shared/mail/local";
 import { RetryLater } from "#shared/notifications/send";
 import { testDb } from "../../test/harness";

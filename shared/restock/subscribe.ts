@@ -4,7 +4,7 @@ import { ensure } from "../db/changes";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { changeOn, type StoreTx } from "../db/with-store";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { AVAILABLE } from "../storefront/catalog";
 
 /**

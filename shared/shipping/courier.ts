@@ -4,7 +4,7 @@
  * `null`, never an error. The statuses are the shipment row's (shared/orders/status.ts SHIPMENT_STATUSES).
  */
 import { z } from "zod";
-import type { ShipmentStatus } from "../orders/status";
+import type { ShipmentStatus } from "../rules/status";
 
 export type CourierProvider = "local" | "shiprocket";
 

@@ -13,8 +13,8 @@
  *   on the same button carries the same id.
  */
 import { z } from "zod";
-import { SHIPMENT_STATUSES, type ShipmentStatus } from "#shared/orders/status";
-import { decodeJson, digestId, hmacSha256Hex, openSignedWebhook, openToken, signToken } from "#shared/payments/crypto";
+import { SHIPMENT_STATUSES, type ShipmentStatus } from "#shared/rules/status";
+import { decodeJson, digestId, hmacSha256Hex, openSignedWebhook, openToken, signToken } from "#shared/core/crypto";
 import type { ShipmentWebhookEvent } from "./courier";
 
 const REF_VERSION = "lc1";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decodeJson, encodeJson, hmacSha256Hex } from "#shared/payments/crypto";
+import { decodeJson, encodeJson, hmacSha256Hex } from "#shared/core/crypto";
 import { sendLocalWebhook } from "#shared/payments/local-protocol";
 import { localCourier, parseLocalCourierBehaviour, type LocalCourierBehaviour } from "./local";
 import { buildLocalCourierWebhook, deriveLocalCourierSecret, localRefStoreId, readLocalShipmentRef } from "./local-protocol";
-import { courierFailure, OTHER_STORE_ID, SHIPMENT_ID, shipmentInput, STORE_ID } from "./testing";
+import { courierFailure, OTHER_STORE_ID, SHIPMENT_ID, shipmentInput, STORE_ID } from "../../test/fakes/shipping";
 
 const ROOT = "dev-root-secret-0123456789";
 const WORKER = "http://localhost:8789";

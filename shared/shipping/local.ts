@@ -5,8 +5,8 @@
  * docs/shipping.md.
  */
 import { z } from "zod";
-import { parseJsonVariable } from "#shared/http/env";
-import { SHIPMENT_STATUSES } from "#shared/orders/status";
+import { parseJsonVariable } from "#shared/core/env";
+import { SHIPMENT_STATUSES } from "#shared/rules/status";
 import { checkShipmentInput, CourierError, type Courier, type CourierErrorKind, type TrackingReport } from "./courier";
 import { LOCAL_TRACKING_PATH, localAwb, signLocalShipmentRef, verifyLocalCourierWebhook } from "./local-protocol";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { buildLocalCourierWebhook } from "./local-protocol";
 import { ShiprocketTokens } from "./shiprocket-http";
-import { shiprocketServer } from "./shiprocket-server";
+import { shiprocketServer } from "../../test/fakes/shiprocket-server";
 import { courierConfigFromEnv, isWebhookSegmentOf, storeCourier } from "./select";
-import { shipmentInput } from "./testing";
+import { shipmentInput } from "../../test/fakes/shipping";
 
 const LOCAL_ENV = { APP_ENV: "development", LOCAL_COURIER_SECRET: "dev-root-secret-0123456789" };
 const SHIPROCKET_ENV = { COURIER: "shiprocket", SHIPROCKET_EMAIL: "api@demo.test", SHIPROCKET_PASSWORD: "pw", SHIPROCKET_WEBHOOK_TOKEN: "t".repeat(24) };

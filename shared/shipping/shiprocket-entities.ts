@@ -3,8 +3,8 @@
  * unread), its tracking webhook, and how they map onto the port.
  */
 import { z } from "zod";
-import { constantTimeEqual } from "#shared/auth/password";
-import { digestId } from "#shared/payments/crypto";
+import { constantTimeEqual } from "#shared/core/crypto";
+import { digestId } from "#shared/core/crypto";
 import type { ShipmentWebhookEvent, TrackingReport } from "./courier";
 import { istToIso, providerStatusOf, shipmentStatusOf } from "./shiprocket-status";
 

@@ -5,7 +5,7 @@
  * body is `{message, status_code}`, with `errors: {field: [message]}` on a 422.
  */
 import { z } from "zod";
-import { exchangeJson, retryAfterSeconds, type FetchLike } from "#shared/http/exchange";
+import { exchangeJson, retryAfterSeconds, type FetchLike } from "#shared/core/exchange";
 import { CourierError, type CourierErrorKind } from "./courier";
 
 export type { FetchLike };

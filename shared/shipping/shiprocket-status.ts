@@ -2,7 +2,7 @@
  * Shiprocket's shipment status codes (the `shipment_status_id` of its webhooks and the `shipment_status` of
  * its tracking API) and what each means for our shipment row. docs/shipping.md has the table.
  */
-import type { ShipmentStatus } from "#shared/orders/status";
+import type { ShipmentStatus } from "#shared/rules/status";
 
 /** The codes we act on. Anything else (pickup scheduled, undelivered, lost, …) moves nothing. */
 export const SHIPROCKET_STATUS: Readonly<Record<number, { name: string; status: ShipmentStatus }>> = {

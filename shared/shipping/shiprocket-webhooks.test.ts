@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { SHIPMENT_STATUSES } from "#shared/orders/status";
+import { SHIPMENT_STATUSES } from "#shared/rules/status";
 import { shiprocketCourier } from "./shiprocket";
 import { ShiprocketTokens } from "./shiprocket-http";
-import { shiprocketServer } from "./shiprocket-server";
+import { shiprocketServer } from "../../test/fakes/shiprocket-server";
 import { SHIPROCKET_STATUS, SHIPROCKET_UNMAPPED, istToIso, shipmentStatusOf } from "./shiprocket-status";
-import { shipmentInput } from "./testing";
+import { shipmentInput } from "../../test/fakes/shipping";
 
 async function shipped() {
   let clock = Date.parse("2026-05-04T06:30:00Z");

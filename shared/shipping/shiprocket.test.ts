@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { CreateShipmentInput } from "./courier";
 import { shiprocketCourier, type ShiprocketConfig } from "./shiprocket";
 import { ShiprocketTokens, TOKEN_LIFETIME_MS } from "./shiprocket-http";
-import { shiprocketServer, type ShiprocketServerOptions } from "./shiprocket-server";
-import { courierFailure, SHIPMENT_ID, shipmentInput } from "./testing";
+import { shiprocketServer, type ShiprocketServerOptions } from "../../test/fakes/shiprocket-server";
+import { courierFailure, SHIPMENT_ID, shipmentInput } from "../../test/fakes/shipping";
 
 const BASE = "https://shiprocket.local";
 

@@ -4,7 +4,7 @@
  * AWB from `/courier/assign/awb`, tracking by AWB, cancelling by AWB, and its tracking webhook. See
  * docs/shipping.md.
  */
-import { INDIAN_STATE_NAMES, isIndianStateCode } from "#shared/orders/gst";
+import { INDIAN_STATE_NAMES, isIndianStateCode } from "#shared/rules/gst";
 import { checkShipmentInput, CourierError, type Courier, type CreatedShipment, type CreateShipmentInput } from "./courier";
 import { assignAnswer, createdOrder, orderList, trackingReportOf, verifyShiprocketWebhook, type ListedOrder } from "./shiprocket-entities";
 import {

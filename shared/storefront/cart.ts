@@ -10,14 +10,14 @@
  */
 import { and, asc, inArray, isNull, eq, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { randomSecret, sha256Hex } from "../auth/tokens";
+import { randomSecret, sha256Hex } from "../core/tokens";
 import { cart, cartLine, discount, product, productVariant, store } from "../db/schema";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import type { Database } from "../db/database";
 import { sendStoreUnit } from "../db/unit";
-import { DISCOUNT_STATE } from "../procedures/discounts";
+import { DISCOUNT_STATE } from "./discount-state";
 import { cartTotals, lineTotal } from "./cart-totals";
 
 export const CART_TOKEN = /^[A-Za-z0-9_-]{43}$/;

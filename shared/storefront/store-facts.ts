@@ -1,8 +1,8 @@
-import { sha256Hex } from "../auth/tokens";
+import { sha256Hex } from "../core/tokens";
 import type { Database } from "../db/database";
 import { storefrontFacts } from "../db/statements";
 import { storeOpeningStatement } from "../db/openings";
-import { errorFields, type Logger } from "../log";
+import { errorFields, type Logger } from "../core/log";
 import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
 
 /**

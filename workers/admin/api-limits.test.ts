@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { recordRead } from "#shared/pipeline/activity";
 import { pruneActivity } from "#shared/jobs/activity-prune";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { makeStore, testDb } from "../../test/harness";
 import { api, createToken, rpc, rpcJson, sessionFor } from "../../test/admin";
 

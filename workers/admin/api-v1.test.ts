@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AREA_SCOPES, permissionsOfAreas } from "#shared/api/grants";
-import { sha256Hex } from "#shared/auth/tokens";
+import { AREA_SCOPES, permissionsOfAreas } from "#shared/auth/grants";
+import { sha256Hex } from "#shared/core/tokens";
 import { withStore } from "#shared/db/with-store";
 import { procedureKey } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { api, createToken, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";

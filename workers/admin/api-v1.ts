@@ -1,14 +1,14 @@
 import { Hono, type Context } from "hono";
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { propose, proposalAnswer } from "#shared/assistant/approvals";
 import { proposeInUnits } from "#shared/assistant/proposal-units";
-import { AppError, isAppError } from "#shared/http/errors";
+import { AppError, isAppError } from "#shared/core/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
 import { providerServices } from "#shared/pipeline/providers";
 import { runProcedure } from "#shared/pipeline/run";
 import { procedureKey } from "#shared/procedures/define";
-import { findProcedure } from "#shared/registry";
+import { findProcedure } from "#shared/registry/procedures";
 import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
 import type { AdminEnv } from "./context";
 import { readRpcBody, requireJsonContentType } from "./rpc";

@@ -1,4 +1,4 @@
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { describe, expect, it } from "vitest";
 import { appDelivery } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";

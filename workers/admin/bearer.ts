@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import { TOKEN_PATTERN } from "#shared/api/grants";
-import { mcpResourceUrl } from "#shared/api/mcp-urls";
-import { sha256Hex } from "#shared/auth/tokens";
+import { TOKEN_PATTERN } from "#shared/auth/grants";
+import { mcpResourceUrl } from "#shared/auth/mcp-urls";
+import { sha256Hex } from "#shared/core/tokens";
 import { isUuid } from "#shared/db/ids";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { API_POLICY, hit } from "#shared/limits/limit";
 import type { LimitDecision } from "#shared/limits/window";
 import { invalidToken, type Principal } from "#shared/pipeline/principal";

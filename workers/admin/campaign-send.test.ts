@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { withStore } from "#shared/db/with-store";
 import { api, createToken, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
 import { makeStore, testDb, type TestStore } from "../../test/harness";

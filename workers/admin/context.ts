@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { HonoEnv } from "#shared/http/app";
-import { isAppError, isNoStoreError, type ErrorCode } from "#shared/http/errors";
+import { isAppError, isNoStoreError, type ErrorCode } from "#shared/core/errors";
 import { logReporter } from "#shared/http/report";
-import { errorFields } from "#shared/log";
+import { errorFields } from "#shared/core/log";
 import { providerServices } from "#shared/pipeline/providers";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type StoreProcedure } from "#shared/procedures/define";

@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { withStore } from "#shared/db/with-store";
 import { isSessionProcedure, procedureKey } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { api, createToken, rpc, sessionFor } from "../../test/admin";
 
 const db = testDb();

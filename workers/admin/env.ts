@@ -1,4 +1,4 @@
-import type { BaseEnv } from "#shared/http/env";
+import type { BaseEnv } from "#shared/core/env";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
 
 export type AdminBindings = Omit<Cloudflare.AdminEnv, "RATE_LIMITER"> & {

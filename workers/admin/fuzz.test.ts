@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { beforeAll, describe, it } from "vitest";
-import { AREA_SCOPES } from "#shared/api/grants";
+import { AREA_SCOPES } from "#shared/auth/grants";
 import { isSessionProcedure, procedureKey, type Procedure } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 import { ADMIN, createToken, ownerOf, type Browser } from "../../test/admin";
 import {
   answered,

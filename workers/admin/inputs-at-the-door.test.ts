@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_INPUT_DEPTH } from "#shared/http/storable";
+import { MAX_INPUT_DEPTH } from "#shared/core/storable";
 import { createToken, ownerOf, page, postForm, rpc, rpcJson, type RpcError } from "../../test/admin";
 import { nested } from "../../test/fuzz";
 import { testDb } from "../../test/harness";

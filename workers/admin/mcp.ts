@@ -1,9 +1,9 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono, type Context } from "hono";
-import { isSlug, mcpMetadataUrl } from "#shared/api/mcp-urls";
+import { isSlug, mcpMetadataUrl } from "#shared/auth/mcp-urls";
 import { firstCall, mcpServer, runFirstCall, type McpDeps } from "#shared/assistant/mcp";
 import { readBoundedText } from "#shared/http/body";
-import { AppError, isAppError } from "#shared/http/errors";
+import { AppError, isAppError } from "#shared/core/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import type { Caller, Principal } from "#shared/pipeline/principal";
 import { resolveCaller, tooManyRequests } from "#shared/pipeline/run";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { roleAllows } from "#shared/auth/permissions";
 import { ROLES } from "#shared/db/schema";
 import { procedureKey } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../test/admin";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { finishProposal, proposalCall, readProposal } from "#shared/assistant/proposal-units";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import type { Principal } from "#shared/pipeline/principal";
 import { updateProduct } from "#shared/procedures/products";
 import { rpc, type Browser } from "../../test/admin";

@@ -7,7 +7,7 @@ import { addMember } from "../../test/procedures";
 import { traced } from "../../test/proxy";
 import { TOOLS } from "#shared/assistant/tools";
 import { isSessionProcedure, procedureKey, type StoreProcedure } from "#shared/procedures/define";
-import { PROCEDURES } from "#shared/registry";
+import { PROCEDURES } from "#shared/registry/procedures";
 
 /**
  * Round trips to the database on the answer's path, counted by the local proxy for each traced request

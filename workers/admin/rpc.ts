@@ -1,10 +1,10 @@
 import { Hono, type Context } from "hono";
 import { readBoundedText } from "#shared/http/body";
-import { AppError, badRequest } from "#shared/http/errors";
+import { AppError, badRequest } from "#shared/core/errors";
 import { noSession } from "#shared/pipeline/refusal";
 import { resolveCaller } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type StoreProcedure } from "#shared/procedures/define";
-import { findProcedure } from "#shared/registry";
+import { findProcedure } from "#shared/registry/procedures";
 import { sessionIdFrom, sessionPrincipal } from "./auth/session";
 import { crossSiteRefused, currentSession, isCrossSite, runForPrincipal, runForSession, type AdminEnv } from "./context";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
 import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb, uniqueSuffix } from "../../test/harness";
 import { addMember } from "../../test/procedures";

@@ -1,5 +1,5 @@
 import { createApp } from "#shared/http/app";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { errorPage } from "#shared/http/html";
 import { normaliseHostname, resolveHost, resolveStoreFacts, type StoreFacts } from "#shared/storefront/hosts";
 import { loadHostAndFacts, loadStoreFacts } from "#shared/storefront/store-facts";

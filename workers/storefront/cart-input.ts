@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { AppError, badRequest } from "#shared/http/errors";
-import { issuesOf } from "#shared/http/validate";
+import { AppError, badRequest } from "#shared/core/errors";
+import { issuesOf } from "#shared/core/errors";
 
 export type BodyKind = "json" | "form";
 

@@ -6,7 +6,7 @@ import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
 import { sendStoreUnit } from "#shared/db/unit";
 import type { HonoEnv } from "#shared/http/app";
 import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
-import { AppError, isAppError } from "#shared/http/errors";
+import { AppError, isAppError } from "#shared/core/errors";
 import { cartKeyOf, newCartToken, readCart, type CartView } from "#shared/storefront/cart";
 import { cartChangePlan, type CartChange } from "#shared/storefront/cart-changes";
 import { parse, readBody, safeReturn, type Body } from "./cart-input";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { constantTimeEqual } from "#shared/auth/password";
-import { sha256Hex } from "#shared/auth/tokens";
+import { constantTimeEqual } from "#shared/core/crypto";
+import { sha256Hex } from "#shared/core/tokens";
 import { isUuid } from "#shared/db/ids";
 import { sendStoreUnit } from "#shared/db/unit";
 import { CONSENT_LINK_DAYS, confirmConsentPlan, consentLinkPlan, type ConsentLinkRow } from "#shared/marketing/consent";

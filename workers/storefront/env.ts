@@ -1,3 +1,3 @@
-import type { BaseEnv } from "#shared/http/env";
+import type { BaseEnv } from "#shared/core/env";
 
 export type StorefrontBindings = Cloudflare.StorefrontEnv & Partial<Record<keyof BaseEnv, string>>;

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { readBoundedText } from "#shared/http/body";
-import { AppError, badRequest, type FieldIssue } from "#shared/http/errors";
-import { hasUnstorableText, NUL_MESSAGE, unstorableIssue } from "#shared/http/storable";
+import { AppError, badRequest, type FieldIssue } from "#shared/core/errors";
+import { hasUnstorableText, NUL_MESSAGE, unstorableIssue } from "#shared/core/storable";
 
 /**
  * The storefront's one check of what a shopper sends, before the hostname is looked up or anything else

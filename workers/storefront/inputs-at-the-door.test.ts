@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_INPUT_DEPTH, NUL_MESSAGE } from "#shared/http/storable";
+import { MAX_INPUT_DEPTH, NUL_MESSAGE } from "#shared/core/storable";
 import { nested } from "../../test/fuzz";
 import { testDb } from "../../test/harness";
 import { makeShop, Shopper } from "../../test/storefront";

@@ -5,7 +5,7 @@ import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challen
 import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
 import { challengeFromEnv } from "#shared/challenge/select";
 import { ChallengeWidget, type ChallengeAction } from "#shared/challenge/widget";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { errorPage } from "#shared/http/html";
 import { Page } from "#shared/http/page";
 import { clientOf } from "#shared/limits/address";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { emailLinkSecretFromEnv } from "#shared/mail/links";
 import { localMailer } from "#shared/mail/local";
 import { sendNotification } from "#shared/notifications/send";

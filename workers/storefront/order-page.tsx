@@ -6,7 +6,7 @@ import { raw, sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
-import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/orders/status";
+import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/rules/status";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { notFoundPage } from "./catalog-pages";

@@ -1,5 +1,5 @@
 import type { Database } from "#shared/db/database";
-import type { Logger } from "#shared/log";
+import type { Logger } from "#shared/core/log";
 import type { ShopStore } from "./store";
 
 /** What the public app hands over with a shopper's request to the store's internal paths. */

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { cartPage } from "./cart-page";
 import { checkoutPage, submitCheckout } from "./checkout-page";

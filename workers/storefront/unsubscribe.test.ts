@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { marketingTick } from "#shared/jobs/marketing-tick";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { localMailer } from "#shared/mail/local";
 import { emailLinkSecretFromEnv } from "#shared/mail/links";
 import { sendMarketingBatch, type SendOrder } from "#shared/marketing/send";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { sha256Hex } from "#shared/auth/tokens";
+import { sha256Hex } from "#shared/core/tokens";
 import { isUuid } from "#shared/db/ids";
 import { markEmits } from "#shared/db/changes";
 import { plan } from "#shared/db/plan";

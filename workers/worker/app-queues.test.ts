@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { routedForApps } from "#shared/apps/testing";
+import { routedForApps } from "../../test/fakes/apps";
 import { WORK_QUEUES } from "#shared/events/routes";
 import { makeStore, testDb } from "../../test/harness";
 import type { WorkerBindings } from "./env";

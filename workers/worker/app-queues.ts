@@ -5,7 +5,7 @@ import { appWebhookConfigFromEnv } from "#shared/apps/secrets";
 import { Database } from "#shared/db/database";
 import { WORK_QUEUES } from "#shared/events/routes";
 import type { JobRunnerDeps } from "#shared/jobs/run";
-import { errorFields } from "#shared/log";
+import { errorFields } from "#shared/core/log";
 import type { WorkerBindings } from "./env";
 
 /** Longer than a try's claim (shared/apps/attempt.ts CLAIM_TIMEOUT_MS), so a retried message can take it over. */

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "#shared/http/app";
 import { courierConfigFromEnv, storeCourier, type StoreCourier } from "#shared/shipping/select";
-import { shipmentInput } from "#shared/shipping/testing";
+import { shipmentInput } from "../../test/fakes/shipping";
 import { call } from "../../test/call";
 import { courierPage } from "./courier-page";
 import type { WorkerBindings } from "./env";

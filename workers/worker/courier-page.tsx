@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { HonoEnv } from "#shared/http/app";
 import { isCrossSite } from "#shared/http/csrf";
 import { Page } from "#shared/http/page";
-import type { ShipmentStatus } from "#shared/orders/status";
+import type { ShipmentStatus } from "#shared/rules/status";
 import { sendLocalWebhook } from "#shared/payments/local-protocol";
 import { isCourierError } from "#shared/shipping/courier";
 import { buildLocalCourierWebhook, localRefStoreId, readLocalShipmentRef } from "#shared/shipping/local-protocol";

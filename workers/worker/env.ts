@@ -1,4 +1,4 @@
-import type { BaseEnv } from "#shared/http/env";
+import type { BaseEnv } from "#shared/core/env";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
 import type { Scheduler } from "./scheduler";
 

@@ -3,7 +3,7 @@ import { withStore } from "#shared/db/with-store";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
 import { applyPaymentStatus, type PaymentTrigger } from "#shared/orders/routines";
 import { buildLocalWebhook } from "#shared/payments/local-protocol";
-import type { SignedWebhook } from "#shared/payments/razorpay-sim";
+import type { SignedWebhook } from "../../test/fakes/razorpay-sim";
 import { providerServices } from "#shared/pipeline/providers";
 import { env } from "cloudflare:workers";
 import { call } from "../../test/call";

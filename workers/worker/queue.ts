@@ -1,8 +1,8 @@
 import { Database } from "#shared/db/database";
-import { consumeDomainMessages } from "#shared/domains/consumer";
+import { consumeDomainMessages } from "#shared/jobs/domains-consumer";
 import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
-import { errorFields, type Logger } from "#shared/log";
+import { errorFields, type Logger } from "#shared/core/log";
 import { mailerFromEnv } from "#shared/mail/select";
 import { enrolFromEvent } from "#shared/marketing/enrol";
 import { emailLinkSecretFromEnv } from "#shared/mail/links";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SignedWebhook } from "#shared/payments/razorpay-sim";
+import type { SignedWebhook } from "../../test/fakes/razorpay-sim";
 import { providerServices } from "#shared/pipeline/providers";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";

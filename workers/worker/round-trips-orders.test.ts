@@ -5,7 +5,7 @@ import { trackStore } from "#shared/jobs/shipping-track";
 import { expireStoreUnpaid } from "#shared/jobs/unpaid-expiry";
 import { paymentRequest } from "#shared/orders/payments";
 import { applyPaymentReport } from "#shared/orders/reports";
-import type { ShipmentStatus } from "#shared/orders/status";
+import type { ShipmentStatus } from "#shared/rules/status";
 import { buildLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { providerServices } from "#shared/pipeline/providers";
 import { buildLocalCourierWebhook, deriveLocalCourierSecret } from "#shared/shipping/local-protocol";

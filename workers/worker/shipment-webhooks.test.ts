@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { providerServices } from "#shared/pipeline/providers";
-import type { ShipmentStatus } from "#shared/orders/status";
+import type { ShipmentStatus } from "#shared/rules/status";
 import { buildLocalCourierWebhook, deriveLocalCourierSecret } from "#shared/shipping/local-protocol";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";

@@ -5,7 +5,7 @@ import { applyPaymentStatus } from "#shared/orders/routines";
 import { providerServices } from "#shared/pipeline/providers";
 import { storeCourier, type CourierConfig } from "#shared/shipping/select";
 import { ShiprocketTokens } from "#shared/shipping/shiprocket-http";
-import { shiprocketServer } from "#shared/shipping/shiprocket-server";
+import { shiprocketServer } from "../../test/fakes/shiprocket-server";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
 import { orderShop, placeTestOrder } from "../../test/orders";

@@ -2,7 +2,7 @@ import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import type { HonoEnv } from "#shared/http/app";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { applyPaymentReport, applyShipmentReport } from "#shared/orders/reports";

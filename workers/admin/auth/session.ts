@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { constantTimeEqual } from "#shared/auth/password";
-import { randomSecret, sha256Hex } from "#shared/auth/tokens";
+import { constantTimeEqual } from "#shared/core/crypto";
+import { randomSecret, sha256Hex } from "#shared/core/tokens";
 import type { Database } from "#shared/db/database";
 import type { SessionInfo } from "#shared/procedures/define";
 import { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS } from "#shared/auth/sessions";

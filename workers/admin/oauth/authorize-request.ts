@@ -1,8 +1,8 @@
 import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type AuthRequest } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
-import { mcpResourceUrl, slugOfResource } from "#shared/api/mcp-urls";
+import { mcpResourceUrl, slugOfResource } from "#shared/auth/mcp-urls";
 import { storeIdBySlug } from "#shared/db/privileged";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import type { AdminEnv } from "../context";
 import { authServer, isClientIdShape, redirectUriProblem } from "./server";
 

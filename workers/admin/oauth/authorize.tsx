@@ -2,14 +2,14 @@ import { AuthorizationError, type ConsentDescription } from "@cloudflare/workers
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import type { FC } from "hono/jsx";
-import { AREA_SCOPES, grantableScopes, isAreaScope, normaliseAreas, type AreaScope } from "#shared/api/grants";
-import { mcpResourceUrl, slugOfResource } from "#shared/api/mcp-urls";
+import { AREA_SCOPES, grantableScopes, isAreaScope, normaliseAreas, type AreaScope } from "#shared/auth/grants";
+import { mcpResourceUrl, slugOfResource } from "#shared/auth/mcp-urls";
 import { ROLE_LABELS } from "#shared/auth/permissions";
 import type { Database } from "#shared/db/database";
 import { storeIdBySlug } from "#shared/db/privileged";
 import { apiGrant } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
-import { AppError, isNoStoreError } from "#shared/http/errors";
+import { AppError, isNoStoreError } from "#shared/core/errors";
 import type { MemberInfo, StoreInfo } from "#shared/procedures/define";
 import { resolveCaller } from "#shared/pipeline/run";
 import { listMyStores } from "#shared/procedures/store";

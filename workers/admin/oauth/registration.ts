@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { unstorableIssue } from "#shared/http/storable";
+import { unstorableIssue } from "#shared/core/storable";
 import { redirectUriProblem } from "./server";
 
 /**

@@ -1,8 +1,8 @@
 import { Hono, type Context } from "hono";
-import { isSlug, mcpResourceUrl, PRM_PREFIX, MCP_PATH_PREFIX, slugOfResource } from "#shared/api/mcp-urls";
+import { isSlug, mcpResourceUrl, PRM_PREFIX, MCP_PATH_PREFIX, slugOfResource } from "#shared/auth/mcp-urls";
 import { storeIdBySlug } from "#shared/db/privileged";
 import { readBoundedText } from "#shared/http/body";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { hitClient } from "#shared/limits/limit";
 import { rateLimitHeaders, type LimitPolicy } from "#shared/limits/window";
 import type { AdminEnv } from "../context";

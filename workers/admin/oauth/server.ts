@@ -1,7 +1,7 @@
 import { OAuthAuthorizationServer, type ClientRegistrationCallbackOptions } from "@cloudflare/workers-oauth-provider";
-import { AREA_SCOPES } from "#shared/api/grants";
-import { isSlug, mcpResourceUrl } from "#shared/api/mcp-urls";
-import { createLogger } from "#shared/log";
+import { AREA_SCOPES } from "#shared/auth/grants";
+import { isSlug, mcpResourceUrl } from "#shared/auth/mcp-urls";
+import { createLogger } from "#shared/core/log";
 import type { AdminBindings } from "../env";
 
 /**

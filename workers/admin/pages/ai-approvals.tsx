@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { approveApproval, listApprovals, rejectApproval } from "#shared/assistant/approvals";
-import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors";
+import { isAppError, type AppError, type FieldIssue } from "#shared/core/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { Changes } from "./ai-approvals-diff";

@@ -1,5 +1,5 @@
-import { grantableScopes, TOKEN_LIFETIMES, type AreaScope } from "#shared/api/grants";
-import { mcpResourceUrl } from "#shared/api/mcp-urls";
+import { grantableScopes, TOKEN_LIFETIMES, type AreaScope } from "#shared/auth/grants";
+import { mcpResourceUrl } from "#shared/auth/mcp-urls";
 import { AREAS } from "#shared/auth/permissions";
 import { inlineScript } from "#shared/http/security-headers";
 import { listActivity, listGrants, type createToken } from "#shared/procedures/api-grants";

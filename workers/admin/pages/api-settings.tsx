@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { AREA_SCOPES, TOKEN_LIFETIMES } from "#shared/api/grants";
-import { isAppError, type AppError, type FieldIssue } from "#shared/http/errors";
+import { AREA_SCOPES, TOKEN_LIFETIMES } from "#shared/auth/grants";
+import { isAppError, type AppError, type FieldIssue } from "#shared/core/errors";
 import { createToken, revokeGrant } from "#shared/procedures/api-grants";
 import { updateMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
 import { csrfTokenMatches } from "../auth/session";

@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import { APP_EVENT_KINDS } from "#shared/apps/events";
-import type { FieldIssue } from "#shared/http/errors";
+import type { FieldIssue } from "#shared/core/errors";
 import { FieldError } from "./parts";
 
 /**

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { isAppError, type FieldIssue } from "#shared/http/errors";
+import { isAppError, type FieldIssue } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { appNotFound, createApp, deleteApp, listApps, rotateAppSecret, updateApp } from "#shared/procedures/apps";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";

@@ -1,7 +1,7 @@
 import { constant, together, type Plan } from "#shared/db/plan";
 import type { Q } from "#shared/db/steps";
-import { badRequest, isAppError, type ErrorCode } from "#shared/http/errors";
-import { issuesOf } from "#shared/http/validate";
+import { badRequest, isAppError, type ErrorCode } from "#shared/core/errors";
+import { issuesOf } from "#shared/core/errors";
 import { sendCallerUnit } from "#shared/pipeline/read";
 import { parseProcedureInput, type StoreProcedure } from "#shared/procedures/define";
 import { gatedScope, type Scope } from "#shared/procedures/scope";

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { DISCOUNT_KINDS } from "#shared/db/schema";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createDiscount, disableDiscount, listDiscounts, updateDiscount } from "#shared/procedures/discounts";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";

@@ -3,7 +3,7 @@ import type { FC } from "hono/jsx";
 import { localDnsEntryFor, LOCAL_DNS_CHOICES, setLocalDnsEntry, type LocalDnsChoice } from "#shared/domains/dns-local";
 import { localKvOf } from "#shared/domains/local-kv";
 import { dnsConfigFromEnv } from "#shared/domains/select";
-import { badRequest } from "#shared/http/errors";
+import { badRequest } from "#shared/core/errors";
 import { addDomain, listDomains, removeDomain, setPrimaryDomain } from "#shared/procedures/domains";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
 import { call, storePage } from "./chrome";

@@ -1,6 +1,6 @@
 import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
-import { AppError, isAppError } from "#shared/http/errors";
+import { AppError, isAppError } from "#shared/core/errors";
 import { csrfTokenMatches } from "../auth/session";
 import { crossSiteRefused, isCrossSite, postSession, type AdminContext, type SignedIn } from "../context";
 import { storePage, type StorePage } from "./chrome";

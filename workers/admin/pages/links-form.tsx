@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import type { FieldIssue } from "#shared/http/errors";
+import type { FieldIssue } from "#shared/core/errors";
 import type { FailedPost, Field } from "./form-post";
 
 /**

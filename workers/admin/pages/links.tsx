@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { createLink, deleteLink, listLinks, updateLink } from "#shared/procedures/links";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";

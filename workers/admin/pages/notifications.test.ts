@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { emit } from "#shared/db/outbox";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { localMailer } from "#shared/mail/local";
 import { sendNotification } from "#shared/notifications/send";
 import { page, sessionFor } from "../../../test/admin";

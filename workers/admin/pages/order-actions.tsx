@@ -1,8 +1,8 @@
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import type { Permission } from "#shared/auth/permissions";
-import { badRequest, type FieldIssue } from "#shared/http/errors";
-import { issuesOf } from "#shared/http/validate";
+import { badRequest, type FieldIssue } from "#shared/core/errors";
+import { issuesOf } from "#shared/core/errors";
 import type { OrderDetail } from "#shared/orders/order-detail";
 import { cancelOrderProcedure, setOrderStatus } from "#shared/procedures/orders";
 import type { StoreProcedure } from "#shared/procedures/define";

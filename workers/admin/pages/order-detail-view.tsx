@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { INDIAN_STATE_NAMES, isIndianStateCode, UTGST_TERRITORIES } from "#shared/orders/gst";
+import { INDIAN_STATE_NAMES, isIndianStateCode, UTGST_TERRITORIES } from "#shared/rules/gst";
 import type { AttemptView, OrderDetail } from "#shared/orders/order-detail";
 import type { ParcelView } from "#shared/orders/order-view";
 import { formatMoney } from "./layout";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { FieldIssue } from "#shared/http/errors";
+import type { FieldIssue } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { orderNotFound } from "#shared/orders/order-detail";
 import { listLocations } from "#shared/procedures/inventory";

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
-import { isAppError, type FieldIssue } from "#shared/http/errors";
-import { calendarDay } from "#shared/http/inputs";
-import { issuesOf } from "#shared/http/validate";
-import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/orders/status";
+import { isAppError, type FieldIssue } from "#shared/core/errors";
+import { calendarDay } from "#shared/core/inputs";
+import { issuesOf } from "#shared/core/errors";
+import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/rules/status";
 import { listOrders } from "#shared/procedures/orders";
 import { hasNextPage } from "#shared/procedures/paging";
 import type { AdminEnv } from "../context";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import { AppError } from "#shared/http/errors";
+import { AppError } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { listLocations } from "#shared/procedures/inventory";
 import { archiveProduct, createProduct, deleteProduct, getProduct, removeVariant, updateProduct } from "#shared/procedures/products";

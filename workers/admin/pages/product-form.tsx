@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import { PRODUCT_STATUSES, TAX_CLASSES } from "#shared/db/schema";
-import type { FieldIssue } from "#shared/http/errors";
+import type { FieldIssue } from "#shared/core/errors";
 import { CheckField, SelectField, TextArea, TextField } from "./fields";
 import type { Field, FailedPost } from "./form-post";
 import { amountText, minorUnitsOf } from "./money";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { isAppError, isNoStoreError } from "#shared/http/errors";
+import { isAppError, isNoStoreError } from "#shared/core/errors";
 import { validate } from "#shared/http/validate";
 import { storesOfSession, switchStore } from "#shared/procedures/store";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";

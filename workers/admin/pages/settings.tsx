@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { isAppError } from "#shared/http/errors";
+import { isAppError } from "#shared/core/errors";
 import { TRANSFER_HOLD_HOURS } from "#shared/orders/holds";
 import { currentStore, updateStore } from "#shared/procedures/store";
 import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { emit } from "#shared/db/outbox";
 import { withStore } from "#shared/db/with-store";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { localMailer } from "#shared/mail/local";
 import { sendNotification } from "#shared/notifications/send";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { orderShop, placeTestOrder } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
-import { MAX_ATTEMPTS, relayStores, type QueueLike, type RelayQueues } from "./relay";
-import type { RoutedEvent } from "./routes";
+import { MAX_ATTEMPTS, relayStores, type QueueLike, type RelayQueues } from "./outbox";
+import type { RoutedEvent } from "../events/routes";
 
 /** The outbox relay against real Postgres, with queues that record what they were given (issue 12). */
 const db = testDb();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { adhocOrder } from "./shiprocket";
+import { adhocOrder } from "../../shared/shipping/shiprocket";
 import { shiprocketServer, type ShiprocketServer } from "./shiprocket-server";
-import { shipmentInput } from "./testing";
+import { shipmentInput } from "./shipping";
 
 // The local server must refuse what Shiprocket refuses, or the adapter's tests would prove nothing.
 async function send(server: ShiprocketServer, method: string, path: string, body?: unknown, token?: string | null) {

@@ -4,15 +4,15 @@ import { describe, expect, it } from "vitest";
 import { storeDomain } from "#shared/db/schema";
 import { withStore } from "#shared/db/with-store";
 import { jobDeps, runJobs } from "#shared/jobs/run";
-import { createLogger } from "#shared/log";
+import { createLogger } from "#shared/core/log";
 import { testDb, type TestStore } from "../../test/harness";
 import { logsOf } from "../../test/logs";
 import { callerFor, outboxPayloads } from "../../test/procedures";
-import type { DnsResolver } from "./dns";
-import { localDns, setLocalDnsEntry } from "./dns-local";
-import type { LocalKv } from "./local-kv";
-import { domainAt, domainState, storesWithDatedDomains } from "./testing";
-import { GIVE_UP_AFTER_MS, nextCheckAt, verifyDomains } from "./verify";
+import type { DnsResolver } from "../domains/dns";
+import { localDns, setLocalDnsEntry } from "../domains/dns-local";
+import type { LocalKv } from "../domains/local-kv";
+import { domainAt, domainState, storesWithDatedDomains } from "../../test/fakes/domains";
+import { GIVE_UP_AFTER_MS, nextCheckAt, verifyDomains } from "./domains-verify";
 
 /**
  * {domains}-verify against real Postgres and the local DNS. The clock is controlled and set in 2001: the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { PERMISSIONS, RESERVED_PERMISSIONS } from "../auth/permissions";
+import { PERMISSIONS, RESERVED_PERMISSIONS } from "./permissions";
 import { AREA_SCOPES, effectivePermissions, grantableScopes, grantStatus, newTokenSecret, normaliseAreas, permissionsOfAreas, TOKEN_PATTERN } from "./grants";
-import { sha256Hex } from "../auth/tokens";
+import { sha256Hex } from "../core/tokens";
 
 describe("grants", () => {
   it("makes tokens with the live prefix, 32 random bytes, a hash and a 4-character hint", async () => {

@@ -75,3 +75,12 @@ export function isNoStoreError(e: unknown): boolean {
   if (!isAppError(e) || e.data?.reason !== NO_STORE_REASON) return false;
   return e.code === "PRECONDITION_FAILED" || e.code === "FORBIDDEN" || e.code === "NOT_FOUND";
 }
+
+/** A validation failure's issues as the field list of a 400 (each path joined with dots). */
+interface IssueList {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}
+
+export function issuesOf(error: IssueList): FieldIssue[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}

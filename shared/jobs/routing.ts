@@ -1,7 +1,7 @@
 import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
 import { ENROLLING_KINDS } from "../marketing/enrol";
 import { mayRestock } from "../restock/alerts";
-import type { WorkQueue } from "./routes";
+import type { WorkQueue } from "../events/routes";
 
 /**
  * Which routes an event kind takes (SPEC "Events"; docs/events.md). A route is a queue and a name; the

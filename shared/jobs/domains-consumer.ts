@@ -4,12 +4,12 @@
  * that is not a RoutedEvent can never succeed, so it goes to the dead letter queue's way too.
  */
 import { Database } from "../db/database";
-import type { JobRunnerDeps } from "../jobs/run";
-import { errorFields } from "../log";
+import type { JobRunnerDeps } from "./run";
+import { errorFields } from "../core/log";
 import type { HostsKv } from "../storefront/hosts";
-import { routeDomainEvent, routedEventSchema } from "./route";
-import { RouterError } from "./router";
-import { domainRouterFor, routerConfigFromEnv } from "./select";
+import { routeDomainEvent, routedEventSchema } from "../domains/route";
+import { RouterError } from "../domains/router";
+import { domainRouterFor, routerConfigFromEnv } from "../domains/select";
 
 export interface QueueMessageLike {
   readonly id: string;

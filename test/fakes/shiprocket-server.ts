@@ -6,7 +6,7 @@
  * adapter its `fetch`.
  */
 import { Hono, type Context } from "hono";
-import { faultInjection, jsonObject, type Fault as BaseFault } from "#shared/http/fake-provider";
+import { faultInjection, jsonObject, type Fault as BaseFault } from "./provider";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ShiprocketState, istText, statusName, type SimOrder } from "./shiprocket-sim";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import readme from "../README.md?raw";
+import readme from "../../README.md?raw";
 import { GENERATED_SECTIONS, section } from "./docs";
 
 describe("README's generated tables", () => {

@@ -7,8 +7,8 @@
  * (HTTP 5xx, 429, slowness, `internal-error`).
  */
 import { Hono, type Context } from "hono";
-import { faultInjection, type Fault } from "#shared/http/fake-provider";
-import { TOKEN_MAX_LENGTH } from "./challenge";
+import { faultInjection, type Fault } from "./provider";
+import { TOKEN_MAX_LENGTH } from "../../shared/challenge/challenge";
 
 const VALID_MS = 300_000;
 

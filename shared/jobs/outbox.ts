@@ -1,9 +1,9 @@
 import { storeIdsWithPendingOutbox } from "../db/privileged";
 import type { Database } from "../db/database";
 import { withStore, type StoreTx } from "../db/with-store";
-import { recordJobFailure } from "../jobs/per-store";
-import { errorFields, type Logger } from "../log";
-import { WORK_QUEUES, type RoutedEvent, type WorkQueue } from "./routes";
+import { recordJobFailure } from "./per-store";
+import { errorFields, type Logger } from "../core/log";
+import { WORK_QUEUES, type RoutedEvent, type WorkQueue } from "../events/routes";
 import { routesOf } from "./routing";
 
 /**

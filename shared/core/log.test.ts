@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { expectNoLeak, insertTwice, leakyUser, logsOf } from "../test/logs";
-import { testDb } from "../test/harness";
-import { AppError } from "./http/errors";
+import { expectNoLeak, insertTwice, leakyUser, logsOf } from "../../test/logs";
+import { testDb } from "../../test/harness";
+import { AppError } from "./errors";
 import { createLogger, errorFields } from "./log";
 
 const db = testDb();

@@ -1,8 +1,8 @@
-import { approveInUnits } from "./assistant/approval-units";
-import { approvalProcedures, approveApproval } from "./assistant/approvals";
-import { sendsOwnUnits } from "./pipeline/run";
-import { procedureKey, type Procedure } from "./procedures/define";
-import { BASE_PROCEDURES } from "./procedures/registry";
+import { approveInUnits } from "../assistant/approval-units";
+import { approvalProcedures, approveApproval } from "../assistant/approvals";
+import { sendsOwnUnits } from "../pipeline/run";
+import { procedureKey, type Procedure } from "../procedures/define";
+import { BASE_PROCEDURES } from "../procedures/registry";
 
 /**
  * The one procedure registry the doors serve (ARCHITECTURE §5): the store's procedures and the

@@ -1,6 +1,5 @@
 /** HMAC-SHA256 through Web Crypto (workerd and Node alike), hex as the providers send it. */
-import { constantTimeEqual } from "#shared/auth/password";
-import { base64Url, sha256Hex } from "#shared/auth/tokens";
+import { base64Url, sha256Hex } from "#shared/core/tokens";
 
 const enc = new TextEncoder();
 
@@ -74,4 +73,12 @@ export async function openToken(token: string, version: string, secret: string):
   const [, payload, sig] = parts as [string, string, string];
   if (!(await verifyHmacSha256Hex(secret, `${version}.${payload}`, sig))) return null;
   return decodeJson(payload) ?? null;
+}
+
+/** Compares in time that depends only on the length, never on where the inputs differ. */
+export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  let diff = a.length ^ b.length;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
 }

@@ -18,11 +18,11 @@ import { storeIdsWithDomainsToVerify } from "../db/privileged";
 import { domainCheck, storeDomain, type DomainCheckResult } from "../db/schema";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
-import { forEachStore, type Counts } from "../jobs/per-store";
-import type { JobContext } from "../jobs/types";
-import { heldByAStore, hostnameLock } from "./claims";
-import { checkDomain, type DnsResolver } from "./dns";
-import { dnsConfigFromEnv, dnsResolverFor } from "./select";
+import { forEachStore, type Counts } from "./per-store";
+import type { JobContext } from "./types";
+import { heldByAStore, hostnameLock } from "../domains/claims";
+import { checkDomain, type DnsResolver } from "../domains/dns";
+import { dnsConfigFromEnv, dnsResolverFor } from "../domains/select";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -7,7 +7,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { faultInjection, jsonObject, type Fault } from "#shared/http/fake-provider";
+import { faultInjection, jsonObject, type Fault } from "./provider";
 
 interface SimHostname {
   id: string;

@@ -5,9 +5,9 @@
  * webhooks and checkout confirmations signed as Razorpay signs them. Give the adapter its `fetch`.
  */
 import { Hono, type Context } from "hono";
-import { faultInjection, jsonObject, type Fault as BaseFault } from "#shared/http/fake-provider";
+import { faultInjection, jsonObject, type Fault as BaseFault } from "./provider";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { RazorpayOrder } from "./razorpay-entities";
+import type { RazorpayOrder } from "../../shared/payments/razorpay-entities";
 import { RazorpayState, razorpayId, type PaymentOutcome, type PayOptions } from "./razorpay-sim";
 
 export interface RazorpayServerOptions {

@@ -1,7 +1,7 @@
-import { PERMISSIONS, ROLE_LABELS, ROLE_PERMISSIONS } from "./auth/permissions";
-import { ROLES } from "./db/schema";
-import { procedureKey } from "./procedures/define";
-import { PROCEDURES } from "./registry";
+import { PERMISSIONS, ROLE_LABELS, ROLE_PERMISSIONS } from "../auth/permissions";
+import { ROLES } from "../db/schema";
+import { procedureKey } from "../procedures/define";
+import { PROCEDURES } from "./procedures";
 
 /**
  * The README's generated tables (between `<!-- name:start -->` and `<!-- name:end -->` markers).

@@ -1,5 +1,5 @@
-import { AREAS, permissionsOfArea, ROLE_PERMISSIONS, type Area, type Permission } from "../auth/permissions";
-import { randomSecret, sha256Hex } from "../auth/tokens";
+import { AREAS, permissionsOfArea, ROLE_PERMISSIONS, type Area, type Permission } from "./permissions";
+import { randomSecret, sha256Hex } from "../core/tokens";
 import type { RoleName } from "../db/schema";
 
 /**

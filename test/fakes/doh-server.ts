@@ -5,7 +5,7 @@
  * SERVFAIL with a comment, 400 for a malformed query, and failures on demand (HTTP 5xx, 429, slowness).
  */
 import { Hono } from "hono";
-import { faultInjection, type Fault } from "#shared/http/fake-provider";
+import { faultInjection, type Fault } from "./provider";
 
 export interface DohZone {
   /** name → its TXT values. */
