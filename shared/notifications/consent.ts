@@ -6,8 +6,7 @@ import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import { consentKey, storefrontBasePlan } from "../mail/links";
 import { CONSENT_LINK_DAYS, consentPath, consentRequestPlan } from "../marketing/consent";
-import { deliver } from "./deliver";
-import type { NotificationDeps } from "./send";
+import { deliver, type NotificationDeps } from "./deliver";
 import { renderMessage } from "./templates";
 
 /**

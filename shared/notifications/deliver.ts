@@ -1,11 +1,22 @@
+import type { Logger } from "../core/log";
+import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import { MailError } from "../mail/mailer";
-import type { NotificationDeps } from "./send";
+import type { MailConfig } from "../mail/select";
 import type { Rendered } from "./templates";
+
+/** What sending a shopper message needs (./send.ts, ./consent.ts and this file). */
+export interface NotificationDeps {
+  db: Database;
+  log: Logger;
+  mail: MailConfig;
+  /** EMAIL_LINK_SECRET (shared/mail/links.ts): messages then carry the link to the order. */
+  linkSecret?: string;
+}
 
 /**
  * The second half of every shopper message (./send.ts, ./consent.ts): the mailer call with the key

@@ -10,7 +10,7 @@ import { orderEmailKey, storefrontBasePlan } from "../mail/links";
 import { orderPath } from "../orders/access";
 import type { MailConfig } from "../mail/select";
 import { CONSENT_TEMPLATE, sendConsentRequest } from "./consent";
-import { deliver, RetryLater } from "./deliver";
+import { deliver, RetryLater, type NotificationDeps } from "./deliver";
 import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./templates";
 
 /**
@@ -28,14 +28,6 @@ import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./te
  * The marketing consent confirmation (`customer.consent_requested`) names a customer, not an order: it
  * takes the same path from ./consent.ts.
  */
-export interface NotificationDeps {
-  db: Database;
-  log: Logger;
-  mail: MailConfig;
-  /** EMAIL_LINK_SECRET (shared/mail/links.ts): messages then carry the link to the order. */
-  linkSecret?: string;
-}
-
 export { RetryLater };
 
 interface OrderRow extends Record<string, unknown> {

@@ -12,7 +12,7 @@ import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { unstorableIssue } from "../core/storable";
 import { changeOn, readOn } from "../db/with-store";
-import { txScope, type Scope } from "./scope";
+import { txScope, type MemberInfo, type Scope, type StoreInfo } from "./scope";
 
 /**
  * The procedure registry's building blocks (ARCHITECTURE §5). Each admin procedure is declared once,
@@ -26,21 +26,7 @@ import { txScope, type Scope } from "./scope";
 /** How the caller reached the procedure. */
 export type Via = "session" | "token" | "mcp";
 
-export interface StoreInfo {
-  id: string;
-  slug: string;
-  name: string;
-  currency: string;
-  mcpReadCustomerDetails: boolean;
-  mcpAllowChanges: boolean;
-  mcpChangesNeedApproval: boolean;
-}
-
-export interface MemberInfo {
-  id: string;
-  userId: string;
-  role: RoleName;
-}
+export type { MemberInfo, StoreInfo } from "./scope";
 
 /**
  * Side effects outside Postgres that a door provides (they need the Worker's bindings). Optional: a

@@ -2,7 +2,25 @@ import { sql, type SQL } from "drizzle-orm";
 import { areasYielding, rolesWith } from "../auth/grants";
 import type { Permission } from "../auth/permissions";
 import { CURRENT_STORE } from "../db/openings";
-import type { MemberInfo, StoreContext, StoreInfo } from "./define";
+import type { RoleName } from "../db/schema";
+
+/** The store a procedure runs in, as the pipeline read it. */
+export interface StoreInfo {
+  id: string;
+  slug: string;
+  name: string;
+  currency: string;
+  mcpReadCustomerDetails: boolean;
+  mcpAllowChanges: boolean;
+  mcpChangesNeedApproval: boolean;
+}
+
+/** The calling member. */
+export interface MemberInfo {
+  id: string;
+  userId: string;
+  role: RoleName;
+}
 
 /** The caller as a plan's `finish` may read it (after its unit came back). */
 export interface CallerFacts {
@@ -49,7 +67,7 @@ export function unitScope(aiClient: boolean, admitted: () => CallerFacts): Scope
 }
 
 /** The scope of a procedure run on an open transaction, from its resolved caller. */
-export function txScope(ctx: Pick<StoreContext, "member" | "permissions" | "aiClient" | "store">): Scope {
+export function txScope(ctx: CallerFacts & { aiClient: boolean }): Scope {
   const contact = !ctx.aiClient || ctx.store.mcpReadCustomerDetails;
   return {
     store: CURRENT_STORE,
