@@ -1,5 +1,6 @@
 import { isUuid } from "./ids";
-import { raw, sql, type Q, type Sent, type Step } from "./steps";
+import { openGrantStatement, openMemberStatement, openSessionStatement, openStoreStatement, openTokenStatement } from "./statements";
+import { sql, type Q, type Sent, type Step } from "./steps";
 
 /**
  * The openings of one-round-trip units (migration 0024): each is one call of a `unit.open_*` function
@@ -30,7 +31,7 @@ export interface CallCheck {
 
 export type OpenedRow = { opened: Record<string, unknown> };
 
-const check = (c: CallCheck | null) => (c === null ? sql`null::jsonb` : sql`${JSON.stringify(c)}::jsonb`);
+const check = (c: CallCheck | null) => (c === null ? null : JSON.stringify(c));
 
 function uuid(value: string, what: string): string {
   if (!isUuid(value)) throw new TypeError(`${what} must be a UUID`);
@@ -44,25 +45,22 @@ function hex64(value: string, what: string): string {
 
 /** A session (by the SHA-256 of its cookie id) in its active store. Answers {session, caller}. */
 export function openSession(q: Q, idHash: string, lifetimes: { idleSeconds: number; touchAfterSeconds: number }, c: CallCheck | null): Step<OpenedRow[]> {
-  return raw<OpenedRow>(
-    q,
-    sql`select unit.open_session(${hex64(idHash, "session hash")}, ${lifetimes.idleSeconds}::int, ${lifetimes.touchAfterSeconds}::int, ${check(c)}) as opened`,
-  );
+  return openSessionStatement(q, hex64(idHash, "session hash"), lifetimes.idleSeconds, lifetimes.touchAfterSeconds, check(c));
 }
 
 /** A member (by user id) in a store known already. Answers the caller. */
 export function openMember(q: Q, storeId: string, userId: string, c: CallCheck | null): Step<OpenedRow[]> {
-  return raw<OpenedRow>(q, sql`select unit.open_member(${uuid(storeId, "store id")}::uuid, ${uuid(userId, "user id")}::uuid, ${check(c)}) as opened`);
+  return openMemberStatement(q, uuid(storeId, "store id"), uuid(userId, "user id"), check(c));
 }
 
 /** A created token's grant, by the SHA-256 of its secret. Answers the caller. */
 export function openToken(q: Q, tokenHash: string, c: CallCheck | null): Step<OpenedRow[]> {
-  return raw<OpenedRow>(q, sql`select unit.open_token(${hex64(tokenHash, "token hash")}, ${check(c)}) as opened`);
+  return openTokenStatement(q, hex64(tokenHash, "token hash"), check(c));
 }
 
 /** An OAuth connection's grant in its store. Answers the caller. */
 export function openGrant(q: Q, storeId: string, grantId: string, c: CallCheck | null): Step<OpenedRow[]> {
-  return raw<OpenedRow>(q, sql`select unit.open_grant(${uuid(storeId, "store id")}::uuid, ${uuid(grantId, "grant id")}::uuid, ${check(c)}) as opened`);
+  return openGrantStatement(q, uuid(storeId, "store id"), uuid(grantId, "grant id"), check(c));
 }
 
 /** The same opening as a statement to send as it is (bookkeeping that builds no plan). */
@@ -72,5 +70,5 @@ export function storeOpeningStatement(storeId: string): Sent {
 
 /** A known store, no caller (system work: jobs, webhooks, the storefront). Answers the store id. */
 export function openStore(q: Q, storeId: string): Step<OpenedRow[]> {
-  return raw<OpenedRow>(q, sql`select jsonb_build_object('id', set_config('app.store_id', ${uuid(storeId, "store id")}, true)) as opened`);
+  return openStoreStatement(q, uuid(storeId, "store id"));
 }

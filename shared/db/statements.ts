@@ -1,4 +1,8 @@
+import type { SQL } from "drizzle-orm";
 import { isUuid } from "./ids";
+import { store } from "./schema";
+import { orNull, pg, statement as declare } from "./statement";
+import { sql } from "./steps";
 
 /**
  * The fixed statements a store unit's opening message may carry (STYLE 14: no helper takes SQL text from
@@ -131,3 +135,67 @@ export function storefrontFactsIfChanged(): Statement {
     [],
   );
 }
+
+// The same floor's statements on the HTTP path (./openings.ts, ./unit.ts), declared with their rows
+// (./statement.ts): the openings of one-round-trip units (migration 0024) and what a change's commit tells.
+
+const EXAMPLE_HASH = "0".repeat(64);
+const EXAMPLE_ID = "00000000-0000-4000-8000-000000000001";
+const EXAMPLE_CHECK = JSON.stringify({ roles: null, areas: [], memberOnly: false, doorBinds: false, customerDetails: false, mutates: false, slug: null });
+
+/** The caller's check as the opening function takes it: its JSON, or a null check (resolve only). */
+const checkOf = (check: string | null) => (check === null ? sql`null::jsonb` : sql`${check}::jsonb`);
+
+const opened = { opened: pg.jsonb<Record<string, unknown>>() };
+
+export const openSessionStatement = declare("db.openSession", {
+  row: opened,
+  examples: [
+    [EXAMPLE_HASH, 1800, 60, EXAMPLE_CHECK],
+    [EXAMPLE_HASH, 1800, 60, null],
+  ],
+  sql: (idHash: string, idleSeconds: number, touchAfterSeconds: number, check: string | null) =>
+    sql`select unit.open_session(${idHash}, ${idleSeconds}::int, ${touchAfterSeconds}::int, ${checkOf(check)}) as opened`,
+});
+
+export const openMemberStatement = declare("db.openMember", {
+  row: opened,
+  examples: [[EXAMPLE_ID, EXAMPLE_ID, EXAMPLE_CHECK]],
+  sql: (storeId: string, userId: string, check: string | null) => sql`select unit.open_member(${storeId}::uuid, ${userId}::uuid, ${checkOf(check)}) as opened`,
+});
+
+export const openTokenStatement = declare("db.openToken", {
+  row: opened,
+  examples: [[EXAMPLE_HASH, EXAMPLE_CHECK]],
+  sql: (tokenHash: string, check: string | null) => sql`select unit.open_token(${tokenHash}, ${checkOf(check)}) as opened`,
+});
+
+export const openGrantStatement = declare("db.openGrant", {
+  row: opened,
+  examples: [[EXAMPLE_ID, EXAMPLE_ID, EXAMPLE_CHECK]],
+  sql: (storeId: string, grantId: string, check: string | null) => sql`select unit.open_grant(${storeId}::uuid, ${grantId}::uuid, ${checkOf(check)}) as opened`,
+});
+
+export const openStoreStatement = declare("db.openStore", {
+  row: opened,
+  examples: [[EXAMPLE_ID]],
+  sql: (storeId: string) => sql`select jsonb_build_object('id', set_config('app.store_id', ${storeId}, true)) as opened`,
+});
+
+/** The unit's store, as its commit tells the relay (null when the unit set none). */
+export const unitStore = declare("db.unitStore", {
+  row: { store_id: orNull(pg.text()) },
+  examples: [[]],
+  sql: () => sql`select current_setting('app.store_id', true) as store_id`,
+});
+
+/** storefrontFactsIfChanged on the HTTP path: the same text, which takes no parameters. */
+export const storefrontFactsIfChangedStatement = declare("db.storefrontFactsIfChanged", {
+  row: { id: store.id, name: store.name, currency: store.currency, password_hash: store.storefrontPasswordHash, version: pg.int8() },
+  examples: [[]],
+  sql: (): SQL => {
+    const facts = storefrontFactsIfChanged();
+    if (facts.params.length) throw new Error("storefrontFactsIfChanged takes no parameters");
+    return sql.raw(facts.text);
+  },
+});

@@ -4,8 +4,8 @@ import { openStore } from "./openings";
 import { emits } from "./changes";
 import { AppError } from "../core/errors";
 import { pgErrorOf, unitFailure } from "./pg-errors";
-import { storefrontFactsIfChanged } from "./statements";
-import { collector, onClient, raw, sql, type Q, type Step, type StatementClient } from "./steps";
+import { storefrontFactsIfChangedStatement, unitStore } from "./statements";
+import { collector, onClient, type Q, type Step, type StatementClient } from "./steps";
 
 /**
  * A unit of work in one round trip (ARCHITECTURE §3, docs/database.md "Two paths"): the opening (a
@@ -39,8 +39,8 @@ export async function sendUnit<O, R>(db: Database, spec: UnitSpec<O, R>): Promis
   const nudge = writing && emits(plan) && db.onOutboxWritten !== undefined;
   const probe = writing && db.onStorefrontChange !== undefined;
   const after: Step[] = [
-    ...(nudge ? [raw<{ store_id: string }>(q, sql`select current_setting('app.store_id', true) as store_id`)] : []),
-    ...(probe ? [storefrontFactsStep(q)] : []),
+    ...(nudge ? [unitStore(q)] : []),
+    ...(probe ? [storefrontFactsIfChangedStatement(q)] : []),
   ];
   const [openingRows, ...rest] = await run([opening, ...plan.steps, ...after], (statements) => db.sendHttp(statements, spec.options)).catch(asAppError);
   const opened = (openingRows as R[])[0];
@@ -52,14 +52,6 @@ export async function sendUnit<O, R>(db: Database, spec: UnitSpec<O, R>): Promis
   const storeId = nudge ? (tail[0]?.[0] as { store_id?: string } | undefined)?.store_id : undefined;
   if (storeId) await db.onOutboxWritten?.(storeId);
   return { opened, finish: () => plan.finish(results) };
-}
-
-/** The storefront's facts when this unit changed them (migration 0008's trigger noted it), else no row. */
-function storefrontFactsStep(q: Q): Step<Record<string, unknown>[]> {
-  const facts = storefrontFactsIfChanged();
-  // The sealed statement's $n placeholders take its checked values; it has none today.
-  if (facts.params.length) throw new Error("storefrontFactsIfChanged takes no parameters");
-  return raw(q, sql.raw(facts.text));
 }
 
 /** A refusal a statement raised becomes the AppError it stands for; anything else goes on as it is. */
