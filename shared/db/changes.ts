@@ -1,9 +1,9 @@
 import { isSQLWrapper, type SQL } from "drizzle-orm";
 import { ERROR_STATUS, type AppError, type ErrorCode } from "../core/errors";
-import { CURRENT_STORE } from "./openings";
 import type { Plan } from "./plan";
 import { outboxEvent } from "./schema";
-import { raw, sql, type Q, type Step } from "./steps";
+import { emitWhenStatement, ensureChangedStatement, ensureSqlStatement, ensureStatement, unchangedStatement } from "./statements";
+import { CURRENT_STORE, sql, type Q, type Step } from "./steps";
 
 /**
  * The statements of a change sent as one unit (migration 0025). Nothing can be decided in TypeScript
@@ -15,10 +15,7 @@ import { raw, sql, type Q, type Step } from "./steps";
  * Later statements of the unit then find the row as the guard left it.
  */
 export function ensure(q: Q, condition: SQL, error: AppError): Step<{ ok: boolean }[]> {
-  return raw<{ ok: boolean }>(
-    q,
-    sql`select unit.ensure(${condition}, ${String(error.status)}, ${error.message}, ${error.data ? JSON.stringify(error.data) : null}::jsonb) as ok`,
-  );
+  return ensureStatement(q, condition, String(error.status), error.message, error.data ? JSON.stringify(error.data) : null);
 }
 
 /**
@@ -26,7 +23,7 @@ export function ensure(q: Q, condition: SQL, error: AppError): Step<{ ok: boolea
  * what it reads (e.g. "Only 3 of Kurta can be ordered now."): `message` is text, `data` jsonb.
  */
 export function ensureSql(q: Q, condition: SQL, code: ErrorCode, message: SQL, data: SQL): Step<{ ok: boolean }[]> {
-  return raw<{ ok: boolean }>(q, sql`select unit.ensure(${condition}, ${String(ERROR_STATUS[code])}, ${message}, ${data}) as ok`);
+  return ensureSqlStatement(q, condition, String(ERROR_STATUS[code]), message, data);
 }
 
 /**
@@ -34,11 +31,7 @@ export function ensureSql(q: Q, condition: SQL, code: ErrorCode, message: SQL, d
  * conditional change and its check in one statement, e.g. a discount's use counted only while it is live.
  */
 export function ensureChanged(q: Q, change: SQL, error: AppError): Step<{ ok: boolean }[]> {
-  return raw<{ ok: boolean }>(
-    q,
-    sql`with changed as (${change})
-        select unit.ensure(exists (select 1 from changed), ${String(error.status)}, ${error.message}, ${error.data ? JSON.stringify(error.data) : null}::jsonb) as ok`,
-  );
+  return ensureChangedStatement(q, change, String(error.status), error.message, error.data ? JSON.stringify(error.data) : null);
 }
 
 /**
@@ -46,7 +39,7 @@ export function ensureChanged(q: Q, change: SQL, error: AppError): Step<{ ok: bo
  * more. The pipeline reads again and retries (shared/pipeline/write.ts).
  */
 export function unchanged(q: Q, condition: SQL): Step<{ ok: boolean }[]> {
-  return raw<{ ok: boolean }>(q, sql`select unit.unchanged(${condition}) as ok`);
+  return unchangedStatement(q, condition);
 }
 
 const EMITS = Symbol("emits");
@@ -60,9 +53,7 @@ export function emitStep(q: Q, kind: string, payload: Record<string, unknown> | 
     // Only when the condition holds (e.g. a change that may turn out to change nothing): one statement.
     const body = isSQLWrapper(payload) ? payload : sql`${JSON.stringify(payload)}::jsonb`;
     const at = options.availableAt ?? sql`now()`;
-    return markEmits(
-      raw<{ id: string }>(q, sql`insert into outbox_event (store_id, kind, payload, available_at) select ${CURRENT_STORE}, ${kind}, ${body}, ${at} where ${options.when} returning id`),
-    );
+    return markEmits(emitWhenStatement(q, kind, body, at, options.when));
   }
   const step = q
     .insert(outboxEvent)

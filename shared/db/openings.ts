@@ -1,6 +1,6 @@
 import { isUuid } from "./ids";
 import { openGrantStatement, openMemberStatement, openSessionStatement, openStoreStatement, openTokenStatement } from "./statements";
-import { sql, type Q, type Sent, type Step } from "./steps";
+import type { Q, Sent, Step } from "./steps";
 
 /**
  * The openings of one-round-trip units (migration 0024): each is one call of a `unit.open_*` function
@@ -10,8 +10,7 @@ import { sql, type Q, type Sent, type Step } from "./steps";
  * never reaches a cast.
  */
 
-/** The unit's store, as every statement after the opening reads it (the tenancy setting). */
-export const CURRENT_STORE = sql`nullif(current_setting('app.store_id', true), '')::uuid`;
+export { CURRENT_STORE } from "./steps";
 
 /** What the caller must be allowed to do (computed by shared/pipeline/check.ts); null resolves only. */
 export interface CallCheck {

@@ -22,7 +22,7 @@ const db = testDb();
 
 // Every statement module (a statement declared elsewhere fails the source check below), loaded so
 // their declarations are registered; taken before any test declares its own.
-import.meta.glob(["../*/statements.ts", "../orders/routines.ts"], { eager: true });
+import.meta.glob(["../*/statements.ts", "../*/statements/*.ts", "../orders/routines.ts"], { eager: true });
 const declared = declaredStatements();
 
 /** Parse + Describe + Sync: the result's columns, or null for a statement that answers no rows. */

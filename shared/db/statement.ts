@@ -1,6 +1,6 @@
 import { getTableName, type Column, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import type { Q, Step } from "./steps";
+import { CURRENT_STORE, sql, type Q, type Step } from "./steps";
 
 /**
  * Statements in SQL (docs/decisions/0026-one-sql-rule.md): what drizzle does not express plainly (a
@@ -125,6 +125,17 @@ export interface Declared<A extends unknown[] = never[], S extends RowSpec = Row
 
 /** The row a declared statement answers. */
 export type RowOfStatement<D> = D extends { readonly row: infer S extends RowSpec } ? RowOf<S> : never;
+
+/** Values of the right shape for examples: Parse needs no row to exist. */
+export const EXAMPLE = {
+  id: "00000000-0000-4000-8000-000000000001",
+  /** The unit's store, as plans name it. */
+  store: CURRENT_STORE,
+  /** A store id written in, as a transaction's plans name it (`${tx.storeId}::uuid`). */
+  storeId: sql`${"00000000-0000-4000-8000-000000000002"}::uuid`,
+  at: new Date("2026-01-01T00:00:00Z"),
+  hash: "0".repeat(64),
+};
 
 const registry = new Map<string, Declared<never[]>>();
 const dialect = new PgDialect();

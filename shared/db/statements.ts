@@ -1,8 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { isUuid } from "./ids";
-import { store } from "./schema";
+import { outboxEvent, store } from "./schema";
 import { orNull, pg, statement as declare } from "./statement";
-import { sql } from "./steps";
+import { CURRENT_STORE as UNIT_STORE, sql } from "./steps";
 
 /**
  * The fixed statements a store unit's opening message may carry (STYLE 14: no helper takes SQL text from
@@ -198,4 +198,43 @@ export const storefrontFactsIfChangedStatement = declare("db.storefrontFactsIfCh
     if (facts.params.length) throw new Error("storefrontFactsIfChanged takes no parameters");
     return sql.raw(facts.text);
   },
+});
+
+// The guards of a change sent as one unit (./changes.ts, migration 0025): each answers whether it held.
+
+const guarded = { ok: pg.bool() };
+const EXAMPLE_CONDITION = sql`true`;
+
+export const ensureStatement = declare("db.ensure", {
+  row: guarded,
+  examples: [[EXAMPLE_CONDITION, "409", "Taken.", "{}"]],
+  sql: (condition: SQL, status: string, message: string, data: string | null) => sql`select unit.ensure(${condition}, ${status}, ${message}, ${data}::jsonb) as ok`,
+});
+
+export const ensureSqlStatement = declare("db.ensureSql", {
+  row: guarded,
+  examples: [[EXAMPLE_CONDITION, "409", sql`'Taken.'`, sql`'{}'::jsonb`]],
+  sql: (condition: SQL, status: string, message: SQL, data: SQL) => sql`select unit.ensure(${condition}, ${status}, ${message}, ${data}) as ok`,
+});
+
+export const ensureChangedStatement = declare("db.ensureChanged", {
+  row: guarded,
+  examples: [[sql`update store set name = name where false returning 1`, "409", "Taken.", null]],
+  sql: (change: SQL, status: string, message: string, data: string | null) =>
+    sql`with changed as (${change})
+        select unit.ensure(exists (select 1 from changed), ${status}, ${message}, ${data}::jsonb) as ok`,
+});
+
+export const unchangedStatement = declare("db.unchanged", {
+  row: guarded,
+  examples: [[EXAMPLE_CONDITION]],
+  sql: (condition: SQL) => sql`select unit.unchanged(${condition}) as ok`,
+});
+
+/** An outbox event written only when `when` holds (./changes.ts `emitStep`). */
+export const emitWhenStatement = declare("db.emitWhen", {
+  row: { id: outboxEvent.id },
+  examples: [["test.example", sql`'{}'::jsonb`, sql`now()`, EXAMPLE_CONDITION]],
+  sql: (kind: string, payload: SQL, at: Date | SQL, when: SQL) =>
+    sql`insert into outbox_event (store_id, kind, payload, available_at) select ${UNIT_STORE}, ${kind}, ${payload}, ${at} where ${when} returning id`,
 });

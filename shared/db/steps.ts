@@ -38,6 +38,9 @@ export function raw<Row extends Record<string, unknown>>(q: Q, statement: SQL): 
 
 export { drizzleSql as sql };
 
+/** The unit's store, as every statement after the opening reads it (the tenancy setting). */
+export const CURRENT_STORE = drizzleSql`nullif(current_setting('app.store_id', true), '')::uuid`;
+
 // Date and time columns reach drizzle as text, which its column types turn into Dates exactly as the
 // WebSocket driver does (drizzle's neon-serverless session overrides the same types per query). Plain
 // rows (`execute`) get the driver's usual parsers, so raw SQL reads the same values on both paths.
