@@ -60,6 +60,3 @@ export function challengeFor(config: ChallengeConfig, options: ChallengeOptions 
   if (config.provider === "local") return localChallenge(config);
   return turnstileChallenge({ siteKey: config.siteKey, secretKey: config.secretKey, ...options });
 }
-
-/** The Worker's challenge, from its bindings (the configuration is checked on every use, as the gateway's is). */
-export const challengeFromEnv = (env: object, options?: ChallengeOptions): Challenge => challengeFor(challengeConfigFromEnv(env as Record<string, unknown>), options);

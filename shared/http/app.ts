@@ -8,12 +8,18 @@ import { nudgeRelayFrom } from "../events/nudge";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { AppError, isAppError, type ErrorCode } from "../core/errors";
 import { EnvError, parseEnv, baseEnvSchema, type BaseEnv } from "../core/env";
+import { providersOf, type Providers } from "../pipeline/providers";
 import { securityHeaders, type SecurityHeaderOptions } from "./security-headers";
 
-export interface AppVariables {
+export interface AppVariables<P = Providers> {
   requestId: string;
   config: BaseEnv;
   log: Logger;
+  /**
+   * The Worker's provider services (shared/pipeline/providers.ts), built once per env when it is first
+   * validated; a Worker's context names the ones it uses.
+   */
+  providers: P;
   /** This request's database; opened on first use, closed after the response. */
   db: Database;
   /**
@@ -25,9 +31,9 @@ export interface AppVariables {
   defer: (work: Promise<unknown> | (() => Promise<unknown>)) => void;
 }
 
-export type HonoEnv<Bindings extends object, Extra extends object = {}> = {
+export type HonoEnv<Bindings extends object, Extra extends object = {}, P = Providers> = {
   Bindings: Bindings;
-  Variables: AppVariables & Extra;
+  Variables: AppVariables<P> & Extra;
 };
 
 /** What an error answer says, whatever its format. */
@@ -51,9 +57,10 @@ export interface AppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
- * The one app factory (STYLE 3, 4, 6): request id, env validated once, a logger and a database per
- * request, and one error renderer. Errors render as {"json": {code, message, data?, requestId}} with the
- * code's status (ARCHITECTURE §10), or as an HTML page on page routes.
+ * The one app factory (STYLE 3, 4, 6): request id, env validated once with the provider services built
+ * beside it, a logger and a database per request, and one error renderer. Errors render as
+ * {"json": {code, message, data?, requestId}} with the code's status (ARCHITECTURE §10), or as an HTML
+ * page on page routes.
  */
 export function createApp<Bindings extends object, Extra extends object = {}>(options: AppOptions): Hono<HonoEnv<Bindings, Extra>> {
   const schema = options.envSchema ?? baseEnvSchema;
@@ -80,6 +87,7 @@ function requestContext(options: AppOptions, schema: z.ZodType<BaseEnv>): Middle
     c.header("x-request-id", requestId);
     const config = parseEnv(schema, c.env);
     c.set("config", config);
+    c.set("providers", providersOf(c.env));
     c.set("log", createLogger({ service: options.service, requestId }, config.LOG_LEVEL));
     const nudge = nudgeRelayFrom(c.env, c.get("log"));
     const db = new Database({

@@ -9,7 +9,6 @@ import { errorFields } from "../core/log";
 import type { HostsKv } from "../storefront/hosts";
 import { routeDomainEvent, routedEventSchema } from "../domains/route";
 import { RouterError } from "../domains/router";
-import { domainRouterFor, routerConfigFromEnv } from "../domains/select";
 
 export interface QueueMessageLike {
   readonly id: string;
@@ -29,7 +28,7 @@ export async function consumeDomainMessages(messages: readonly QueueMessageLike[
   const db = new Database(deps.db);
   const log = deps.log;
   try {
-    const router = domainRouterFor(routerConfigFromEnv(env as Record<string, unknown>), env);
+    const router = deps.providers.router();
     const hosts = (env as { HOSTS?: HostsKv }).HOSTS;
     if (!hosts) throw new Error("the domains queue needs the HOSTS KV namespace, and this Worker binds none");
     for (const message of messages) {

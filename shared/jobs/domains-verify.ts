@@ -22,7 +22,6 @@ import { forEachStore, type Counts } from "./per-store";
 import type { JobContext } from "./types";
 import { heldByAStore, hostnameLock } from "../domains/claims";
 import { checkDomain, type DnsResolver } from "../domains/dns";
-import { dnsConfigFromEnv, dnsResolverFor } from "../domains/select";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -179,7 +178,8 @@ function checkStep(q: Q, d: Checked, result: DomainCheckResult, current: SQL, no
   );
 }
 
-/** The job as the registry runs it: the resolver from the Worker's configuration (DOMAIN_DNS). */
-export function verifyDomainsJob(ctx: JobContext): Promise<Counts> {
-  return verifyDomains(ctx, { dns: dnsResolverFor(dnsConfigFromEnv(ctx.env), ctx.env) });
+/** The job as the registry runs it: the resolver of the Worker's configuration (DOMAIN_DNS). */
+export async function verifyDomainsJob(ctx: JobContext): Promise<Counts> {
+  if (!ctx.dns) throw new Error("The {domains}-verify job runs with the Worker's DNS resolver (shared/jobs/run.ts), and none was given");
+  return verifyDomains(ctx, { dns: ctx.dns() });
 }

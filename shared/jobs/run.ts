@@ -2,7 +2,7 @@ import { Database, type DatabaseConfig } from "../db/database";
 import { createLogger, errorFields, type Logger } from "../core/log";
 import { baseEnvSchema, parseEnv } from "../core/env";
 import { nudgeRelayFrom } from "../events/nudge";
-import { providerServices, type ProviderServices } from "../pipeline/providers";
+import { providersOf, type Providers } from "../pipeline/providers";
 import { pushStoreFactsTo } from "../storefront/store-facts";
 import { JOBS } from "./registry";
 import type { JobName } from "./types";
@@ -20,7 +20,8 @@ export interface JobRunnerDeps {
   log: Logger;
   /** The Worker's env, handed to each job. */
   env: Readonly<Record<string, unknown>>;
-  services: ProviderServices;
+  /** The Worker's provider services, built once per env (shared/pipeline/providers.ts). */
+  providers: Providers;
 }
 
 /**
@@ -37,7 +38,7 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   const started = Date.now();
   const db = new Database(deps.db);
   try {
-    const result = await job.run({ db, log, now, env: deps.env, services: deps.services, job: name });
+    const result = await job.run({ db, log, now, env: deps.env, services: deps.providers, dns: deps.providers.dns, job: name });
     const durationMs = Date.now() - started;
     log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
@@ -64,6 +65,6 @@ export function jobDeps(env: object, trigger: string): JobRunnerDeps {
     },
     log,
     env: env as Readonly<Record<string, unknown>>,
-    services: providerServices(env),
+    providers: providersOf(env),
   };
 }

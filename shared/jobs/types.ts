@@ -1,5 +1,6 @@
 import type { Database } from "../db/database";
 import type { Logger } from "../core/log";
+import type { DnsResolver } from "../domains/dns";
 import type { ProviderServices } from "../pipeline/providers";
 
 /** Job names are the SPEC's queue names ("Scheduled jobs (worker)"). */
@@ -23,8 +24,10 @@ export interface JobContext {
   now: Date;
   /** The Worker's bindings and variables, for jobs that call outside services (e.g. the DNS resolver). */
   env: Readonly<Record<string, unknown>>;
-  /** Each store's payment gateway and courier, from the Worker's configuration (read when a job asks). */
+  /** Each store's payment gateway and courier, from the Worker's provider services. */
   services: ProviderServices;
+  /** The deployment's DNS resolver, from the Worker's provider services ({domains}-verify); a test may run a job without it. */
+  dns?: () => DnsResolver;
   /** Which job this run is (failures are recorded under it); absent when a test calls a job directly. */
   job?: JobName;
 }

@@ -19,15 +19,23 @@ export interface MailConfig {
   fromDomain: string;
 }
 
+/** The deployment's mailer as its variables name it. */
+export type MailSettings = { provider: "local"; fromDomain: string } | { provider: "resend"; apiKey: string; fromDomain: string };
+
 /** The deployment's mailer: local (development and tests only) or Resend; throws naming the variable. */
-export function mailerFromEnv(env: object, db: Database): MailConfig {
-  const vars = env as Record<string, unknown>;
-  const parsed = envSchema.safeParse({ MAILER: "local", ...vars });
+export function mailSettingsFromEnv(env: Readonly<Record<string, unknown>>): MailSettings {
+  const parsed = envSchema.safeParse({ MAILER: "local", ...env });
   if (!parsed.success) throw new Error(`Mailer configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const e = parsed.data;
   if (e.MAILER === "local") {
-    if (vars.APP_ENV !== "development" && vars.APP_ENV !== "test") throw new Error("Mailer configuration: MAILER: the local mailbox is for development and tests only");
-    return { mailer: localMailer(db), fromDomain: e.MAIL_FROM_DOMAIN };
+    if (env.APP_ENV !== "development" && env.APP_ENV !== "test") throw new Error("Mailer configuration: MAILER: the local mailbox is for development and tests only");
+    return { provider: "local", fromDomain: e.MAIL_FROM_DOMAIN };
   }
-  return { mailer: resendMailer({ apiKey: e.RESEND_API_KEY }), fromDomain: e.MAIL_FROM_DOMAIN };
+  return { provider: "resend", apiKey: e.RESEND_API_KEY, fromDomain: e.MAIL_FROM_DOMAIN };
+}
+
+/** The mailer of `settings`; the local one keeps its mailbox in `db`. */
+export function mailerFor(settings: MailSettings, db: Database): MailConfig {
+  if (settings.provider === "local") return { mailer: localMailer(db), fromDomain: settings.fromDomain };
+  return { mailer: resendMailer({ apiKey: settings.apiKey }), fromDomain: settings.fromDomain };
 }

@@ -5,7 +5,7 @@ import { proposeInUnits } from "#shared/assistant/proposal-units";
 import { AppError, isAppError } from "#shared/core/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
-import { providerServices } from "#shared/pipeline/providers";
+import { procedureServices } from "#shared/pipeline/providers";
 import { runProcedure } from "#shared/pipeline/run";
 import { procedureKey } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry/procedures";
@@ -51,7 +51,7 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
     const outcome = await runProcedure(c.var.db, principal, proc, input, {
       door: "token",
       log: c.var.log,
-      services: providerServices(c.env),
+      services: procedureServices(c.var.providers),
       limit: () => countCalls(c, principal),
       propose,
       proposeInUnits,

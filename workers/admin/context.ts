@@ -4,7 +4,7 @@ import type { HonoEnv } from "#shared/http/app";
 import { isAppError, isNoStoreError, type ErrorCode } from "#shared/core/errors";
 import { logReporter } from "#shared/http/report";
 import { errorFields } from "#shared/core/log";
-import { providerServices } from "#shared/pipeline/providers";
+import { procedureServices, type Providers } from "#shared/pipeline/providers";
 import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type SessionInfo, type StoreProcedure } from "#shared/procedures/define";
 import { csrfTokenFor, findSession, sessionIdFrom, sessionPrincipal, touchSession } from "./auth/session";
@@ -20,7 +20,10 @@ export interface SignedIn {
   info: SessionInfo;
 }
 
-export type AdminEnv = HonoEnv<AdminBindings, { signedIn: Promise<SignedIn | null> }>;
+/** The provider services the admin calls: the procedures' gateway, courier and app webhooks, sign-in's person check, the domains page's DNS. */
+export type AdminProviders = Pick<Providers, "gateway" | "courier" | "appWebhooks" | "challenge" | "dnsConfig">;
+
+export type AdminEnv = HonoEnv<AdminBindings, { signedIn: Promise<SignedIn | null> }, AdminProviders>;
 export type AdminContext = Context<AdminEnv>;
 
 /** The request's session, looked up once per request (one round trip) and remembered. */
@@ -60,7 +63,7 @@ export async function runForPrincipal(c: AdminContext, principal: Principal, pro
     // Work after the answer (an approved proposal's result): off the answer's path.
     defer: c.var.defer,
     services: {
-      ...providerServices(c.env),
+      ...procedureServices(c.var.providers),
       revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
       hostsChanged: async (entries) => {
         hosts.push(...entries);

@@ -9,7 +9,6 @@ import { userAccount } from "#shared/db/schema";
 import { validate } from "#shared/http/validate";
 import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challenge/challenge";
 import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
-import { challengeFromEnv } from "#shared/challenge/select";
 import { ChallengeWidget } from "#shared/challenge/widget";
 import { clientAddress } from "#shared/limits/address";
 import { challengeDue, checkDoorPolicy } from "#shared/limits/doors";
@@ -62,13 +61,13 @@ login.get("/login", validate("query", nextQuery), async (c) => {
   if (await currentSession(c)) return c.redirect(next, 303);
   // Past this address's threshold the form carries the person check from the start.
   const ahead = await peek(c.env.RATE_LIMITER, ipKey(c.req.header("cf-connecting-ip")), LOGIN_IP_POLICY);
-  return c.html(<LoginForm next={next} widget={challengeDue(ahead, LOGIN_IP_POLICY) ? challengeFromEnv(c.env).widget : null} />);
+  return c.html(<LoginForm next={next} widget={challengeDue(ahead, LOGIN_IP_POLICY) ? c.var.providers.challenge().widget : null} />);
 });
 
 /** The widget when the next attempt for this address or email would need it (after a refused attempt). */
 async function widgetAhead(c: Context<AdminEnv>, emailKey: string): Promise<Widget | null> {
   const [byIp, byEmail] = await Promise.all([peek(c.env.RATE_LIMITER, ipKey(c.req.header("cf-connecting-ip")), LOGIN_IP_POLICY), peek(c.env.RATE_LIMITER, emailKey, LOGIN_EMAIL_POLICY)]);
-  return challengeDue(byIp, LOGIN_IP_POLICY) || challengeDue(byEmail, LOGIN_EMAIL_POLICY) ? challengeFromEnv(c.env).widget : null;
+  return challengeDue(byIp, LOGIN_IP_POLICY) || challengeDue(byEmail, LOGIN_EMAIL_POLICY) ? c.var.providers.challenge().widget : null;
 }
 
 const loginForm = z.object({
@@ -97,7 +96,7 @@ login.post("/login", async (c) => {
   if (hasUnstorableText(email)) return c.html(<LoginForm next={next} message="That email address holds a character no address has. Type it again." />, 400);
 
   // Read at every attempt, not only once a check is due: a deployment without it fails its first sign-in.
-  const challenge = challengeFromEnv(c.env);
+  const challenge = c.var.providers.challenge();
   // Every attempt counts per IP; per email only failures count, so a member who signs in on many devices
   // is never locked out, while guessing one account's password still is. The attempt is counted as a
   // failure up front (parallel guesses cannot all pass a look at the count) and given back when it turns

@@ -96,7 +96,7 @@ app.all("*", async (c) => {
   const locked = store.passwordCookieHash !== null && !OPEN_WHILE_LOCKED.test(url.pathname) && !orderOpenWhileLocked(url) && !(await hasPasswordCookie(c, store));
   const internalPath = locked ? `/-p/${store.id}` : `/-s/${store.id}${url.pathname}${url.search}`;
   const origin = `${url.protocol}//${c.req.header("host") ?? hostname}`;
-  const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked, env: c.env, origin, defer: c.var.defer });
+  const render = async () => serveInternal(c.req.raw, internalPath, { db: c.var.db, log: c.var.log, store, hostname, asked, providers: c.var.providers, env: c.env, origin, defer: c.var.defer });
   const key = locked ? null : edgeCacheKey(c.req.raw, store, hostname);
   let res: Response;
   let status: CacheStatus = "bypass";

@@ -16,7 +16,7 @@ import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
 import { ChallengeWidget } from "#shared/challenge/widget";
-import { checkoutAndPay, type PayDeps } from "./checkout";
+import { checkoutAndPay, type PayDeps } from "#shared/orders/checkout-flow";
 import { checkoutWidget } from "./limits";
 import { Alert, EmptyCart, ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
@@ -43,8 +43,8 @@ const FIELDS: [name: string, label: string, autocomplete: string, type?: string]
 ];
 
 const deps = (c: ShopContext): PayDeps => {
-  const { db, log, store, env, origin } = c.var.shop;
-  return { db, log, storeId: store.id, env, origin, ip: c.req.header("cf-connecting-ip") ?? null };
+  const { db, log, store, providers, origin } = c.var.shop;
+  return { db, log, storeId: store.id, providers, origin, ip: c.req.header("cf-connecting-ip") ?? null };
 };
 
 /** The cart, the store's payment settings and which lines are pre-orders, in one round trip. */
@@ -80,7 +80,7 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
   const { store } = c.var.shop;
   // Past the checkout threshold of this address or the store, the form carries the person check ahead
   // (the limiter asked while the database answers).
-  const [{ cart, settings, preorders }, widget] = await Promise.all([readCheckout(c), checkoutWidget(c.var.shop.env, c.var.shop.hostname, c.req.header("cf-connecting-ip"))]);
+  const [{ cart, settings, preorders }, widget] = await Promise.all([readCheckout(c), checkoutWidget(c.var.shop, c.req.header("cf-connecting-ip"))]);
   const money = (minor: number) => formatMoney(minor, store.currency);
   // Pre-ordered units beyond the stock pay the store's deposit now and the balance when they arrive.
   const terms = cartDepositTerms(

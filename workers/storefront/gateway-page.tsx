@@ -3,7 +3,6 @@ import { isCrossSite } from "#shared/http/csrf";
 import { inlineScript } from "#shared/http/security-headers";
 import { buildLocalWebhook, localConfirmationFields, readLocalRef, sendLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { formatMoney } from "#shared/storefront/catalog";
-import { gatewayFor } from "./checkout";
 import { notFoundPage } from "./catalog-pages";
 import { ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
@@ -27,9 +26,9 @@ const OUTCOMES: Record<string, { outcome: LocalOutcome; deliveries: number; dela
 };
 
 async function opened(c: ShopContext) {
-  const { store, env } = c.var.shop;
-  const sg = await gatewayFor({ env, storeId: store.id }).catch(() => null);
-  if (!sg || sg.provider !== "local") return null;
+  const { store, providers } = c.var.shop;
+  if (providers.gatewayConfig().provider !== "local") return null;
+  const sg = await providers.storeGateway(store.id);
   const ref = c.req.param("ref") ?? "";
   const read = await readLocalRef(ref, sg.webhookSecret);
   return read && read.storeId === store.id ? { sg, ref, read } : null;
@@ -72,7 +71,7 @@ export async function gatewayPagePost(c: ShopContext) {
   const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const choice = OUTCOMES[String(form["action"] ?? "")];
   if (!choice) return gatewayPage(c);
-  const workerOrigin = (c.var.shop.env as { PAYMENT_WEBHOOK_ORIGIN?: string }).PAYMENT_WEBHOOK_ORIGIN;
+  const workerOrigin = c.var.shop.env.PAYMENT_WEBHOOK_ORIGIN;
   if (workerOrigin) {
     const hook = await buildLocalWebhook({ providerRef: o.ref, outcome: choice.outcome, secret: o.sg.webhookSecret, workerOrigin });
     const delivery = hook ? sendLocalWebhook(hook, { deliveries: choice.deliveries, delayMs: choice.delayMs }) : Promise.resolve([]);

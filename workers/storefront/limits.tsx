@@ -3,7 +3,6 @@ import type { FC } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challenge/challenge";
 import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
-import { challengeFromEnv } from "#shared/challenge/select";
 import { ChallengeWidget, type ChallengeAction } from "#shared/challenge/widget";
 import { AppError } from "#shared/core/errors";
 import { errorPage } from "#shared/http/html";
@@ -14,6 +13,7 @@ import type { RateLimiter } from "#shared/limits/rate-limiter";
 import { shopperKeys, wrongCodeKeys, type ShopperDoor } from "#shared/limits/shopper";
 import { normaliseHostname } from "#shared/storefront/hosts";
 import type { StorefrontEnv } from "./context";
+import type { ShopRequest } from "./shop-env";
 
 /**
  * The shopper's writes at the storefront's door (issue 20 items 1 and 9; docs/decisions/0019): each is
@@ -80,7 +80,7 @@ export function shopperLimits(): MiddlewareHandler<StorefrontEnv> {
     if (!door || !hostname) return next();
     // The challenge's configuration is read at every door that may ask for it, not only once one is due: a
     // deployment without it fails its first checkout (naming the variable), not the first one under attack.
-    if (CHECKED[door]) challengeFromEnv(c.env);
+    if (CHECKED[door]) c.var.providers.challenge();
     const client = clientOf(c.req.header("cf-connecting-ip"));
     const person = { door, passed: false };
     const through = await passDoor(c, shopperKeys(door, hostname, client), person);
@@ -127,9 +127,9 @@ export function codeWasWrong(c: Context): void {
 }
 
 /** The widget the checkout page shows ahead when the next checkout from this client would need it; else null. */
-export async function checkoutWidget(env: object, hostname: string, ip: string | undefined): Promise<Widget | null> {
-  if (!(await challengeAhead(limiterOf(env), shopperKeys("checkout", hostname, clientOf(ip))))) return null;
-  return challengeFromEnv(env).widget;
+export async function checkoutWidget(shop: Pick<ShopRequest, "env" | "providers" | "hostname">, ip: string | undefined): Promise<Widget | null> {
+  if (!(await challengeAhead(limiterOf(shop.env), shopperKeys("checkout", shop.hostname, clientOf(ip))))) return null;
+  return shop.providers.challenge().widget;
 }
 
 /** The checkout form is ~2 KB; a copy is read only to carry a person's fields through the challenge page. */
@@ -152,7 +152,7 @@ async function formCopy(c: StorefrontContext): Promise<Record<string, string>> {
 
 /** Checks the request's challenge token; null when it passed, else the 403 answer (503 when no check could be made). */
 async function challengeRefusal(c: StorefrontContext, { doing, action }: { doing: string; action: ChallengeAction }): Promise<Response | null> {
-  const challenge = challengeFromEnv(c.env);
+  const challenge = c.var.providers.challenge();
   const fields = await formCopy(c);
   const check = await checkChallenge(challenge, c.req.header(CHALLENGE_FIELD) || fields[CHALLENGE_FIELD], c.req.header("cf-connecting-ip"), c.var.log);
   if (check !== "unavailable" && check.passed) return null;

@@ -11,7 +11,6 @@ import { Page } from "#shared/http/page";
 import { safeRedirectPath } from "#shared/http/redirect";
 import { CHALLENGE_FIELD, type ChallengeWidget as Widget } from "#shared/challenge/challenge";
 import { CHALLENGE_RETRY_SECONDS, challengeMessage, checkChallenge } from "#shared/challenge/check";
-import { challengeFromEnv } from "#shared/challenge/select";
 import { ChallengeWidget } from "#shared/challenge/widget";
 import { clientOf } from "#shared/limits/address";
 import { challengeAhead, giveBackAll, passThrough } from "#shared/limits/doors";
@@ -113,7 +112,7 @@ password.post("/api/storefront/password", async (c) => {
   const shop = c.var.store;
   const page = (status: 401 | 403 | 429 | 503, message: string, widget?: Widget | null) => c.html(<PasswordPage storeName={shop.name} returnTo={returnTo} message={message} widget={widget} />, status);
   // Read at every attempt, not only once a check is due: a deployment without it fails at once.
-  const challenge = challengeFromEnv(c.env);
+  const challenge = c.var.providers.challenge();
   const ip = c.req.header("cf-connecting-ip");
   const keys = passwordKeys(c.var.storeId, clientOf(ip));
   const limiter = c.env.RATE_LIMITER;

@@ -1,7 +1,6 @@
 import { consumeAppJob } from "#shared/apps/attempt";
 import { consumeAppEvent } from "#shared/apps/fanout";
 import type { AppConsumerDeps } from "#shared/apps/jobs";
-import { appWebhookConfigFromEnv } from "#shared/apps/secrets";
 import { Database } from "#shared/db/database";
 import { WORK_QUEUES } from "#shared/events/routes";
 import type { JobRunnerDeps } from "#shared/jobs/run";
@@ -21,7 +20,7 @@ export async function consumeAppQueue(batch: MessageBatch<unknown>, env: WorkerB
   const consume = batch.queue === WORK_QUEUES.appEvents.queue ? consumeAppEvent : consumeAppJob;
   let config: AppConsumerDeps["config"];
   try {
-    config = appWebhookConfigFromEnv(env);
+    config = deps.providers.appWebhooks();
   } catch (e) {
     deps.log.error("apps.not_configured", { queue: batch.queue, messages: batch.messages.length, ...errorFields(e) });
     batch.retryAll({ delaySeconds: RETRY_DELAY_SECONDS });

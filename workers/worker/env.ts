@@ -1,4 +1,6 @@
 import type { BaseEnv } from "#shared/core/env";
+import type { HonoEnv } from "#shared/http/app";
+import type { Providers } from "#shared/pipeline/providers";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
 import type { Scheduler } from "./scheduler";
 
@@ -8,3 +10,8 @@ export type WorkerBindings = Omit<Cloudflare.WorkerEnv, "SCHEDULER" | "RATE_LIMI
   SCHEDULER: DurableObjectNamespace<Scheduler>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
 } & Partial<Record<keyof BaseEnv, string>>;
+
+/** The provider services the worker calls: the gateways and couriers of the webhooks and jobs, app webhooks, domains, mail. */
+export type WorkerProviders = Omit<Providers, "challenge" | "dnsConfig">;
+
+export type WorkerHonoEnv = HonoEnv<WorkerBindings, {}, WorkerProviders>;

@@ -3,9 +3,8 @@ import { consumeDomainMessages } from "#shared/jobs/domains-consumer";
 import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
 import { errorFields, type Logger } from "#shared/core/log";
-import { mailerFromEnv } from "#shared/mail/select";
 import { enrolFromEvent } from "#shared/marketing/enrol";
-import { emailLinkSecretFromEnv } from "#shared/mail/links";
+import type { Providers } from "#shared/pipeline/providers";
 import { isSendOrder, sendMarketingBatch } from "#shared/marketing/send";
 import { RetryLater, sendNotification } from "#shared/notifications/send";
 import { sendRestockAlerts } from "#shared/restock/alerts";
@@ -20,15 +19,12 @@ const RETRY_DELAYS = [10, 30, 120, 600, 1800];
 type Handler = (message: unknown, deps: { db: Database; log: Logger }) => Promise<unknown>;
 
 /** The work queues' consumers (shared/events/routes.ts), each idempotent by the event id. */
-const CONSUMERS: Partial<Record<string, (env: WorkerBindings) => Handler>> = {
-  [WORK_QUEUES.notifications.queue]: (env) => (message, deps) =>
-    sendNotification(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) }),
-  [WORK_QUEUES.restock.queue]: (env) => (message, deps) => sendRestockAlerts(message as RoutedEvent, { ...deps, mail: mailerFromEnv(env, deps.db) }),
+const CONSUMERS: Partial<Record<string, (providers: Providers) => Handler>> = {
+  [WORK_QUEUES.notifications.queue]: (p) => (message, deps) => sendNotification(message as RoutedEvent, { ...deps, mail: p.mail(deps.db), linkSecret: p.emailLinkSecret() }),
+  [WORK_QUEUES.restock.queue]: (p) => (message, deps) => sendRestockAlerts(message as RoutedEvent, { ...deps, mail: p.mail(deps.db) }),
   // Relayed events enrol orders in automations; the marketing tick's hand-overs send messages.
-  [WORK_QUEUES.marketing.queue]: (env) => (message, deps) =>
-    isSendOrder(message)
-      ? sendMarketingBatch(message, { ...deps, mail: mailerFromEnv(env, deps.db), linkSecret: emailLinkSecretFromEnv(env as unknown as Record<string, unknown>) })
-      : enrolFromEvent(message as RoutedEvent, deps),
+  [WORK_QUEUES.marketing.queue]: (p) => (message, deps) =>
+    isSendOrder(message) ? sendMarketingBatch(message, { ...deps, mail: p.mail(deps.db), linkSecret: p.emailLinkSecret() }) : enrolFromEvent(message as RoutedEvent, deps),
 };
 
 /**
@@ -55,7 +51,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: WorkerBin
   }
   const db = new Database(deps.db);
   try {
-    const handle = consumer(env);
+    const handle = consumer(deps.providers);
     for (const message of batch.messages) {
       try {
         await handle(message.body, { db, log: deps.log });

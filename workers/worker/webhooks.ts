@@ -1,14 +1,12 @@
 import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import type { HonoEnv } from "#shared/http/app";
 import { AppError } from "#shared/core/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
 import { applyPaymentReport, applyShipmentReport } from "#shared/orders/reports";
-import { gatewayConfigFromEnv, storeGateway } from "#shared/payments/select";
-import { courierConfigFromEnv, isWebhookSegmentOf, storeCourier } from "#shared/shipping/select";
-import type { WorkerBindings } from "./env";
+import { isWebhookSegmentOf } from "#shared/shipping/select";
+import type { WorkerHonoEnv } from "./env";
 
 /**
  * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
@@ -26,13 +24,13 @@ import type { WorkerBindings } from "./env";
 export const WEBHOOK_POLICY: LimitPolicy = { limit: 120, windowMs: 60_000 };
 const WEBHOOK_MAX_BYTES = 64 * 1024;
 
-export const webhooks = new Hono<HonoEnv<WorkerBindings>>();
+export const webhooks = new Hono<WorkerHonoEnv>();
 
 const notHere = () => new AppError("NOT_FOUND", "No such webhook endpoint.");
 
 /** Every webhook's door, in this order: the per-IP limit before anything is read, then the body's size. */
 const guards = [
-  async (c: Context<HonoEnv<WorkerBindings>>, next: Next) => {
+  async (c: Context<WorkerHonoEnv>, next: Next) => {
     const ip = c.req.header("cf-connecting-ip") ?? "unknown";
     const headers = await enforce(c.env.RATE_LIMITER, `webhook:${ip}`, WEBHOOK_POLICY, `webhook calls per ${WEBHOOK_POLICY.windowMs / 1000} s from one address`);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
@@ -51,9 +49,9 @@ webhooks.post(
   ...guards,
   async (c) => {
     const storeId = z.uuid().safeParse(c.req.param("storeId"));
-    const config = gatewayConfigFromEnv(c.env as unknown as Record<string, unknown>);
-    if (!storeId.success || c.req.param("provider") !== config.provider) throw notHere();
-    const sg = await storeGateway(config, storeId.data);
+    const { provider } = c.var.providers.gatewayConfig();
+    if (!storeId.success || c.req.param("provider") !== provider) throw notHere();
+    const sg = await c.var.providers.storeGateway(storeId.data);
     const body = await c.req.text();
     const event = await sg.gateway.verifyWebhook(body, c.req.raw.headers, sg.webhookSecret);
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
@@ -73,9 +71,9 @@ webhooks.post(
  */
 webhooks.post("/webhooks/shipments/:provider/:storeId", ...guards, async (c) => {
   const storeId = z.uuid().safeParse(c.req.param("storeId"));
-  const config = courierConfigFromEnv(c.env as unknown as Record<string, unknown>);
-  if (!storeId.success || !isWebhookSegmentOf(c.req.param("provider"), config.provider)) throw notHere();
-  const sc = await storeCourier(config, storeId.data);
+  const { provider } = c.var.providers.courierConfig();
+  if (!storeId.success || !isWebhookSegmentOf(c.req.param("provider"), provider)) throw notHere();
+  const sc = await c.var.providers.storeCourier(storeId.data);
   const body = await c.req.text();
   const event = await sc.courier.verifyWebhook(body, c.req.raw.headers, sc.webhookSecret);
   if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature or token does not match this store's.", { reason: "bad_signature" });

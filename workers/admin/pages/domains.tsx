@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { localDnsEntryFor, LOCAL_DNS_CHOICES, setLocalDnsEntry, type LocalDnsChoice } from "#shared/domains/dns-local";
 import { localKvOf } from "#shared/domains/local-kv";
-import { dnsConfigFromEnv } from "#shared/domains/select";
 import { badRequest } from "#shared/core/errors";
 import { addDomain, listDomains, removeDomain, setPrimaryDomain } from "#shared/procedures/domains";
 import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
@@ -27,7 +26,7 @@ const targetOf = (c: AdminContext) => (c.env as { STOREFRONT_DNS_TARGET?: string
 /** Whether this deployment verifies against the local DNS (never in production: select.ts refuses it). */
 function localDnsOn(c: AdminContext): boolean {
   try {
-    return dnsConfigFromEnv(c.env as unknown as Record<string, unknown>).provider === "local";
+    return c.var.providers.dnsConfig().provider === "local";
   } catch {
     return false;
   }
