@@ -1,13 +1,11 @@
 import { Hono, type Context } from "hono";
-import type { HonoEnv } from "#shared/http/app";
 import { isCrossSite } from "#shared/http/csrf";
 import { Page } from "#shared/http/page";
 import type { ShipmentStatus } from "#shared/rules/status";
 import { sendLocalWebhook } from "#shared/payments/local-protocol";
 import { isCourierError } from "#shared/shipping/courier";
 import { buildLocalCourierWebhook, localRefStoreId, readLocalShipmentRef } from "#shared/shipping/local-protocol";
-import { courierConfigFromEnv, storeCourier } from "#shared/shipping/select";
-import type { WorkerBindings } from "./env";
+import type { WorkerHonoEnv } from "./env";
 
 /**
  * The local courier's tracking page (development and tests only; docs/shipping.md): what a courier's
@@ -15,8 +13,7 @@ import type { WorkerBindings } from "./env";
  * status to this worker's `POST /webhooks/shipments/local/<storeId>` (LOCAL_COURIER_BEHAVIOUR's
  * webhookDeliveries and webhookDelayMs apply) and shows the worker's answer.
  */
-type WorkerEnv = HonoEnv<WorkerBindings>;
-type WorkerContext = Context<WorkerEnv>;
+type WorkerContext = Context<WorkerHonoEnv>;
 
 /** Hands the webhook to the worker's route: the worker's own fetch handler, so no request leaves the isolate. */
 export type DeliverWebhook = (request: Request, c: WorkerContext) => Promise<Response>;
@@ -31,7 +28,7 @@ const BUTTONS: readonly (readonly [ShipmentStatus, string])[] = [
 async function opened(c: WorkerContext) {
   let config;
   try {
-    config = courierConfigFromEnv(c.env as unknown as Record<string, unknown>);
+    config = c.var.providers.courierConfig();
   } catch {
     return null; // not development or test, or no local courier configured: the page does not exist
   }
@@ -39,7 +36,7 @@ async function opened(c: WorkerContext) {
   const ref = c.req.param("ref") ?? "";
   const storeId = localRefStoreId(ref);
   if (!storeId) return null;
-  const store = await storeCourier(config, storeId);
+  const store = await c.var.providers.storeCourier(storeId);
   const read = await readLocalShipmentRef(ref, store.webhookSecret);
   return read && read.storeId === storeId ? { store, read, behaviour: config.behaviour ?? {} } : null;
 }
@@ -98,7 +95,7 @@ async function trackingPage(c: WorkerContext, o: Opened, sent?: { status: Shipme
 }
 
 export function courierPage(deliver: DeliverWebhook) {
-  const page = new Hono<WorkerEnv>();
+  const page = new Hono<WorkerHonoEnv>();
 
   page.get("/-courier/track/:ref", async (c) => {
     const o = await opened(c);
