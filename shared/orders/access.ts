@@ -2,10 +2,11 @@ import { z } from "zod";
 import { base64Url, sha256Hex } from "../core/tokens";
 import type { SQL } from "drizzle-orm";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { sql, type Q } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import { CART_TOKEN } from "../storefront/cart";
+import { buyerKeys } from "./statements/order-view";
 
 /**
  * The buyer's own link to an order, `/orders/<id>?k=<key>` (docs/decisions/0009-order-access-key.md):
@@ -87,10 +88,7 @@ export function opensOrder(p: ProofHashes): SQL {
 export function buyerAccessPlan(q: Q, store: SQL, p: ProofHashes): Plan<Promise<{ key: string | null } | null>> {
   return plan(
     [
-      raw<{ access_key_hash: string | null; email_key_hash: string | null }>(
-        q,
-        sql`select o.access_key_hash, o.email_key_hash from shop_order o where o.store_id = ${store} and o.id = ${p.orderId} and ${opensOrder(p)}`,
-      ),
+      buyerKeys(q, store, p.orderId, opensOrder(p)),
     ] as const,
     async ([[stored]]) => {
       if (!stored) return null;

@@ -1,15 +1,15 @@
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq, isNull, type SQL } from "drizzle-orm";
 import { emitStep } from "../db/changes";
 import { mapPlan, plan, thenPlan, together, type Plan } from "../db/plan";
 import { paymentAttempt, shopOrder } from "../db/schema";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { sql, type Q, type Step } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
-import { returnDiscountUseSql } from "./discount-uses";
 import { orderNotFound } from "./order-detail";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { orderReadingPlan, paymentChange, recomputeSteps, type OrderReading, type PaymentReading } from "./routines";
 import type { AttemptStatus, OrderStatus, PaymentStatus } from "../rules/status";
+import { clearParcelReservations, heldStock, lockHeldStock, lockOrderRow, releaseHeldStock, returnDiscountUse } from "./statements/actions";
 
 /**
  * The admin's actions on an order (issue 11 part 8): 'Mark as paid' through the payment routine, and
@@ -35,15 +35,30 @@ export type LockedOrder = {
 export function lockOrderPlan(q: Q, store: SQL, orderId: string): Plan<LockedOrder | null> {
   return plan(
     [
-      raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = ${orderId} order by id for update`),
-      raw<LockedOrder>(
-        q,
-        sql`select id, number, status, payment_status as "paymentStatus", fulfillment_status as "fulfillmentStatus", total::float8 as total
-            from shop_order where store_id = ${store} and id = ${orderId} for update`,
-      ),
+      lockAttemptsStep(q, store, orderId),
+      lockOrderRow(q, store, orderId),
     ] as const,
     ([, [row]]) => row ?? null,
   );
+}
+
+/** An order's payment attempts, locked in id order. */
+export function lockAttemptsStep(q: Q, store: SQL, orderId: string) {
+  return q
+    .select({ id: paymentAttempt.id })
+    .from(paymentAttempt)
+    .where(and(eq(paymentAttempt.storeId, store), eq(paymentAttempt.orderId, orderId)))
+    .orderBy(paymentAttempt.id)
+    .for("update");
+}
+
+/** The order row alone, locked (after its payment attempts, where a writer takes those). */
+export function lockOrderStep(q: Q, store: SQL, orderId: string | SQL) {
+  return q
+    .select({ id: shopOrder.id })
+    .from(shopOrder)
+    .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId)))
+    .for("update");
 }
 
 const storeOf = (tx: StoreTx) => sql`${tx.storeId}::uuid`;
@@ -154,22 +169,6 @@ export function markPaidPlan(q: Q, store: SQL, orderId: string, decision: MarkPa
 }
 
 /**
- * Per stock row, what the order's parcel lines reserve there and what releasing gives back (never more
- * than the row's reserved).
- */
-function heldStock(store: SQL, orderId: string): SQL {
-  return sql`select il.id, il.variant_id, il.location_id, least(il.reserved, h.held) as quantity
-    from inventory_level il
-    join (select ol.variant_id, f.location_id, sum(fl.reserved)::int as held
-          from fulfillment_order_line fl
-          join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-          join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-          where fl.store_id = ${store} and f.order_id = ${orderId} and fl.reserved > 0
-          group by ol.variant_id, f.location_id) h on h.variant_id = il.variant_id and h.location_id = il.location_id
-    where il.store_id = ${store}`;
-}
-
-/**
  * Gives back the stock an order holds: per variant and location, `inventory_level.reserved` goes down by
  * what the order's parcel lines reserved (never below zero), the stock rows locked in id order like
  * checkout locks them, and the parcel lines then reserve nothing, so a second release finds nothing.
@@ -178,23 +177,11 @@ function heldStock(store: SQL, orderId: string): SQL {
 function releaseSteps(q: Q, store: SQL, orderId: string) {
   const held = heldStock(store, orderId);
   return {
-    lock: raw(q, sql`${held} order by il.id for update of il`),
+    lock: lockHeldStock(q, store, orderId),
     released: sql`jsonb_build_object('orderId', ${orderId}::text, 'items', coalesce((
       select jsonb_agg(jsonb_build_object('variantId', x.variant_id, 'locationId', x.location_id, 'quantity', x.quantity) order by x.id)
       from (${held}) x where x.quantity > 0), '[]'::jsonb))`,
-    change: [
-      raw(
-        q,
-        sql`update inventory_level s set reserved = s.reserved - x.quantity, updated_at = now()
-            from (${held}) x where s.store_id = ${store} and s.id = x.id and x.quantity > 0`,
-      ),
-      raw(
-        q,
-        sql`update fulfillment_order_line fl set reserved = 0
-            from fulfillment_order f where f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-              and fl.store_id = ${store} and f.order_id = ${orderId} and fl.reserved > 0`,
-      ),
-    ] as const,
+    change: [releaseHeldStock(q, store, orderId), clearParcelReservations(q, store, orderId)] as const,
   };
 }
 
@@ -245,8 +232,11 @@ export function cancelPlan(q: Q, store: SQL, orderId: string, reason: string | u
     release.lock,
     emitStep(q, "inventory.released", release.released),
     ...release.change,
-    raw(q, returnDiscountUseSql(store, sql`array[${orderId}]::uuid[]`)),
-    raw(q, sql`update shop_order set cancelled_at = now(), updated_at = now() where store_id = ${store} and id = ${orderId} and cancelled_at is null`),
+    returnDiscountUse(q, store, sql`array[${orderId}]::uuid[]`),
+    q
+      .update(shopOrder)
+      .set({ cancelledAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId), isNull(shopOrder.cancelledAt))),
     ...recompute.steps,
   ]);
 }

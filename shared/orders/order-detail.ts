@@ -1,92 +1,13 @@
 import type { SQL } from "drizzle-orm";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { orderViewStatement, type OrderView } from "./order-view";
+import { orderDetail, type AttemptView, type OrderEventView, type OrderLineView, type RefundRowView, type ReturnView, type ShipmentView, type TaskView } from "./statements/order-view";
+
+export type { AttemptReview, AttemptView, OrderEventView, OrderLineView, RefundRowView, ReturnView, ShipmentView, TaskView } from "./statements/order-view";
 
 /** What orders.get answers: the order view plus its lines, attempts, shipments and timeline (issue 11 "Shapes"). */
-export interface OrderLineView {
-  id: string;
-  variantId: string | null;
-  productTitle: string;
-  variantTitle: string;
-  sku: string | null;
-  taxClass: string;
-  quantity: number;
-  unitPrice: number;
-  lineTotal: number;
-  discount: number;
-  preorder: boolean;
-}
-
-/** A report of money that did not add up, kept on its attempt (docs/order-status.md, "Payments under review"). */
-export interface AttemptReview {
-  reason: "amount_below" | "currency_differs";
-  /** What was reported: the status it claimed, its amount (minor units), currency, payment id and trigger. */
-  report: { status: string; amount: number; currency: string | null; paymentId: string | null; trigger: string };
-  at: string;
-}
-
-export interface AttemptView {
-  id: string;
-  attempt: number;
-  idempotencyKey: string;
-  status: string;
-  provider: string;
-  amount: number;
-  createdAt: Date;
-  review: AttemptReview | null;
-}
-
-export interface OrderEventView {
-  kind: string;
-  createdAt: Date;
-}
-
-export interface ShipmentView {
-  id: string;
-  parcelId: string;
-  provider: string;
-  awb: string;
-  courierName: string | null;
-  trackingUrl: string | null;
-  status: string;
-  statusAt: string;
-  createdAt: string;
-  /** What the courier reported, oldest first. */
-  events: { status: string; providerStatus: string | null; source: string; occurredAt: string }[];
-}
-
-export interface RefundRowView {
-  id: string;
-  amount: number;
-  status: string;
-  reason: string | null;
-  returnId: string | null;
-  createdAt: string;
-}
-
-export interface ReturnView {
-  id: string;
-  number: number;
-  status: string;
-  reason: string;
-  note: string | null;
-  restocked: boolean;
-  lines: { orderLineId: string; quantity: number }[];
-  createdAt: string;
-}
-
-export interface TaskView {
-  id: string;
-  kind: string;
-  /** What the task is about: the shipment, attempt or refund (by id). */
-  subjectId: string;
-  title: string;
-  status: string;
-  createdAt: string;
-}
-
 export interface OrderDetail extends OrderView {
   phone: string | null;
   shippingAddress: Record<string, string>;
@@ -105,22 +26,6 @@ export interface OrderDetail extends OrderView {
 
 export const orderNotFound = () => new AppError("NOT_FOUND", "Order not found in this store.");
 
-type DetailRow = {
-  phone: string | null;
-  shipping_address: Record<string, string>;
-  payment_method: string;
-  discount_code: string | null;
-  placed_at: Date;
-  expires_at: Date | null;
-  lines: OrderLineView[];
-  attempts: (Omit<AttemptView, "createdAt"> & { createdAt: string })[];
-  events: (Omit<OrderEventView, "createdAt"> & { createdAt: string })[];
-  shipments: ShipmentView[];
-  refunds: RefundRowView[];
-  returns: ReturnView[];
-  tasks: TaskView[];
-};
-
 /**
  * The order's own fields, lines (by position), attempts (newest first) and the outbox events that name it
  * in `payload.orderId` (oldest first; events of one transaction share its time and are ordered by kind),
@@ -128,39 +33,7 @@ type DetailRow = {
  * cannot use an index under RLS).
  */
 export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDetail> {
-  const detail = raw<DetailRow>(
-    q,
-    sql`select o.phone, o.shipping_address, o.payment_method, o.discount_code, o.placed_at, o.expires_at,
-       coalesce((select json_agg(json_build_object('id', l.id, 'variantId', l.variant_id, 'productTitle', l.product_title,
-           'variantTitle', l.variant_title, 'sku', l.sku, 'taxClass', l.tax_class, 'quantity', l.quantity, 'unitPrice', l.unit_price,
-           'lineTotal', l.line_total, 'discount', l.discount, 'preorder', l.preorder) order by l.position, l.id)
-         from order_line l where l.store_id = o.store_id and l.order_id = o.id), '[]'::json) as lines,
-       coalesce((select json_agg(json_build_object('id', a.id, 'attempt', a.attempt, 'idempotencyKey', a.idempotency_key, 'status', a.status,
-           'provider', a.provider, 'amount', a.amount, 'createdAt', a.created_at,
-           'review', case when a.review_reason is not null then json_build_object('reason', a.review_reason, 'report', a.review_report, 'at', a.review_at) end)
-           order by a.attempt desc)
-         from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id), '[]'::json) as attempts,
-       coalesce((select json_agg(json_build_object('kind', e.kind, 'createdAt', e.created_at) order by e.created_at, e.kind, e.id)
-         from outbox_event e where e.store_id = o.store_id and e.order_id = o.id), '[]'::json) as events,
-       coalesce((select json_agg(json_build_object('id', s.id, 'parcelId', s.fulfillment_order_id, 'provider', s.provider, 'awb', s.awb,
-           'courierName', s.courier_name, 'trackingUrl', s.tracking_url, 'status', s.status, 'statusAt', s.status_at, 'createdAt', s.created_at,
-           'events', coalesce((select json_agg(json_build_object('status', se.status, 'providerStatus', se.provider_status, 'source', se.source,
-               'occurredAt', se.occurred_at) order by se.occurred_at, se.created_at)
-             from shipment_event se where se.store_id = s.store_id and se.shipment_id = s.id), '[]'::json)) order by s.created_at, s.id)
-         from shipment s where s.store_id = o.store_id and s.order_id = o.id), '[]'::json) as shipments,
-       coalesce((select json_agg(json_build_object('id', r.id, 'amount', r.amount, 'status', r.status, 'reason', r.reason, 'returnId', r.return_id,
-           'createdAt', r.created_at) order by r.created_at, r.id)
-         from refund r where r.store_id = o.store_id and r.order_id = o.id), '[]'::json) as refunds,
-       coalesce((select json_agg(json_build_object('id', t.id, 'number', t.number, 'status', t.status, 'reason', t.reason, 'note', t.note,
-           'restocked', t.restocked, 'createdAt', t.created_at,
-           'lines', (select coalesce(json_agg(json_build_object('orderLineId', rl.order_line_id, 'quantity', rl.quantity)), '[]'::json)
-                     from order_return_line rl where rl.store_id = t.store_id and rl.return_id = t.id)) order by t.number)
-         from order_return t where t.store_id = o.store_id and t.order_id = o.id), '[]'::json) as returns,
-       coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'subjectId', k.subject_id, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
-           order by k.created_at, k.id)
-         from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks
-     from shop_order o where o.store_id = ${store} and o.id = ${orderId}`,
-  );
+  const detail = orderDetail(q, store, orderId);
   return plan([orderViewStatement(q, store, orderId), detail] as const, ([[viewRow], [row]]) => {
     const view = viewRow?.order;
     if (!view || !row) throw orderNotFound();

@@ -1,7 +1,11 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, markEmits, unchanged } from "../db/changes";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { shopOrder } from "../db/schema";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q, type Step } from "../db/steps";
+import { lockOrders, lockParcelLines, lockStockRows } from "./statements/locks";
+import { balanceWork, openBalance, remindBalances, requestBalance, shiftReservations, type BalanceWhich } from "./statements/preorders";
 import { addTaskStep } from "./tasks";
 
 /**
@@ -17,83 +21,13 @@ export const BALANCE_REMINDER_AFTER_MS = 3 * DAY_MS;
 /** …and given up this long after it was requested. */
 export const BALANCE_EXPIRES_AFTER_MS = 7 * DAY_MS;
 
-export interface BalanceLine {
-  flId: string;
-  levelId: string | null;
-  variantId: string | null;
-  locationId: string | null;
-  /** The line's reservation as read. */
-  reserved: number;
-  /** Units this run may take (a waiting order) or must give back (a ripe one). */
-  wanted: number;
-  onHand: number;
-  levelReserved: number;
-}
+export type { BalanceLine, BalanceWhich } from "./statements/preorders";
 
-export type BalanceOrder = {
-  id: string;
-  /** Its balance was requested long enough ago to give up (else it waits for stock). */
-  ripe: boolean;
-  number: number;
-  paymentMethod: string;
-  total: number;
-  captured: number;
-  provider: string | null;
-  /** When its balance was requested (epoch seconds, as text), as the change checks it again. */
-  requestedAt: string | null;
-  lines: BalanceLine[];
-};
-
-/** Which orders: the store's work list (the job's), or one order in one role (a direct call). */
-export type BalanceWhich = { expireBefore: Date; limit: number } | { orderId: string; ripe: boolean; expireBefore: Date };
-
-/** An order whose balance is still to be asked for or paid (deposit in, balance set, not given up). */
-const open = sql`o.status = 'open' and o.payment_status = 'partially_paid' and o.balance_amount > 0 and o.balance_expired_at is null`;
-
-function workSql(store: SQL, which: BalanceWhich): SQL {
-  if ("orderId" in which) {
-    const role = which.ripe ? sql`o.balance_requested_at <= ${which.expireBefore}` : sql`o.balance_requested_at is null`;
-    return sql`select o.id, ${which.ripe}::boolean as ripe, o.placed_at from shop_order o where o.store_id = ${store} and o.id = ${which.orderId} and ${open} and ${role}`;
-  }
-  // Waiting orders whose backordered units have stock at their parcel's location now, and ripe ones.
-  return sql`select o.id, o.balance_requested_at is not null as ripe, o.placed_at from shop_order o
-     where o.store_id = ${store} and ${open} and (o.balance_requested_at <= ${which.expireBefore} or (o.balance_requested_at is null and exists (
-       select 1 from fulfillment_order f
-       join fulfillment_order_line fl on fl.store_id = f.store_id and fl.fulfillment_order_id = f.id and fl.reserved < fl.quantity
-       join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-       join inventory_level il on il.store_id = f.store_id and il.variant_id = ol.variant_id and il.location_id = f.location_id
-         and il.on_hand > il.reserved
-       where f.store_id = o.store_id and f.order_id = o.id)))
-     order by o.placed_at, o.id limit ${which.limit}`;
-}
+export type BalanceOrder = RowOfStatement<typeof balanceWork>;
 
 /** The orders with balance work, oldest first, each with the parcel lines it would reserve or give back. */
 export function balanceReadingPlan(q: Q, store: SQL, which: BalanceWhich): Plan<BalanceOrder[]> {
-  return plan(
-    [
-      raw<BalanceOrder>(
-        q,
-        sql`with work as (${workSql(store, which)})
-            select w.id, w.ripe, o.number, o.payment_method as "paymentMethod", o.total::float8 as total,
-              (select coalesce(sum(a.amount), 0)::float8 from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id
-                 and a.status in ('captured', 'refunded')) as captured,
-              (select a.provider from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt limit 1) as provider,
-              extract(epoch from o.balance_requested_at)::text as "requestedAt",
-              coalesce((select json_agg(json_build_object('flId', fl.id, 'levelId', il.id, 'variantId', ol.variant_id, 'locationId', f.location_id,
-                          'reserved', fl.reserved, 'wanted', case when w.ripe then fl.reserved - (fl.quantity - fl.backordered) else fl.quantity - fl.reserved end,
-                          'onHand', coalesce(il.on_hand, 0), 'levelReserved', coalesce(il.reserved, 0)) order by fl.id)
-                        from fulfillment_order_line fl
-                        join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-                        join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-                        left join inventory_level il on il.store_id = fl.store_id and il.variant_id = ol.variant_id and il.location_id = f.location_id
-                        where fl.store_id = o.store_id and f.order_id = o.id
-                          and case when w.ripe then fl.reserved > fl.quantity - fl.backordered else fl.reserved < fl.quantity end), '[]'::json) as lines
-            from work w join shop_order o on o.store_id = ${store} and o.id = w.id
-            order by w.placed_at, w.id`,
-      ),
-    ] as const,
-    ([rows]) => rows,
-  );
+  return plan([balanceWork(q, store, which)] as const, ([rows]) => rows);
 }
 
 type Move = { flId: string; levelId: string | null; variantId: string | null; locationId: string | null; delta: number };
@@ -145,16 +79,15 @@ export function balanceChange(q: Q, store: SQL, steps: readonly BalanceStep[], n
   for (const m of moves) if (m.delta > 0 && m.levelId) taken.set(m.levelId, (taken.get(m.levelId) ?? 0) + m.delta);
   const takes = [...taken].map(([id, take]) => ({ id, take }));
   const levels = [...new Set(lines.flatMap((l) => (l.levelId ? [l.levelId] : [])))];
-  const ids = (list: string[]) => sql`${sql.param(list)}::uuid[]`;
   const guards: Step[] = orders.length === 0 ? [] : [
-    raw(q, sql`select id from shop_order where store_id = ${store} and id = any(${ids(orders.map((o) => o.id))}) order by id for update`),
-    raw(q, sql`select id from fulfillment_order_line where store_id = ${store} and id = any(${ids(lines.map((l) => l.flId))}) order by id for update`),
-    raw(q, sql`select id from inventory_level where store_id = ${store} and id = any(${ids(levels)}) order by id for update`),
+    lockOrders(q, store, orders.map((o) => o.id)),
+    lockParcelLines(q, store, lines.map((l) => l.flId)),
+    lockStockRows(q, store, levels),
     unchanged(
       q,
       sql`(select count(*) from shop_order o join jsonb_to_recordset(${json(orders.map((o) => ({ id: o.id, requested: o.requestedAt, captured: o.captured })))})
              as x(id uuid, requested text, captured float8) on x.id = o.id
-           where o.store_id = ${store} and ${open} and extract(epoch from o.balance_requested_at)::text is not distinct from x.requested
+           where o.store_id = ${store} and ${openBalance} and extract(epoch from o.balance_requested_at)::text is not distinct from x.requested
              and (select coalesce(sum(a.amount), 0)::float8 from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id
                     and a.status in ('captured', 'refunded')) = x.captured) = ${orders.length}
           and (select count(*) from fulfillment_order_line fl join jsonb_to_recordset(${json(lines.map((l) => ({ id: l.flId, reserved: l.reserved })))})
@@ -172,13 +105,7 @@ export function balanceChange(q: Q, store: SQL, steps: readonly BalanceStep[], n
 
 /** Moves `delta` units per parcel line into (positive) or out of (negative) its reservation and its stock row's. */
 function shiftStep(q: Q, store: SQL, moves: readonly Move[]): Step {
-  return raw(
-    q,
-    sql`with x as (select * from jsonb_to_recordset(${json(moves.map((m) => ({ fl: m.flId, level: m.levelId, delta: m.delta })))}) as x(fl uuid, level uuid, delta int)),
-        levels as (update inventory_level il set reserved = greatest(il.reserved + y.delta, 0), updated_at = now()
-                   from (select level, sum(delta)::int as delta from x group by level) y where il.store_id = ${store} and il.id = y.level)
-        update fulfillment_order_line fl set reserved = fl.reserved + x.delta from x where fl.store_id = ${store} and fl.id = x.fl`,
-  );
+  return shiftReservations(q, store, moves.map((m) => ({ fl: m.flId, level: m.levelId, delta: m.delta })));
 }
 
 const itemsOf = (moves: readonly Move[], sign = 1) => moves.map((m) => ({ variantId: m.variantId, locationId: m.locationId, quantity: sign * m.delta }));
@@ -190,14 +117,7 @@ function reserveSteps(q: Q, store: SQL, step: Extract<BalanceStep, { kind: "rese
   const dueBy = new Date(now.getTime() + BALANCE_EXPIRES_AFTER_MS).toISOString();
   return [
     ...out,
-    raw(
-      q,
-      sql`with attempt as (
-            insert into payment_attempt (id, store_id, order_id, attempt, idempotency_key, provider, amount)
-            select ${request.attemptId}::uuid, ${store}, ${order.id}::uuid, n, ${order.id}::text || ':' || n, ${request.provider}, ${request.amount}::bigint
-            from (select coalesce(max(attempt), 0) + 1 as n from payment_attempt where store_id = ${store} and order_id = ${order.id}) a)
-          update shop_order set balance_requested_at = ${now}, updated_at = now() where store_id = ${store} and id = ${order.id}`,
-    ),
+    requestBalance(q, store, order.id, request, now),
     emitStep(q, "order.balance_requested", { orderId: order.id, number: order.number, amount: request.amount, attemptId: request.attemptId, paymentMethod: order.paymentMethod, dueBy }),
   ];
 }
@@ -205,7 +125,10 @@ function reserveSteps(q: Q, store: SQL, step: Extract<BalanceStep, { kind: "rese
 function expireSteps(q: Q, store: SQL, step: Extract<BalanceStep, { kind: "expire" }>, now: Date): Step[] {
   const { order } = step;
   return [
-    raw(q, sql`update shop_order set balance_expired_at = ${now}, updated_at = now() where store_id = ${store} and id = ${order.id}`),
+    q
+      .update(shopOrder)
+      .set({ balanceExpiredAt: now, updatedAt: sql`now()` })
+      .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, order.id))),
     emitStep(q, "order.balance_expired", { orderId: order.id, number: order.number, amount: step.amount }),
     emitStep(q, "inventory.released", { orderId: order.id, items: itemsOf(step.moves, -1) }),
     addTaskStep(q, store, {
@@ -224,25 +147,12 @@ function expireSteps(q: Q, store: SQL, step: Extract<BalanceStep, { kind: "expir
  */
 export function remindStep(q: Q, store: SQL, now: Date, limit: number): Step<{ n: number }[]> {
   return markEmits(
-    raw<{ n: number }>(
-      q,
-      sql`with reminded as (
-            update shop_order o set balance_reminded_at = ${now}
-            where o.store_id = ${store} and o.id in (
-                select id from shop_order where store_id = ${store} and status = 'open' and payment_status = 'partially_paid' and balance_amount > 0
-                  and balance_expired_at is null and balance_reminded_at is null
-                  and balance_requested_at <= ${new Date(now.getTime() - BALANCE_REMINDER_AFTER_MS)} and balance_requested_at > ${new Date(now.getTime() - BALANCE_EXPIRES_AFTER_MS)}
-                order by balance_requested_at limit ${limit})
-              and o.status = 'open' and o.payment_status = 'partially_paid' and o.balance_reminded_at is null and o.balance_expired_at is null
-            returning o.id, o.number, o.balance_requested_at,
-              o.total - (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id
-                          and a.status in ('captured', 'refunded')) as amount),
-          events as (
-            insert into outbox_event (store_id, kind, payload)
-            select ${store}, 'order.balance_reminder', jsonb_build_object('orderId', id, 'number', number, 'amount', amount,
-              'dueBy', to_char((balance_requested_at + ${BALANCE_EXPIRES_AFTER_MS} * interval '1 millisecond') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-            from reminded)
-        select count(*)::int as n from reminded`,
-    ),
+    remindBalances(q, store, {
+      now,
+      remindBefore: new Date(now.getTime() - BALANCE_REMINDER_AFTER_MS),
+      expireAfter: new Date(now.getTime() - BALANCE_EXPIRES_AFTER_MS),
+      limit,
+      expiresAfterMs: BALANCE_EXPIRES_AFTER_MS,
+    }),
   );
 }

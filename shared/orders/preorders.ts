@@ -1,5 +1,6 @@
 import type { SQL } from "drizzle-orm";
-import { raw, sql, type Q } from "../db/steps";
+import { sql, type Q } from "../db/steps";
+import { cartPreorderVariants } from "./statements/preorders";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { balanceChange, balanceReadingPlan, BALANCE_EXPIRES_AFTER_MS, decideBalances, remindStep } from "./preorder-units";
 import { plan, type Plan } from "../db/plan";
@@ -69,13 +70,7 @@ export function unitDepositTerms(price: number, percent: number): DepositTerms {
 export function cartPreorderVariantsPlan(q: Q, store: SQL, tokenHash: string | null): Plan<ReadonlySet<string>> {
   return plan(
     [
-      raw<{ variant_id: string }>(
-        q,
-        sql`select cl.variant_id from cart c
-            join cart_line cl on cl.store_id = c.store_id and cl.cart_id = c.id
-            join product_variant v on v.store_id = cl.store_id and v.id = cl.variant_id
-            where c.store_id = ${store} and c.token_hash = ${tokenHash ?? ""} and c.converted_order_id is null and v.preorder`,
-      ),
+      cartPreorderVariants(q, store, tokenHash ?? ""),
     ] as const,
     ([rows]) => new Set(rows.map((r) => r.variant_id)),
   );

@@ -1,10 +1,13 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, markEmits, unchanged } from "../db/changes";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { shipment as shipmentTable, shipmentEvent } from "../db/schema";
+import { sql, type Q, type Step } from "../db/steps";
+import { lockOrderStep } from "./actions";
 import { readingAfter, withShipmentStatus } from "./readings";
 import { orderReadingPlan, recomputeSteps, type OrderReading } from "./routines";
 import { decideShipmentStatus, type OrderStatuses, type ShipmentStatus } from "../rules/status";
+import { moveShipment, putShipmentBack, rtoTask, shipmentToMove, shipmentWhere, type ShipmentKey } from "./statements/shipment-status";
 
 /**
  * The only writer of a shipment's status, whatever reports it (the merchant, a courier webhook, the
@@ -46,34 +49,16 @@ export interface ShipmentReading {
   order: OrderReading;
 }
 
-/** Which shipment: by id (of this order, when given), or by the courier's tracking number. */
-export type ShipmentKey = { id: string; orderId?: string } | { provider: string; awb: string };
-
-function whereOf(store: SQL, key: ShipmentKey): SQL {
-  if ("awb" in key) return sql`s.store_id = ${store} and s.provider = ${key.provider} and s.awb = ${key.awb}`;
-  return sql`s.store_id = ${store} and s.id = ${key.id}${key.orderId ? sql` and s.order_id = ${key.orderId}` : sql``}`;
-}
+export type { ShipmentKey } from "./statements/shipment-status";
 
 /** Reads a shipment and its order's facts (with `lock`: the order, then the shipment, locked). */
 export function shipmentReadingPlan(q: Q, store: SQL, key: ShipmentKey, lock = false): Plan<ShipmentReading | null> {
-  const where = whereOf(store, key);
-  const orderId = sql`(select s.order_id from shipment s where ${where})`;
+  const orderId = sql`(select s.order_id from shipment s where ${shipmentWhere(store, key)})`;
   const read = together({
     // With `lock`, the order is locked by a statement of its own: one that waited for a lock reads other rows as they were when it began.
-    lock: lock ? plan([raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${orderId} for update`)] as const, () => undefined) : plan([], () => undefined),
+    lock: lock ? plan([lockOrderStep(q, store, orderId)] as const, () => undefined) : plan([], () => undefined),
     order: orderReadingPlan(q, store, orderId, lock),
-    shipment: plan(
-      [
-        raw<{ id: string; order_id: string; number: number; status: ShipmentStatus; awb: string; index: number }>(
-          q,
-          sql`select s.id, s.order_id, o.number, s.status, s.awb,
-                (select count(*) from shipment x where x.store_id = s.store_id and x.order_id = s.order_id and x.id < s.id)::int as index
-              from shipment s join shop_order o on o.store_id = s.store_id and o.id = s.order_id
-              where ${where}${lock ? sql` for update of s` : sql``}`,
-        ),
-      ] as const,
-      ([[row]]) => row,
-    ),
+    shipment: plan([shipmentToMove(q, store, key, lock)] as const, ([[row]]) => row),
   });
   return mapPlan(read, ({ order, shipment: s }) =>
     s && order
@@ -102,7 +87,11 @@ export function shipmentChange(
   const decision = decideShipmentStatus(shipment.status, requested);
   // Locked first, compared by the next statement (which starts once the lock is held).
   const asRead = [
-    raw(q, sql`select 1 from shipment where store_id = ${store} and id = ${shipment.id} for update`),
+    q
+      .select({ id: shipmentTable.id })
+      .from(shipmentTable)
+      .where(and(eq(shipmentTable.storeId, store), eq(shipmentTable.id, shipment.id)))
+      .for("update"),
     unchanged(q, sql`(select status from shipment where store_id = ${store} and id = ${shipment.id}) = ${shipment.status}`),
   ];
   if (!decision.apply) {
@@ -118,16 +107,8 @@ export function shipmentChange(
     steps: [
       ...guard,
       ...asRead,
-      raw(
-        q,
-        sql`update shipment set status = ${to}, provider_status = coalesce(${providerStatus}, provider_status), status_at = ${occurredAt}, updated_at = now()
-            where store_id = ${store} and id = ${shipment.id}`,
-      ),
-      raw(
-        q,
-        sql`insert into shipment_event (store_id, shipment_id, status, provider_status, source, occurred_at)
-            values (${store}, ${shipment.id}, ${to}, ${providerStatus}, ${source}, ${occurredAt})`,
-      ),
+      moveShipment(q, store, shipment.id, to, providerStatus, occurredAt),
+      q.insert(shipmentEvent).values({ storeId: store, shipmentId: shipment.id, status: to, providerStatus, source, occurredAt }),
       ...(turnsBack ? [rtoStep(q, store, reading, to, source)] : []),
       ...(to === "cancelled" ? [putBackStep(q, store, shipment.id)] : []),
       emitStep(q, `shipment.${to}`, { ...ids, awb: shipment.awb, source }),
@@ -146,15 +127,7 @@ export function orderAfter(reading: ShipmentReading, applied: ShipmentApplied): 
 function rtoStep(q: Q, store: SQL, { shipment }: ShipmentReading, to: ShipmentStatus, source: ShipmentSource): Step {
   const title = `Order #${shipment.orderNumber}: parcel ${shipment.awb} is coming back to you (RTO). Check it in when it arrives, then refund or reship.`;
   const payload = { orderId: shipment.orderId, shipmentId: shipment.id, awb: shipment.awb, status: to, source };
-  return markEmits(
-    raw(
-      q,
-      sql`with task as (
-            insert into merchant_task (store_id, kind, order_id, subject_id, title) values (${store}, 'rto', ${shipment.orderId}, ${shipment.id}, ${title.slice(0, 300)})
-            on conflict (store_id, kind, subject_id) do nothing returning id)
-          insert into outbox_event (store_id, kind, payload) select ${store}, 'order.rto', ${JSON.stringify(payload)}::jsonb from task`,
-    ),
-  );
+  return markEmits(rtoTask(q, store, { orderId: shipment.orderId, shipmentId: shipment.id }, title.slice(0, 300), JSON.stringify(payload)));
 }
 
 /**
@@ -162,25 +135,5 @@ function rtoStep(q: Q, store: SQL, { shipment }: ShipmentReading, to: ShipmentSt
  * the stock rows locked in id order, each with a `shipment_cancelled` adjustment row.
  */
 function putBackStep(q: Q, store: SQL, shipmentId: string): Step {
-  return raw(
-    q,
-    sql`with items as (
-          select fl.id as fl, il.id as level, fl.quantity, f.location_id, o.number
-          from shipment s
-          join fulfillment_order f on f.store_id = s.store_id and f.id = s.fulfillment_order_id
-          join shop_order o on o.store_id = s.store_id and o.id = s.order_id
-          join fulfillment_order_line fl on fl.store_id = f.store_id and fl.fulfillment_order_id = f.id
-          join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-          join inventory_level il on il.store_id = fl.store_id and il.variant_id = ol.variant_id and il.location_id = f.location_id
-          where s.store_id = ${store} and s.id = ${shipmentId}
-          order by il.id for update of il),
-        levels as (
-          update inventory_level il set on_hand = il.on_hand + items.quantity, reserved = il.reserved + items.quantity, updated_at = now()
-          from items where il.store_id = ${store} and il.id = items.level
-          returning il.variant_id, il.on_hand, items.quantity, items.location_id, items.number),
-        adjusted as (
-          insert into inventory_adjustment (store_id, variant_id, location_id, delta, on_hand_after, reason, note)
-          select ${store}, variant_id, location_id, quantity, on_hand, 'shipment_cancelled', 'Order #' || number::text from levels)
-        update fulfillment_order_line fl set reserved = items.quantity from items where fl.store_id = ${store} and fl.id = items.fl`,
-  );
+  return putShipmentBack(q, store, shipmentId);
 }

@@ -2,16 +2,20 @@ import type { SQL } from "drizzle-orm";
 import { emitStep, ensureChanged, unchanged } from "../db/changes";
 import { uuidFrom } from "../db/ids";
 import { plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q, type ResultOf } from "../db/steps";
+import { shipmentEvent } from "../db/schema";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q, type ResultOf } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import { isCourierError, type Courier, type CreatedShipment } from "../shipping/courier";
-import { conflict, refuseClosed } from "./actions";
+import { conflict, lockAttemptsStep, lockOrderStep, refuseClosed } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { orderReadingPlan, recomputeSteps, type OrderReading } from "./routines";
 import { shipmentChange, shipmentReadingPlan, type ShipmentApplied, type ShipmentReport, type ShipmentSource } from "./shipment-status";
 import type { ShipmentStatus } from "../rules/status";
+import { lockParcelLines, lockStockRows } from "./statements/locks";
+import { lockParcelStock, orderToShip, parcelLinesToShip, parcelToShip, shipParcelUnits } from "./statements/shipments";
 
 /**
  * Shipments (docs/order-status.md, "Shipments"): a parcel handed to a courier, and the one routine that
@@ -30,22 +34,11 @@ export interface FulfilInput {
   tracking?: { awb: string; courierName: string; trackingUrl?: string | undefined } | undefined;
 }
 
-type ParcelLine = {
-  flId: string;
-  variantId: string | null;
-  levelId: string | null;
-  title: string;
-  sku: string | null;
-  quantity: number;
-  reserved: number;
-  unitPrice: number;
-  onHand: number;
-  levelReserved: number;
-};
+type ParcelLine = RowOfStatement<typeof parcelLinesToShip>;
 
 /** What shipping a parcel decides from: the order (its facts for the recompute), the parcel, its lines and their stock. */
 export interface FulfilReading {
-  order: { id: string; number: number; email: string; phone: string | null; shippingAddress: Record<string, string>; currency: string };
+  order: RowOfStatement<typeof orderToShip>;
   facts: OrderReading;
   parcel: { id: string; locationId: string; locationName: string | null; originState: string | null; value: number; shipments: number };
   lines: ParcelLine[];
@@ -61,19 +54,13 @@ const LIVE_SHIPMENT = ["pending", "in_transit", "delivered", "rto_initiated"];
  * With `lock` (an open transaction), everything it reads stays as read until the change.
  */
 export function fulfilReadingPlan(q: Q, store: SQL, input: FulfilInput, lock = false): Plan<FulfilReading> {
-  const forUpdate = (of: SQL) => (lock ? sql` for update of ${of}` : sql``);
-  const parcelLines = sql`from fulfillment_order_line fl
-       join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-       join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
-       left join inventory_level il on il.store_id = fl.store_id and il.variant_id = ol.variant_id and il.location_id = f.location_id
-       where fl.store_id = ${store} and fl.fulfillment_order_id = ${input.parcelId} and f.order_id = ${input.orderId}`;
   const read = together({
     // Locked first, each by a statement of its own: a statement that waited for a lock reads other rows as they were when it began.
     locks: lock
       ? plan(
           [
-            raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = ${input.orderId} order by id for update`),
-            raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${input.orderId} for update`),
+            lockAttemptsStep(q, store, input.orderId),
+            lockOrderStep(q, store, input.orderId),
           ] as const,
           () => undefined,
         )
@@ -81,30 +68,11 @@ export function fulfilReadingPlan(q: Q, store: SQL, input: FulfilInput, lock = f
     facts: orderReadingPlan(q, store, input.orderId, lock),
     rows: plan(
       [
-        raw<FulfilReading["order"]>(
-          q,
-          sql`select id, number, email, phone, shipping_address as "shippingAddress", currency from shop_order where store_id = ${store} and id = ${input.orderId}`,
-        ),
-        raw<{ id: string; locationId: string | null; locationName: string | null; originState: string | null; value: number; shipments: number; live: { awb: string; status: string }[] }>(
-          q,
-          sql`select f.id, f.location_id as "locationId", l.name as "locationName", f.origin_state as "originState", (f.subtotal - f.discount)::float8 as value,
-                (select count(*)::int from shipment s where s.store_id = f.store_id and s.fulfillment_order_id = f.id) as shipments,
-                coalesce((select json_agg(json_build_object('awb', s.awb, 'status', s.status)) from shipment s
-                          where s.store_id = f.store_id and s.fulfillment_order_id = f.id and s.status = any(${sql.param(LIVE_SHIPMENT)}::text[])), '[]'::json) as live
-              from fulfillment_order f left join location l on l.store_id = f.store_id and l.id = f.location_id
-              where f.store_id = ${store} and f.order_id = ${input.orderId} and f.id = ${input.parcelId}${forUpdate(sql`f`)}`,
-        ),
-        raw<ParcelLine>(
-          q,
-          sql`select fl.id as "flId", ol.variant_id as "variantId", il.id as "levelId",
-                ol.product_title || case when ol.variant_title = 'Default' then '' else ' — ' || ol.variant_title end as title,
-                ol.sku, fl.quantity, fl.reserved, ol.unit_price::float8 as "unitPrice",
-                coalesce(il.on_hand, 0) as "onHand", coalesce(il.reserved, 0) as "levelReserved"
-              ${parcelLines}
-              order by il.id nulls last, fl.id${forUpdate(sql`fl`)}`,
-        ),
+        orderToShip(q, store, input.orderId),
+        parcelToShip(q, store, input, LIVE_SHIPMENT, lock),
+        parcelLinesToShip(q, store, input, lock),
         // The stock rows locked in id order (as checkout locks them), read as locked.
-        ...(lock ? [raw<{ id: string; on_hand: number; reserved: number }>(q, sql`select id, on_hand, reserved from inventory_level where id in (select il.id ${parcelLines}) order by id for update`)] : []),
+        ...(lock ? [lockParcelStock(q, store, input)] : []),
       ] as const,
       ([[order], [parcel], lines, locked]) => {
         const fresh = new Map((locked ?? []).map((l) => [l.id, l]));
@@ -212,8 +180,8 @@ export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: B
   const view = orderViewStatement(q, store, order.id);
   const steps = [
     ...recompute.guard,
-    raw(q, sql`select id from fulfillment_order_line where store_id = ${store} and id = any(${sql.param(lines.map((l) => l.flId))}::uuid[]) order by id for update`),
-    raw(q, sql`select id from inventory_level where store_id = ${store} and id = any(${sql.param(items.flatMap((i) => (i.level ? [i.level] : [])))}::uuid[]) order by id for update`),
+    lockParcelLines(q, store, lines.map((l) => l.flId)),
+    lockStockRows(q, store, items.flatMap((i) => (i.level ? [i.level] : []))),
     unchanged(
       q,
       sql`not exists (select 1 from jsonb_to_recordset(${json(items)}) as x(fl uuid, level uuid, quantity int, reserved int)
@@ -228,20 +196,9 @@ export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: B
           on conflict (store_id, provider, awb) do nothing returning 1`,
       conflict("awb_taken", `Tracking number ${created.awb} is already on another shipment of this store.`),
     ),
-    raw(q, sql`insert into shipment_event (store_id, shipment_id, status, source) values (${store}, ${shipmentId}, ${created.status}, 'merchant')`),
+    q.insert(shipmentEvent).values({ storeId: store, shipmentId, status: created.status, source: "merchant" }),
     // The shipped units leave the location: on hand down by the quantity, reserved down by what the parcel held.
-    raw(
-      q,
-      sql`with x as (select * from jsonb_to_recordset(${json(items)}) as x(fl uuid, level uuid, quantity int, reserved int)),
-          levels as (
-            update inventory_level il set on_hand = il.on_hand - x.quantity, reserved = greatest(il.reserved - x.reserved, 0), updated_at = now()
-            from x where il.store_id = ${store} and il.id = x.level
-            returning il.variant_id, il.on_hand, x.quantity),
-          adjusted as (
-            insert into inventory_adjustment (store_id, variant_id, location_id, delta, on_hand_after, reason, note, member_id)
-            select ${store}, variant_id, ${parcel.locationId}::uuid, -quantity, on_hand, 'shipped', ${`Order #${order.number}`}, ${memberId} from levels)
-          update fulfillment_order_line fl set reserved = 0 from x where fl.store_id = ${store} and fl.id = x.fl`,
-    ),
+    shipParcelUnits(q, store, items, parcel.locationId, `Order #${order.number}`, memberId),
     emitStep(q, "shipment.created", { orderId: order.id, shipmentId, parcelId: parcel.id, awb: created.awb, courierName: created.courierName }),
     ...recompute.steps,
     view,
