@@ -4,8 +4,8 @@ import { plan, together, type Plan } from "../db/plan";
 import { raw, sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { AppError } from "../core/errors";
-import type { PaymentEvent, RefundEvent } from "../payments/gateway";
-import type { ShipmentUpdate } from "../shipping/courier";
+import type { PaymentEvent, RefundEvent, WebhookEvent } from "../payments/gateway";
+import type { ShipmentUpdate, ShipmentWebhookEvent } from "../shipping/courier";
 import { gatewayRefundChange, gatewayRefundFailedChange, gatewayRefundReadingPlan, type GatewayRefundReading } from "./gateway-refunds";
 import { attemptIdByRef } from "./payments";
 import { retryLostRaces } from "./readings";
@@ -131,6 +131,25 @@ function refundReport(provider: string, event: RefundEvent): Delivery<GatewayRef
 export function applyPaymentReport(db: Database, storeId: string, provider: string, event: PaymentEvent | RefundEvent): Promise<Outcome> {
   if (event.kind === "refund") return deliver(db, storeId, provider, event.eventId, refundReport(provider, event));
   return deliver(db, storeId, provider, event.eventId, paymentReport(provider, event));
+}
+
+/**
+ * A payment webhook's verified event at one store's address (`/webhooks/payments/<provider>/<storeId>`): an
+ * event we do not act on is acknowledged with its reason; one whose own record of ours names another store
+ * is acknowledged and ignored with nothing read (one provider account may send every store's events to
+ * every store's address: it is applied only at its own store's); otherwise it is applied here, where the
+ * attempt its reference names decides when it names no store.
+ */
+export async function receivePaymentEvent(db: Database, storeId: string, provider: string, event: WebhookEvent): Promise<Outcome> {
+  if (event.kind === "ignored") return { ignored: event.reason };
+  if (event.storeId !== null && event.storeId !== storeId) return { ignored: "the event names another store: it is applied only at its own store's address" };
+  return applyPaymentReport(db, storeId, provider, event);
+}
+
+/** A shipment webhook's verified event at one store's address: acknowledged with its reason when we do not act on it, else applied. */
+export async function receiveShipmentEvent(db: Database, storeId: string, provider: string, event: ShipmentWebhookEvent): Promise<Outcome> {
+  if (event.kind === "ignored") return { ignored: event.reason };
+  return applyShipmentReport(db, storeId, provider, event);
 }
 
 /** A courier's report: the shipment its tracking number names moves through the shipment routine. */

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { AppError } from "#shared/core/errors";
 import { enforce } from "#shared/limits/limit";
 import type { LimitPolicy } from "#shared/limits/window";
-import { applyPaymentReport, applyShipmentReport } from "#shared/orders/reports";
+import { receivePaymentEvent, receiveShipmentEvent } from "#shared/orders/reports";
 import { isWebhookSegmentOf } from "#shared/shipping/select";
 import type { WorkerHonoEnv } from "./env";
 
@@ -12,7 +12,8 @@ import type { WorkerHonoEnv } from "./env";
  * POST /webhooks/payments/<provider>/<storeId> (issue 11 part 7; ARCHITECTURE §14). In this order, so a
  * hostile flood costs as little as possible: the per-IP limit (120 a minute, before anything is read), the
  * provider and store id's shape, a body of at most 64 KiB, the signature with the store's secret (401,
- * nothing written, before the body is parsed as anything), the store a record of ours names (an event
+ * nothing written, before the body is parsed as anything); then the orders area receives the verified
+ * event (shared/orders/reports.ts): the store a record of ours names (an event
  * whose Razorpay order or refund names another store is acknowledged and ignored with nothing read: one
  * provider account may send every store's events to every store's address), then two round trips: one
  * reads whether the event id was seen (a second delivery changes nothing and answers 200), the attempt the
@@ -55,11 +56,7 @@ webhooks.post(
     const body = await c.req.text();
     const event = await sg.gateway.verifyWebhook(body, c.req.raw.headers, sg.webhookSecret);
     if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature does not match this store's secret.", { reason: "bad_signature" });
-    if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-    // A store named by our own record: only that store's address applies the event, with nothing read
-    // elsewhere. None named: the attempt its reference names, among this store's rows, decides.
-    if (event.storeId !== null && event.storeId !== storeId.data) return c.json({ ok: true, ignored: "the event names another store: it is applied only at its own store's address" });
-    return c.json({ ok: true, ...(await applyPaymentReport(c.var.db, storeId.data, sg.provider, event)) });
+    return c.json({ ok: true, ...(await receivePaymentEvent(c.var.db, storeId.data, sg.provider, event)) });
   },
 );
 
@@ -77,6 +74,5 @@ webhooks.post("/webhooks/shipments/:provider/:storeId", ...guards, async (c) => 
   const body = await c.req.text();
   const event = await sc.courier.verifyWebhook(body, c.req.raw.headers, sc.webhookSecret);
   if (!event) throw new AppError("UNAUTHORIZED", "The webhook signature or token does not match this store's.", { reason: "bad_signature" });
-  if (event.kind === "ignored") return c.json({ ok: true, ignored: event.reason });
-  return c.json({ ok: true, ...(await applyShipmentReport(c.var.db, storeId.data, sc.provider, event)) });
+  return c.json({ ok: true, ...(await receiveShipmentEvent(c.var.db, storeId.data, sc.provider, event)) });
 });
