@@ -1,4 +1,5 @@
 import { createApp } from "#shared/http/app";
+import { sameSiteRoutes } from "#shared/http/csrf";
 import { errorPage } from "#shared/http/html";
 import { apiV1 } from "./api-v1";
 import type { AdminEnv } from "./context";
@@ -19,11 +20,15 @@ export const app = createApp<AdminBindings, AdminEnv["Variables"]>({
   htmlErrors: { when: (path) => !API_PREFIXES.some((p) => path.startsWith(p)), page: (error) => errorPage(error) },
 });
 
-app.route("/", login);
-app.route("/", rpc);
+// The cookie doors answer same-site requests only: each route but a GET of these sub-apps has the same-site
+// guard (shared/http/csrf.ts) in front of it, beside the security headers createApp mounts, so a cross-site
+// post is refused (403) before any handler and no handler checks it. The bearer doors (API v1, OAuth's
+// registration, token and revocation endpoints, MCP, which checks Origin itself) carry no cookie.
+app.route("/", sameSiteRoutes(login));
+app.route("/", sameSiteRoutes(rpc));
 app.route("/", apiV1);
 app.route("/", oauth);
 app.route("/", mcp);
-app.route("/", authorize);
-app.route("/", invite);
-app.route("/", pages);
+app.route("/", sameSiteRoutes(authorize));
+app.route("/", sameSiteRoutes(invite));
+app.route("/", sameSiteRoutes(pages));

@@ -37,8 +37,6 @@ export function currentSession(c: AdminContext): Promise<SignedIn | null> {
   return lookup;
 }
 
-export { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
-
 type OutputOf<P> = P extends { run(ctx: never, input: never): Promise<infer O> } ? O : never;
 
 /**

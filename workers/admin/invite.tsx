@@ -12,8 +12,9 @@ import { member, session, staffInvitation, store, userAccount } from "#shared/db
 import { withStore } from "#shared/db/with-store";
 import { AppError } from "#shared/core/errors";
 import { issuesOf } from "#shared/core/errors";
-import { createSession, csrfTokenMatches, setSessionCookie } from "./auth/session";
-import { crossSiteRefused, csrfOf, currentSession, isCrossSite, type AdminContext, type AdminEnv } from "./context";
+import { createSession, setSessionCookie } from "./auth/session";
+import { csrfOf, currentSession, type AdminContext, type AdminEnv } from "./context";
+import { sessionForm } from "./session-form";
 import { PlainPage } from "./pages/layout";
 
 /**
@@ -143,14 +144,12 @@ async function accept(db: Database, inv: Invitation, tokenHash: string, who: { u
 }
 
 invite.post("/invite/:token", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
   const token = c.req.param("token");
   const inv = await openInvitation(c.var.db, token);
   const tokenHash = await sha256Hex(token);
-  const form = await c.req.parseBody();
-  const signedIn = await currentSession(c);
+  // A signed-in member joins with the session's CSRF token; someone signed out creates an account.
+  const { signedIn, form } = await sessionForm(c, currentSession);
   if (signedIn) {
-    if (!(await csrfTokenMatches(signedIn.id, typeof form["csrf"] === "string" ? form["csrf"] : undefined))) throw crossSiteRefused();
     if (signedIn.info.email.toLowerCase() !== inv.email.toLowerCase()) return render(c, inv, token, "This invitation is for another email address.", 400);
     await accept(c.var.db, inv, tokenHash, { userId: signedIn.info.userId });
     await c.var.db.orm.update(session).set({ activeStoreId: inv.storeId }).where(eq(session.idHash, signedIn.info.idHash));

@@ -15,8 +15,9 @@ import { challengeDue, checkDoorPolicy } from "#shared/limits/doors";
 import { giveBackHit, hit, peek } from "#shared/limits/limit";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
 import { hasUnstorableText } from "#shared/core/storable";
-import { clearSessionCookie, createSession, csrfTokenMatches, destroySession, setSessionCookie } from "./auth/session";
-import { crossSiteRefused, currentSession, isCrossSite, type AdminEnv } from "./context";
+import { clearSessionCookie, createSession, destroySession, setSessionCookie } from "./auth/session";
+import { currentSession, type AdminEnv } from "./context";
+import { sessionForm } from "./session-form";
 import { PlainPage } from "./pages/layout";
 
 export const login = new Hono<AdminEnv>();
@@ -83,7 +84,6 @@ let dummyHash: Promise<string> | undefined;
 
 // POST /login: check the password, start a session, go to `next`.
 login.post("/login", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
   c.header("cache-control", "no-store");
   const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const form = loginForm.safeParse(body);
@@ -157,14 +157,8 @@ login.post("/login", async (c) => {
 
 // POST /logout: end the session (form with the session's CSRF token).
 login.post("/logout", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await currentSession(c);
-  if (signedIn) {
-    const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const token = typeof body["csrf"] === "string" ? body["csrf"] : undefined;
-    if (!(await csrfTokenMatches(signedIn.id, token))) throw crossSiteRefused();
-    await destroySession(c.var.db, signedIn.id);
-  }
+  const { signedIn } = await sessionForm(c, currentSession);
+  if (signedIn) await destroySession(c.var.db, signedIn.id);
   clearSessionCookie(c);
   return c.redirect("/login", 303);
 });

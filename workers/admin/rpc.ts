@@ -6,7 +6,7 @@ import { resolveCaller } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type StoreProcedure } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry/procedures";
 import { sessionIdFrom, sessionPrincipal } from "./auth/session";
-import { crossSiteRefused, currentSession, isCrossSite, runForPrincipal, runForSession, type AdminEnv } from "./context";
+import { currentSession, runForPrincipal, runForSession, type AdminEnv } from "./context";
 
 export const rpc = new Hono<AdminEnv>();
 
@@ -37,9 +37,8 @@ export function requireJsonContentType(req: Request): void {
 }
 
 // POST /api/rpc/<router>/<procedure>: the admin UI's one RPC door (session cookie).
-// Order: CSRF (origin, content type) → procedure exists → signed in → the executor's checks → input.
+// Order: CSRF (origin: the same-site guard app.ts mounts; content type) → procedure exists → signed in → the executor's checks → input.
 rpc.post("/api/rpc/:router/:procedure", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
   requireJsonContentType(c.req.raw);
   const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
   if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);

@@ -5,7 +5,7 @@ import type { Database } from "#shared/db/database";
 import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
 import { sendStoreUnit } from "#shared/db/unit";
 import type { HonoEnv } from "#shared/http/app";
-import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { AppError, isAppError } from "#shared/core/errors";
 import { cartKeyOf, newCartToken, readCart, type CartView } from "#shared/storefront/cart";
 import { cartChangePlan, type CartChange } from "#shared/storefront/cart-changes";
@@ -73,12 +73,7 @@ async function answer(c: CartContext, body: Body, create: boolean, build: () => 
 export const cartRoutes = new Hono<CartEnv>();
 
 // Form posts carry the shopper's cookie, so a cross-site page must not be able to send them (CSRF).
-cartRoutes.use("/api/cart/*", async (c, next) => {
-  if (c.req.method !== "GET" && c.req.method !== "HEAD" && isCrossSite(c)) {
-    throw crossSiteRefused("the shop");
-  }
-  await next();
-});
+cartRoutes.use("/api/cart/*", sameSiteOnly("the shop"));
 
 cartRoutes.get("/api/cart", async (c) => c.json({ cart: await readCart(c.var.db, c.var.storeId, getCookie(c, CART_COOKIE)) }));
 

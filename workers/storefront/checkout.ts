@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
-import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { AppError } from "#shared/core/errors";
 import { checkProof, orderPath, unknownOrder } from "#shared/orders/access";
 import { checkoutInput } from "#shared/orders/checkout";
@@ -39,16 +39,11 @@ const depsOf = (c: CheckoutContext): PayDeps => ({
 export const checkout = new Hono<StorefrontEnv>();
 
 // Every checkout route carries the shopper's cookie: a cross-site page must not be able to post them.
-checkout.use("/api/checkout", refuseCrossSite);
-checkout.use("/api/checkout/:orderId/pay", refuseCrossSite);
+checkout.use("/api/checkout", sameSiteOnly("the shop"));
+checkout.use("/api/checkout/:orderId/pay", sameSiteOnly("the shop"));
 // Their answers and redirects name the order's key: kept by no cache, and sent to no other site.
 checkout.use("/api/checkout", keepPrivate);
 checkout.use("/api/checkout/*", keepPrivate);
-
-async function refuseCrossSite(c: CheckoutContext, next: () => Promise<void>) {
-  if (isCrossSite(c)) throw crossSiteRefused("the shop");
-  await next();
-}
 
 async function keepPrivate(c: CheckoutContext, next: () => Promise<void>) {
   await next();

@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { isCrossSite } from "#shared/http/csrf";
 import { inlineScript } from "#shared/http/security-headers";
 import { buildLocalWebhook, localConfirmationFields, readLocalRef, sendLocalWebhook, type LocalOutcome } from "#shared/payments/local-protocol";
 import { formatMoney } from "#shared/storefront/catalog";
@@ -67,7 +66,7 @@ export async function gatewayPage(c: ShopContext) {
 
 export async function gatewayPagePost(c: ShopContext) {
   const o = await opened(c);
-  if (!o || isCrossSite(c)) return notFoundPage(c);
+  if (!o) return notFoundPage(c);
   const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const choice = OUTCOMES[String(form["action"] ?? "")];
   if (!choice) return gatewayPage(c);

@@ -8,7 +8,7 @@ import { CURRENT_STORE } from "#shared/db/openings";
 import { plan } from "#shared/db/plan";
 import { sendStoreUnit } from "#shared/db/unit";
 import { withStore } from "#shared/db/with-store";
-import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { AppError, badRequest } from "#shared/core/errors";
 import { issuesOf } from "#shared/core/errors";
 import { enforceClient } from "#shared/limits/limit";
@@ -83,8 +83,8 @@ beacon.post(
       throw new AppError("PAYLOAD_TOO_LARGE", `The beacon body is limited to ${BEACON_MAX_BYTES} bytes.`, { issues: [{ path: "", message: "too large" }] });
     },
   }),
+  sameSiteOnly("the store"),
   async (c) => {
-    if (isCrossSite(c)) throw crossSiteRefused("the store");
     // Counted before the body is read and before any database work, so a refused beacon costs no connection.
     // Per address as the limiters count it (IPv6 by its /64, and its /48 too: decision 0019).
     const limitHeaders = await enforceClient(c.env.RATE_LIMITER, `storefront-beacon:${c.var.storeId}`, c.req.header("cf-connecting-ip"), BEACON_POLICY, `page views per ${BEACON_POLICY.windowMs / 1000} s`);

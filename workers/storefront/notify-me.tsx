@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
-import { isCrossSite } from "#shared/http/csrf";
 import { isAppError } from "#shared/core/errors";
 import { issuesOf } from "#shared/core/errors";
 import { subscribeInput, subscribePlan } from "#shared/restock/subscribe";
@@ -12,16 +11,27 @@ import type { ShopEnv } from "./shop-env";
  * `POST /products/<handle>/notify`: the "Email me when it is back" form of a sold-out product page
  * (docs/back-in-stock.md). The answer is the product page again, never cached, with the outcome in the
  * form: what was typed and each message by its field on a mistake (400), the reason when the variant is
- * in stock or the email waits for too many (409). A form sent from another site is refused, writing nothing.
+ * in stock or the email waits for too many (409). A form sent from another site is refused, writing nothing
+ * (notifyRefused, the answer of the same-site guard shop.tsx mounts).
  */
 type ShopContext = Context<ShopEnv>;
 
-export async function notifyMe(c: ShopContext) {
+/** What the form holds, and the form's state with it. */
+async function formOf(c: ShopContext) {
   const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string).slice(0, 300) : undefined);
   const values = { variantId: text("variantId"), email: text("email") };
-  const state = (extra: Partial<NotifyState>): NotifyState => ({ values, errors: {}, ...extra });
-  if (isCrossSite(c)) return renderProduct(c, state({ problem: "This form must be sent from the store's own page." }), 400);
+  return { values, state: (extra: Partial<NotifyState>): NotifyState => ({ values, errors: {}, ...extra }) };
+}
+
+/** A form sent from another site: the product page with what was typed and why nothing was done, 400. */
+export async function notifyRefused(c: ShopContext) {
+  const { state } = await formOf(c);
+  return renderProduct(c, state({ problem: "This form must be sent from the store's own page." }), 400);
+}
+
+export async function notifyMe(c: ShopContext) {
+  const { values, state } = await formOf(c);
   const parsed = subscribeInput.safeParse({ variantId: values.variantId ?? "", email: (values.email ?? "").trim() });
   if (!parsed.success) {
     const errors: NotifyState["errors"] = {};

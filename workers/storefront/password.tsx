@@ -5,7 +5,7 @@ import { z } from "zod";
 import { verifyPassword } from "#shared/auth/password";
 import { constantTimeEqual } from "#shared/core/crypto";
 import { sha256Hex } from "#shared/core/tokens";
-import { crossSiteRefused, isCrossSite } from "#shared/http/csrf";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { AppError } from "#shared/core/errors";
 import { Page } from "#shared/http/page";
 import { safeRedirectPath } from "#shared/http/redirect";
@@ -101,8 +101,7 @@ export const password = new Hono<StorefrontEnv>();
 // /48), wrong ones per store (counted before the password is checked, so racing guesses cannot pass the
 // count, and given back when it was right); past either threshold an attempt carries a passed person
 // check (decision 0019).
-password.post("/api/storefront/password", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused("the store");
+password.post("/api/storefront/password", sameSiteOnly("the store"), async (c) => {
   c.header("cache-control", "no-store");
   const origin = new URL(c.req.url).origin;
   const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);

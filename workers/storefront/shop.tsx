@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import { AppError } from "#shared/core/errors";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { cartPage } from "./cart-page";
-import { checkoutPage, submitCheckout } from "./checkout-page";
+import { checkoutPage, checkoutRefused, submitCheckout } from "./checkout-page";
 import { consentPage, consentPost } from "./consent";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
 import { shortLinks } from "./links";
-import { notifyMe } from "./notify-me";
+import { notifyMe, notifyRefused } from "./notify-me";
 import { orderPage } from "./order-page";
 import { unsubscribePage, unsubscribePost } from "./unsubscribe";
 import { PasswordPage } from "./password";
@@ -37,6 +38,13 @@ shop.notFound((c) => notFoundPage(c));
 shop.onError((e) => {
   throw e;
 });
+
+// The shopper's forms are same-site only (CSRF, shared/http/csrf.ts), each refused with its page's own answer:
+// the form again with why (400), or the local gateway's 404. The unsubscribe and consent posts have none: each
+// acts only on what its emailed link names, and a mail client's one-click unsubscribe comes from no page at all.
+shop.use("/-s/:storeId/products/:handle/notify", sameSiteOnly(notifyRefused));
+shop.use("/-s/:storeId/checkout", sameSiteOnly(checkoutRefused));
+shop.use("/-s/:storeId/-gateway/pay/:ref", sameSiteOnly(notFoundPage));
 
 shop.get("/-p/:storeId", (c) => {
   const { store, asked } = c.var.shop;

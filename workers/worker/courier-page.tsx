@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { isCrossSite } from "#shared/http/csrf";
+import { sameSiteOnly } from "#shared/http/csrf";
 import { Page } from "#shared/http/page";
 import type { ShipmentStatus } from "#shared/rules/status";
 import { sendLocalWebhook } from "#shared/payments/local-protocol";
@@ -97,6 +97,15 @@ async function trackingPage(c: WorkerContext, o: Opened, sent?: { status: Shipme
 export function courierPage(deliver: DeliverWebhook) {
   const page = new Hono<WorkerHonoEnv>();
 
+  // The buttons are same-site only (CSRF, shared/http/csrf.ts): another site's post is refused (403), or
+  // answered 404 where there is no such shipment, as the page itself answers.
+  page.use(
+    "/-courier/track/:ref",
+    sameSiteOnly(async (c: WorkerContext) =>
+      (await opened(c)) ? refused(c, 403, "Cross-site request refused. Use the tracking page itself.") : refused(c, 404, "No such shipment with the local courier."),
+    ),
+  );
+
   page.get("/-courier/track/:ref", async (c) => {
     const o = await opened(c);
     return o ? trackingPage(c, o) : refused(c, 404, "No such shipment with the local courier.");
@@ -105,7 +114,6 @@ export function courierPage(deliver: DeliverWebhook) {
   page.post("/-courier/track/:ref", async (c) => {
     const o = await opened(c);
     if (!o) return refused(c, 404, "No such shipment with the local courier.");
-    if (isCrossSite(c)) return refused(c, 403, "Cross-site request refused. Use the tracking page itself.");
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const status = BUTTONS.find(([s]) => s === form["status"])?.[0];
     if (!status) return trackingPage(c, o);

@@ -13,9 +13,9 @@ import { AppError, isNoStoreError } from "#shared/core/errors";
 import type { MemberInfo, StoreInfo } from "#shared/procedures/define";
 import { resolveCaller } from "#shared/pipeline/run";
 import { listMyStores } from "#shared/procedures/store";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, csrfOf, currentSession, isCrossSite, requirePageSession, runForSession, type AdminEnv } from "../context";
+import { csrfOf, currentSession, requirePageSession, runForSession, type AdminContext, type AdminEnv } from "../context";
 import { PlainPage } from "../pages/layout";
+import { sessionForm } from "../session-form";
 import { badRequestPage, checkAuthRequest } from "./authorize-request";
 import { authServer, OAUTH_PATHS, userIdFor } from "./server";
 
@@ -203,14 +203,17 @@ async function writeGrant(db: Database, storeId: string, memberId: string, clien
   });
 }
 
-// POST /oauth/authorize: approve or deny.
-authorize.post(OAUTH_PATHS.authorize, async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
+/** The consent form's session: none is a 401 that sends the member back to their app. */
+async function consentSession(c: AdminContext) {
   const signedIn = await currentSession(c);
   if (!signedIn) throw new AppError("UNAUTHORIZED", "Your session ended. Start connecting again from your app.");
-  const form = await c.req.parseBody({ all: true });
-  const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
-  if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
+  return signedIn;
+}
+
+// POST /oauth/authorize: approve or deny.
+authorize.post(OAUTH_PATHS.authorize, async (c) => {
+  const { signedIn, form, text: field } = await sessionForm(c, consentSession, { all: true });
+  const text = (name: string) => field(name) ?? "";
   const origin = originOf(c);
   const slug = slugOfResource(origin, text("resource"));
   if (!slug) throw badRequestPage("This connection request is not valid any more. Start again from your app.");

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { approveApproval, listApprovals, rejectApproval } from "#shared/assistant/approvals";
 import { isAppError, type AppError, type FieldIssue } from "#shared/core/errors";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
+import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
+import { sessionForm } from "../session-form";
 import { Changes } from "./ai-approvals-diff";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
@@ -192,12 +192,9 @@ aiApprovalsPage.get("/ai/approvals", async (c) => {
   return render(c, { done: doneOf(c.req.query("done")), doneId: id && UUID.test(id) ? id : undefined });
 });
 
-/** The form's POST: cross-site and CSRF checks, the decision, then back to the page (303) or the page with an alert. */
+/** The form's POST: the CSRF check (sessionForm), the decision, then back to the page (303) or the page with an alert. */
 async function decide(c: AdminContext, decision: "approve" | "reject") {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  const { signedIn, form } = await sessionForm(c, postSession);
   const id = textOf(form.id) ?? "";
   try {
     if (decision === "approve") {

@@ -3,8 +3,8 @@ import { AREA_SCOPES, TOKEN_LIFETIMES } from "#shared/auth/grants";
 import { isAppError, type AppError, type FieldIssue } from "#shared/core/errors";
 import { createToken, revokeGrant } from "#shared/procedures/api-grants";
 import { updateMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminEnv, postSession } from "../context";
+import { pageCall, type AdminEnv, postSession } from "../context";
+import { sessionForm } from "../session-form";
 import { DEFAULT_LIFETIME, render, type Created, type Draft } from "./api-settings-view";
 
 /**
@@ -59,10 +59,7 @@ apiSettingsPage.get("/settings/api", async (c) => {
 
 // POST /settings/api/tokens: apiGrants.createToken. The token is answered in this page (201), once.
 apiSettingsPage.post("/settings/api/tokens", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody({ all: true });
-  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  const { signedIn, form } = await sessionForm(c, postSession, { all: true });
   const areas = listOf(form.areas);
   const lifetime = textOf(form.lifetimeDays);
   const draft: Draft = {
@@ -90,10 +87,7 @@ apiSettingsPage.post("/settings/api/tokens", async (c) => {
 
 // POST /settings/api/revoke: apiGrants.revoke, then back to the page (303) with a notice.
 apiSettingsPage.post("/settings/api/revoke", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  const { signedIn, form } = await sessionForm(c, postSession);
   try {
     await pageCall(c, signedIn, revokeGrant, { id: textOf(form.id) ?? "" }, ["NOT_FOUND", "FORBIDDEN", "BAD_REQUEST"]);
   } catch (e) {
@@ -109,10 +103,7 @@ apiSettingsPage.post("/settings/api/revoke", async (c) => {
 
 // POST /settings/api/mcp: mcpSettings.update with all three switches (an unticked box is false), then back (303).
 apiSettingsPage.post("/settings/api/mcp", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody();
-  if (!(await csrfTokenMatches(signedIn.id, textOf(form.csrf)))) throw crossSiteRefused();
+  const { signedIn, form } = await sessionForm(c, postSession);
   const input: McpSettings = {
     readCustomerDetails: textOf(form.readCustomerDetails) !== undefined,
     allowChanges: textOf(form.allowChanges) !== undefined,

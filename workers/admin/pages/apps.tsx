@@ -3,8 +3,8 @@ import { isAppError, type FieldIssue } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { appNotFound, createApp, deleteApp, listApps, rotateAppSecret, updateApp } from "#shared/procedures/apps";
 import { PAGE_SIZE_MAX } from "#shared/procedures/paging";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
+import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
+import { sessionForm } from "../session-form";
 import { AppForm, appInput, draftOf, EMPTY_APP, stateOfApp, stateOfFailure, type AppFormState } from "./apps-form";
 import { call, storePage } from "./chrome";
 import { Notice, type FormNotice } from "./form-post";
@@ -141,11 +141,7 @@ appsPage.get("/settings/apps", (c) => {
 
 // POST /settings/apps: create, update, enable, disable, rotate or delete (session CSRF token required).
 appsPage.post("/settings/apps", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody({ all: true });
-  const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-  if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
+  const { signedIn, form, text } = await sessionForm(c, postSession, { all: true });
   const action = text("action") ?? "";
   const id = text("id") ?? "";
   const draft = draftOf(form);

@@ -1,8 +1,8 @@
 import type { Child, FC } from "hono/jsx";
 import { z } from "zod";
 import { AppError, isAppError } from "#shared/core/errors";
-import { csrfTokenMatches } from "../auth/session";
-import { crossSiteRefused, isCrossSite, postSession, type AdminContext, type SignedIn } from "../context";
+import { postSession, type AdminContext, type SignedIn } from "../context";
+import { sessionForm } from "../session-form";
 import { storePage, type StorePage } from "./chrome";
 
 export interface FormNotice {
@@ -42,7 +42,7 @@ const renderedOf = (result: unknown): Response | undefined =>
 type Render = (c: AdminContext, notice?: FormNotice, status?: 200 | 400 | 409, failed?: FailedPost) => Promise<Response>;
 
 /**
- * A settings-style form post: refuses cross-site posts and a wrong session CSRF token, runs the chosen
+ * A settings-style form post: refuses a wrong session CSRF token (sessionForm), runs the chosen
  * action, re-renders the page with the message of a 400 or 409 (and the failed post, so a page can keep
  * what was typed and name the field), and otherwise sends the browser back to `done` (303), which may
  * depend on the action. An unknown action is a 400.
@@ -54,15 +54,11 @@ export async function handleFormPost(
   actions: Record<string, FormAction>,
   unknownAction: string,
 ): Promise<Response> {
-  if (isCrossSite(c)) throw crossSiteRefused();
   // The session's cookie is all a post needs before its change: the change's own unit finds the session
   // (one or two round trips in all); the page's chrome is read only when an action or a failure needs it.
-  const signedIn = await postSession(c);
+  const { signedIn, text: field } = await sessionForm(c, postSession);
   let page: Promise<StorePage> | undefined;
   const base = () => (page ??= storePage(c));
-  const form = await c.req.parseBody();
-  const field: Field = (name) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-  if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
   const name = field("action") ?? "";
   const action = Object.hasOwn(actions, name) ? actions[name] : undefined;
   if (!action) return render(c, { ok: false, text: unknownAction }, 400);

@@ -3,8 +3,9 @@ import { isAppError, isNoStoreError } from "#shared/core/errors";
 import { validate } from "#shared/http/validate";
 import { storesOfSession, switchStore } from "#shared/procedures/store";
 import { nextQuery, safeRedirectPath } from "#shared/http/redirect";
-import { csrfTokenMatches, sessionIdFrom, sessionPrincipal, touchSession } from "../auth/session";
-import { crossSiteRefused, csrfOf, isCrossSite, requirePageSession, requireSignIn, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { sessionIdFrom, sessionPrincipal, touchSession } from "../auth/session";
+import { csrfOf, requirePageSession, requireSignIn, runForSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { sessionForm } from "../session-form";
 import { PlainPage } from "./layout";
 
 export const selectStorePage = new Hono<AdminEnv>();
@@ -64,11 +65,7 @@ selectStorePage.get("/select-store", validate("query", nextQuery), async (c) => 
 
 // POST /select-store: make the chosen store active (store.switch) and go back to `next`.
 selectStorePage.post("/select-store", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await requirePageSession(c);
-  const form = await c.req.parseBody();
-  const text = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-  if (!(await csrfTokenMatches(signedIn.id, text("csrf")))) throw crossSiteRefused();
+  const { signedIn, text } = await sessionForm(c, requirePageSession);
   const next = safeRedirectPath(text("next"), new URL(c.req.url).origin);
   try {
     await runForSession(c, signedIn, switchStore, { storeId: text("storeId") });

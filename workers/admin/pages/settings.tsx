@@ -2,8 +2,8 @@ import { Hono } from "hono";
 import { isAppError } from "#shared/core/errors";
 import { TRANSFER_HOLD_HOURS } from "#shared/orders/holds";
 import { currentStore, updateStore } from "#shared/procedures/store";
-import { crossSiteRefused, isCrossSite, pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
-import { csrfTokenMatches } from "../auth/session";
+import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
+import { sessionForm } from "../session-form";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 
@@ -81,11 +81,7 @@ settingsPage.get("/settings", async (c) => {
 
 // POST /settings: save the form through store.update (session CSRF token required).
 settingsPage.post("/settings", async (c) => {
-  if (isCrossSite(c)) throw crossSiteRefused();
-  const signedIn = await postSession(c);
-  const form = await c.req.parseBody();
-  const field = (name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-  if (!(await csrfTokenMatches(signedIn.id, field("csrf")))) throw crossSiteRefused();
+  const { signedIn, text: field } = await sessionForm(c, postSession);
   const password = field("storefrontPassword");
   // Numbers as typed: store.update's schema says what is wrong with one that is not a whole number in range.
   const number = (name: string) => {
