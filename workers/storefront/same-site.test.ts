@@ -45,7 +45,8 @@ describe("the storefront's same-site guard", () => {
     const s = await makeShop(db);
     for (const { method, path } of (await unsafeRoutes(shop)).filter((r) => r.guarded)) {
       const [status, text] = PAGE_REFUSALS[`${method} ${path}`]!;
-      for (const site of [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }]) {
+      const foreign: Record<string, string>[] = [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }];
+      for (const site of foreign) {
         const res = await call(worker, `http://storefront.test${samplePath(path.replace("/-s/:storeId", ""), { handle: "fixture" })}`, {
           method,
           headers: { host: s.hostname, "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": address(), ...site },
