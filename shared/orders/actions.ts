@@ -43,12 +43,21 @@ export function lockOrderPlan(q: Q, store: SQL, orderId: string): Plan<LockedOrd
 }
 
 /** An order's payment attempts, locked in id order. */
-export function lockAttemptsStep(q: Q, store: SQL, orderId: string) {
+export function lockAttemptsStep(q: Q, store: SQL, orderId: string | SQL) {
   return q
     .select({ id: paymentAttempt.id })
     .from(paymentAttempt)
     .where(and(eq(paymentAttempt.storeId, store), eq(paymentAttempt.orderId, orderId)))
     .orderBy(paymentAttempt.id)
+    .for("update");
+}
+
+/** One payment attempt (by id, or SQL that finds it), locked. */
+export function lockAttemptStep(q: Q, store: SQL, attemptId: string | SQL) {
+  return q
+    .select({ id: paymentAttempt.id })
+    .from(paymentAttempt)
+    .where(and(eq(paymentAttempt.storeId, store), eq(paymentAttempt.id, attemptId)))
     .for("update");
 }
 

@@ -1,10 +1,13 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { refund as refundTable } from "../db/schema";
+import { sql, type Q, type Step } from "../db/steps";
+import { lockAttemptStep, lockOrderStep } from "./actions";
 import { readingAfter, withAttemptStatus } from "./readings";
 import { paymentChange, paymentReadingPlan, recomputeSteps, type IdIn, type PaymentReading } from "./routines";
 import type { AttemptStatus, ReportedMoney } from "../rules/status";
+import { attemptRefunded, refundByProviderId, settleRefund, unansweredClaims } from "./statements/refunds";
 import { addTaskStep, moneyWords } from "./tasks";
 
 /**
@@ -45,8 +48,8 @@ export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: IdIn, refu
     locks: lock
       ? plan(
           [
-            raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attemptId} for update`),
-            raw(q, sql`select 1 from shop_order where store_id = ${store} and id = (select order_id from payment_attempt where store_id = ${store} and id = ${attemptId}) for update`),
+            lockAttemptStep(q, store, attemptId),
+            lockOrderStep(q, store, sql`(select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})`),
           ] as const,
           () => undefined,
         )
@@ -54,29 +57,20 @@ export function gatewayRefundReadingPlan(q: Q, store: SQL, attemptId: IdIn, refu
     payment: paymentReadingPlan(q, store, attemptId, lock),
     rows: plan(
       [
-        raw<{ amount: number; refunded: number }>(
-          q,
-          sql`select a.amount::float8 as amount,
-                coalesce((select sum(r.amount) from refund r where r.store_id = a.store_id and r.payment_attempt_id = a.id and r.status = 'processed'), 0)::float8 as refunded
-              from payment_attempt a where a.store_id = ${store} and a.id = ${attemptId}`,
-        ),
-        raw<NonNullable<GatewayRefundReading["known"]>>(
-          q,
-          sql`select id, payment_attempt_id as "attemptId", status, amount::float8 as amount, return_id as "returnId"
-              from refund where store_id = ${store} and provider_refund_id = ${refundId}${lock ? sql` for update` : sql``}`,
-        ),
-        raw<{ id: string }>(
-          q,
-          sql`select r.id from refund r where r.store_id = ${store} and r.status = 'processed'
-                and r.order_id = (select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})
-              order by r.id`,
-        ),
-        raw<GatewayRefundReading["claims"][number]>(
-          q,
-          sql`select id, amount::float8 as amount, return_id as "returnId" from refund
-              where store_id = ${store} and payment_attempt_id = ${attemptId} and status = 'pending' and provider_refund_id is null
-              order by updated_at desc, id${lock ? sql` for update` : sql``}`,
-        ),
+        attemptRefunded(q, store, attemptId),
+        refundByProviderId(q, store, refundId, lock),
+        q
+          .select({ id: refundTable.id })
+          .from(refundTable)
+          .where(
+            and(
+              eq(refundTable.storeId, store),
+              eq(refundTable.status, "processed"),
+              eq(refundTable.orderId, sql`(select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})`),
+            ),
+          )
+          .orderBy(refundTable.id),
+        unansweredClaims(q, store, attemptId, lock),
       ] as const,
       ([[attempt], [known], processed, claims]) => ({ attempt, known: known ?? null, processedIds: processed.map((r) => r.id), claims }),
     ),
@@ -98,7 +92,7 @@ function answeredRow(reading: GatewayRefundReading, report: GatewayRefundReport)
 /** The guard that the row (or its absence) is as read, the refund id not taken meanwhile. */
 function rowAsRead(q: Q, store: SQL, report: GatewayRefundReport, { claimed, known }: ReturnType<typeof answeredRow>): Step[] {
   return [
-    ...(known ? [raw(q, sql`select 1 from refund where store_id = ${store} and id = ${known.id} for update`)] : []),
+    ...(known ? [q.select({ id: refundTable.id }).from(refundTable).where(and(eq(refundTable.storeId, store), eq(refundTable.id, known.id))).for("update")] : []),
     unchanged(
       q,
       claimed
@@ -143,16 +137,17 @@ export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundRead
       ...captured.steps,
       ...rowAsRead(q, store, report, row),
       known
-        ? raw(
-            q,
-            sql`update refund set status = 'processed', provider_refund_id = coalesce(provider_refund_id, ${report.refundId}), last_error = null, updated_at = now()
-                where store_id = ${store} and id = ${known.id}`,
-          )
-        : raw(
-            q,
-            sql`insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id)
-                values (${newId}, ${store}, ${attempt.orderId}, ${attempt.id}, ${report.amount}, 'Refunded at the gateway', 'processed', ${report.refundId})`,
-          ),
+        ? settleRefund(q, store, known.id, report.refundId, "processed", null)
+        : q.insert(refundTable).values({
+            id: newId,
+            storeId: store,
+            orderId: attempt.orderId,
+            paymentAttemptId: attempt.id,
+            amount: report.amount,
+            reason: "Refunded at the gateway",
+            status: "processed",
+            providerRefundId: report.refundId,
+          }),
       emitStep(q, "order.refunded", { orderId: attempt.orderId, refundId: refund.id, amount: refund.amount, ...(refund.returnId ? { returnId: refund.returnId } : {}) }),
       ...(refunded ? refunded.steps : []),
       ...recompute.guard,
@@ -180,20 +175,22 @@ export function gatewayRefundFailedChange(q: Q, store: SQL, reading: GatewayRefu
   return {
     steps: [
       // The lock order of every writer: the attempt, its order, then the refund row.
-      raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attempt.id} for update`),
-      raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${attempt.orderId} for update`),
+      lockAttemptStep(q, store, attempt.id),
+      lockOrderStep(q, store, attempt.orderId),
       ...rowAsRead(q, store, report, row),
       known
-        ? raw(
-            q,
-            sql`update refund set status = 'failed', provider_refund_id = coalesce(provider_refund_id, ${report.refundId}), last_error = ${error}, updated_at = now()
-                where store_id = ${store} and id = ${known.id}`,
-          )
-        : raw(
-            q,
-            sql`insert into refund (id, store_id, order_id, payment_attempt_id, amount, reason, status, provider_refund_id, last_error)
-                values (${newId}, ${store}, ${attempt.orderId}, ${attempt.id}, ${report.amount}, 'Refunded at the gateway', 'failed', ${report.refundId}, ${error})`,
-          ),
+        ? settleRefund(q, store, known.id, report.refundId, "failed", error)
+        : q.insert(refundTable).values({
+            id: newId,
+            storeId: store,
+            orderId: attempt.orderId,
+            paymentAttemptId: attempt.id,
+            amount: report.amount,
+            reason: "Refunded at the gateway",
+            status: "failed",
+            providerRefundId: report.refundId,
+            lastError: error,
+          }),
       addTaskStep(q, store, {
         kind: "refund_failed",
         orderId: attempt.orderId,

@@ -1,11 +1,13 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { refund } from "../db/schema";
+import { sql, type Q } from "../db/steps";
 import { AppError } from "../core/errors";
-import { conflict } from "./actions";
+import { conflict, lockAttemptsStep, lockOrderStep } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { orderReadingPlan, type OrderReading } from "./routines";
 import type { AttemptStatus } from "../rules/status";
+import { attemptsWithRefunded, claimRefund, refundRowsNow, returnNow, type ClaimedPiece, type RowState } from "./statements/refunds";
 
 /**
  * A refund's claim (docs/payments.md, "Refunds in two round trips"): the first unit of `orders.refund` and
@@ -23,25 +25,8 @@ import type { AttemptStatus } from "../rules/status";
  * its retry instead of being paid twice. A return still received whose refund rows a gateway's report
  * settled already (its call died before its record) is finished the same way, without asking again.
  */
-export const CLAIM_LEASE = "2 minutes";
-
-/** One attempt drawn on: the claimed row (its id is the gateway's key) and what the call needs. */
-export interface ClaimedPiece {
-  id: string;
-  attemptId: string;
-  attempt: number;
-  provider: string;
-  providerPaymentId: string | null;
-  amount: number;
-  /** The row's updated_at when claimed: only the call holding it may drop the row. */
-  lease: string;
-}
-
-/** A refund row as it is now: `pending` with no provider refund id is a claim not answered yet. */
-export interface RowState {
-  status: "pending" | "processed" | "failed";
-  providerRefundId: string | null;
-}
+export type { ClaimedPiece, RowState } from "./statements/refunds";
+export { CLAIM_LEASE } from "./statements/refunds";
 
 /** What the second unit decides from (read by the claim's unit, or again after a lost race). */
 export interface RefundReading {
@@ -77,88 +62,9 @@ export interface ClaimAsk<B> {
   gate?: { holds: SQL; refused(before: B): AppError };
 }
 
-type Verdict = "not_found" | "gate" | "in_progress" | "again" | "nothing_to_refund" | "exceeds_refundable" | "new";
-
-type ClaimRow = {
-  orderId: string | null;
-  orderNumber: number | null;
-  kind: Verdict;
-  refundable: number;
-  reason: string | null;
-  pieces: (ClaimedPiece & RowState)[];
-};
-
 /** The statement that decides and claims (see the file's comment). */
 function claimStatement<B>(q: Q, store: SQL, memberId: SQL, ask: ClaimAsk<B>) {
-  return raw<ClaimRow>(
-    q,
-    sql`with o as (select id, number from shop_order where store_id = ${store} and id = ${ask.order}),
-     ask as (select ${ask.amount}::bigint as amount, ${ask.reason}::text as reason, ${ask.returnId}::uuid as return_id),
-     open_claims as (
-       select r.id, r.amount, r.created_at, r.updated_at, r.return_id, r.reason from refund r
-       where r.store_id = ${store} and r.order_id = (select id from o) and r.status = 'pending' and r.provider_refund_id is null),
-     held as (
-       select a.id, a.attempt,
-         greatest(a.amount - coalesce((select sum(r.amount) from refund r where r.store_id = a.store_id and r.payment_attempt_id = a.id
-                                       and r.status in ('pending', 'processed')), 0), 0) as free
-       from payment_attempt a where a.store_id = ${store} and a.order_id = (select id from o) and a.status in ('captured', 'refunded')),
-     total as (select coalesce(sum(free), 0) as refundable from held),
-     candidates as (
-       -- The call this one repeats: its claims nobody answered whose lease ran out or, for a return still
-       -- received, the refund rows it already has (a report settled them before the call's record).
-       select c.id, c.created_at, c.amount, c.status, c.provider_refund_id from refund c
-       where c.store_id = ${store} and c.order_id = (select id from o) and c.return_id is not distinct from (select return_id from ask)
-         and ((c.status = 'pending' and c.provider_refund_id is null and c.updated_at <= now() - ${CLAIM_LEASE}::interval
-               and c.reason is not distinct from (select reason from ask))
-              or ((select return_id from ask) is not null and c.status <> 'failed'))),
-     again as (
-       select created_at from candidates group by created_at
-       having (select return_id from ask) is not null
-         or case when (select amount from ask) is null then (select refundable from total) = 0 else sum(amount) = (select amount from ask) end
-       order by created_at desc limit 1),
-     verdict as (
-       select case
-         when not (${ask.gate?.holds ?? sql`true`}) then 'gate'
-         when not exists (select 1 from o) then 'not_found'
-         when exists (select 1 from open_claims where updated_at > now() - ${CLAIM_LEASE}::interval) then 'in_progress'
-         when exists (select 1 from again) then 'again'
-         when (select refundable from total) = 0 then 'nothing_to_refund'
-         when coalesce((select amount from ask), (select refundable from total)) > (select refundable from total) then 'exceeds_refundable'
-         else 'new' end as kind),
-     spread as (
-       select h.id, h.attempt,
-         least(h.free, greatest(coalesce((select amount from ask), (select refundable from total))
-               - coalesce(sum(h.free) over (order by h.attempt desc rows between unbounded preceding and 1 preceding), 0), 0)) as piece
-       from held h where (select kind from verdict) = 'new'),
-     pieces as (select id, piece, row_number() over (order by attempt desc) as k from spread where piece > 0),
-     counted as (select count(*)::int as n from refund where store_id = ${store} and order_id = (select id from o)),
-     numbered as (
-       select row_number() over (order by g.n) as k, d.id
-       from counted, generate_series(counted.n + 1, 2 * counted.n + (select count(*)::int from pieces)) as g(n)
-       cross join lateral (select substring(sha256(convert_to((select id from o)::text || ':refund:' || g.n, 'UTF8')) from 1 for 16) as h) x
-       cross join lateral (select encode(set_byte(set_byte(x.h, 6, (get_byte(x.h, 6) & 15) | 128), 8, (get_byte(x.h, 8) & 63) | 128), 'hex')::uuid as id) d
-       where not exists (select 1 from refund r where r.store_id = ${store} and r.id = d.id)),
-     made as (
-       insert into refund (id, store_id, order_id, payment_attempt_id, return_id, amount, reason, status, created_by)
-       select n.id, ${store}, (select id from o), p.id, (select return_id from ask), p.piece, (select reason from ask), 'pending', ${memberId}
-       from pieces p join numbered n on n.k = p.k
-       returning id, payment_attempt_id, amount, updated_at, status, provider_refund_id),
-     repeated as (select c.* from candidates c where (select kind from verdict) = 'again' and c.created_at = (select created_at from again)),
-     taken as (
-       update refund r set updated_at = now() from repeated c
-       where r.store_id = ${store} and r.id = c.id and c.status = 'pending' and c.provider_refund_id is null
-       returning r.id, r.payment_attempt_id, r.amount, r.updated_at, r.status, r.provider_refund_id),
-     kept as (
-       select r.id, r.payment_attempt_id, r.amount, r.updated_at, r.status, r.provider_refund_id from refund r join repeated c on c.id = r.id
-       where r.store_id = ${store} and not (c.status = 'pending' and c.provider_refund_id is null))
-     select (select id from o) as "orderId", (select number from o) as "orderNumber", (select kind from verdict) as kind,
-       (select refundable from total)::float8 as refundable, (select reason from ask) as reason,
-       coalesce((select json_agg(json_build_object('id', c.id, 'attemptId', a.id, 'attempt', a.attempt, 'provider', a.provider,
-                   'providerPaymentId', a.provider_payment_id, 'amount', c.amount, 'lease', c.updated_at,
-                   'status', c.status, 'providerRefundId', c.provider_refund_id) order by a.attempt desc)
-                 from (select * from made union all select * from taken union all select * from kept) c
-                 join payment_attempt a on a.store_id = ${store} and a.id = c.payment_attempt_id), '[]'::json) as pieces`,
-  );
+  return claimRefund(q, store, memberId, { order: ask.order, amount: ask.amount, reason: ask.reason, returnId: ask.returnId, gate: ask.gate?.holds });
 }
 
 type Attempts = RefundReading["attempts"];
@@ -167,13 +73,12 @@ type Attempts = RefundReading["attempts"];
 function basePlan(q: Q, store: SQL, order: SQL): Plan<{ order: OrderReading | null; attempts: Attempts; processedIds: string[] }> {
   const rest = plan(
     [
-      raw<{ id: string; attempt: number; status: AttemptStatus; amount: number; refunded: number }>(
-        q,
-        sql`select a.id, a.attempt, a.status, a.amount::float8 as amount,
-              coalesce((select sum(r.amount) from refund r where r.store_id = a.store_id and r.payment_attempt_id = a.id and r.status = 'processed'), 0)::float8 as refunded
-            from payment_attempt a where a.store_id = ${store} and a.order_id = ${order}`,
-      ),
-      raw<{ id: string }>(q, sql`select r.id from refund r where r.store_id = ${store} and r.order_id = ${order} and r.status = 'processed' order by r.id`),
+      attemptsWithRefunded(q, store, order),
+      q
+        .select({ id: refund.id })
+        .from(refund)
+        .where(and(eq(refund.storeId, store), eq(refund.orderId, order), eq(refund.status, "processed")))
+        .orderBy(refund.id),
     ] as const,
     ([attempts, processed]) => ({
       attempts: Object.fromEntries(attempts.map(({ id, ...a }) => [id, a])) as Attempts,
@@ -186,8 +91,8 @@ function basePlan(q: Q, store: SQL, order: SQL): Plan<{ order: OrderReading | nu
 /** The order's payment attempts (in id order), then the order, locked: the lock order every order writer keeps. */
 export function lockSteps(q: Q, store: SQL, order: SQL) {
   return [
-    raw(q, sql`select id from payment_attempt where store_id = ${store} and order_id = ${order} order by id for update`),
-    raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${order} for update`),
+    lockAttemptsStep(q, store, order),
+    lockOrderStep(q, store, order),
   ] as const;
 }
 
@@ -232,15 +137,9 @@ export function refundRereadPlan(q: Q, store: SQL, claim: RefundClaim, refundIds
   const ids = claim.pieces.map((p) => p.id);
   const found = plan(
     [
-      raw<{ id: string; status: RowState["status"]; providerRefundId: string | null }>(
-        q,
-        sql`select id, status, provider_refund_id as "providerRefundId" from refund
-            where store_id = ${store} and (id = any(${sql.param(ids)}::uuid[]) or provider_refund_id = any(${sql.param(refundIds)}::text[]))`,
-      ),
-      raw<{ id: string; number: number; status: string }>(
-        q,
-        claim.returnId ? sql`select id, number, status from order_return where store_id = ${store} and id = ${claim.returnId}` : sql`select null::uuid as id where false`,
-      ),
+      refundRowsNow(q, store, ids, refundIds),
+      // No return: `id = null` finds no row.
+      returnNow(q, store, claim.returnId),
     ] as const,
     ([rows, [ret]]) => ({ rows, ret: ret ?? null }),
   );

@@ -1,10 +1,13 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { refund } from "../db/schema";
+import { sql, type Q, type Step } from "../db/steps";
 import { lockSteps, type ClaimedPiece, type RefundClaim, type RowState } from "./refund-claims";
 import { readingAfter, withAttemptStatus } from "./readings";
 import { paymentChange, recomputeSteps, type OrderReading } from "./routines";
 import type { OrderStatuses } from "../rules/status";
+import { lockRefunds } from "./statements/locks";
+import { dropClaim } from "./statements/refunds";
 import { addTaskStep } from "./tasks";
 
 /**
@@ -64,12 +67,7 @@ function asRead(q: Q, store: SQL, calls: RefundCalls): Step {
 }
 
 /** Drops a claim nobody answered, when this call still holds it. */
-const dropStep = (q: Q, store: SQL, piece: ClaimedPiece) =>
-  raw(
-    q,
-    sql`delete from refund where store_id = ${store} and id = ${piece.id} and status = 'pending' and provider_refund_id is null
-          and updated_at = ${piece.lease}::timestamptz`,
-  );
+const dropStep = (q: Q, store: SQL, piece: ClaimedPiece) => dropClaim(q, store, piece.id, piece.lease);
 
 /**
  * The change recording `calls` (the gateway's answers) against the reading in `calls.claim`. When a call
@@ -84,7 +82,7 @@ export function recordRefunds(q: Q, store: SQL, memberId: SQL, calls: RefundCall
   const ids = claim.pieces.map((p) => p.id);
   const steps: Step[] = [
     ...lockSteps(q, store, sql`${orderId}::uuid`),
-    raw(q, sql`select 1 from refund where store_id = ${store} and id = any(${sql.param(ids)}::uuid[]) order by id for update`),
+    lockRefunds(q, store, ids),
     asRead(q, store, calls),
   ];
   let outcomes = calls.outcomes;
@@ -122,16 +120,23 @@ export function recordRefunds(q: Q, store: SQL, memberId: SQL, calls: RefundCall
         : { id: piece.id, returnId: claim.returnId, write: "insert" as const, reason: claim.reason };
     steps.push(
       row.write === "update"
-        ? raw(
-            q,
-            sql`update refund set status = ${outcome.status}, provider_refund_id = ${outcome.refundId}, last_error = ${outcome.error}, updated_at = now()
-                where store_id = ${store} and id = ${row.id}`,
-          )
-        : raw(
-            q,
-            sql`insert into refund (id, store_id, order_id, payment_attempt_id, return_id, amount, reason, status, provider_refund_id, last_error, created_by)
-                values (${row.id}, ${store}, ${orderId}, ${piece.attemptId}, ${row.returnId}, ${piece.amount}, ${row.reason}, ${outcome.status}, ${outcome.refundId}, ${outcome.error}, ${memberId})`,
-          ),
+        ? q
+            .update(refund)
+            .set({ status: outcome.status, providerRefundId: outcome.refundId, lastError: outcome.error, updatedAt: sql`now()` })
+            .where(and(eq(refund.storeId, store), eq(refund.id, row.id)))
+        : q.insert(refund).values({
+            id: row.id,
+            storeId: store,
+            orderId,
+            paymentAttemptId: piece.attemptId,
+            returnId: row.returnId,
+            amount: piece.amount,
+            reason: row.reason,
+            status: outcome.status,
+            providerRefundId: outcome.refundId,
+            lastError: outcome.error,
+            createdBy: memberId,
+          }),
     );
     answer(row.id, outcome.status);
     if (outcome.status === "failed") {

@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import { fulfillmentOrderLine, inventoryLevel, shopOrder } from "../../db/schema";
+import { fulfillmentOrderLine, inventoryLevel, refund, shopOrder } from "../../db/schema";
 import { EXAMPLE, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
 
@@ -27,4 +27,10 @@ export const lockStockRows = statement("orders.lockStockRows", {
   row: { id: inventoryLevel.id },
   examples: [[STORE, [ID]]],
   sql: (store: SQL, ids: readonly string[]) => sql`select id from inventory_level where store_id = ${store} and id = any(${sql.param(ids)}::uuid[]) order by id for update`,
+});
+
+export const lockRefunds = statement("orders.lockRefunds", {
+  row: { id: refund.id },
+  examples: [[STORE, [ID]]],
+  sql: (store: SQL, ids: readonly string[]) => sql`select id from refund where store_id = ${store} and id = any(${sql.param(ids)}::uuid[]) order by id for update`,
 });
