@@ -32,7 +32,7 @@ export const FLOORS = [
   { floor: "pipeline", holds: ["pipeline"], may: ["core", "db", ...areas, "procedures"] },
   { floor: "assistant and jobs", holds: ["assistant", "jobs"], may: ["core", "db", ...areas, "procedures", "pipeline"] },
   { floor: "registry", holds: ["registry"], may: ["core", "db", ...areas, "procedures", "pipeline", "assistant"] },
-  { floor: "door kit", holds: ["http"], may: ["core", "db", ...areas] },
+  { floor: "door kit", holds: ["http"], may: ["core", "db", ...areas, "procedures", "pipeline", "assistant", "jobs", "registry"] },
 ];
 
 const WORKERS = ["admin", "storefront", "worker"];
