@@ -10,12 +10,12 @@ import { orderAccessKey } from "./access";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
 import { checkoutChange, discountUnavailable, type Placement } from "./checkout-change";
-import { checkoutReadingPlan, type AttemptRead, type CheckoutReading } from "./checkout-reading";
-import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode } from "../rules/gst";
+import { checkoutReadingPlan, type AttemptRead, type CartRow, type CheckoutReading } from "./checkout-reading";
+import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode, type OrderMoney } from "../rules/gst";
 import type { OrderView } from "./order-view";
 import { buyerNetworkHash, holdWindowMs, transferRefused } from "./holds";
 import { preorderBalance } from "./preorders";
-import { planReservation, type StockRow } from "./reservation";
+import { planReservation, type PlannedParcel, type StockRow } from "./reservation";
 import { sql } from "../db/steps";
 
 /**
@@ -71,57 +71,87 @@ export const CHECKOUT_RETRIES = 3;
 
 type Decision = { kind: "replay"; placed: Placed; keyHash: string | null } | { kind: "place"; placement: Placement };
 
-/** What the reading says: a replay, an order to place, or the refusal the shopper sees. */
+/**
+ * What the reading says: a replay, an order to place, or the refusal the shopper sees. In steps: the cart
+ * (empty, converted, or its lines refused), the reservation, the price, then the rows the change writes.
+ */
 async function decide(reading: CheckoutReading, storeId: string, cartToken: string, input: CheckoutInput, provider: string, now: Date, buyer: Buyer): Promise<Decision> {
-  const { cart, lines, stock } = reading;
+  const { cart, lines } = reading;
   if (!cart) throw emptyCart();
-  if (cart.convertedOrderId) {
-    const accessKey = await orderAccessKey(cartToken, cart.convertedOrderId);
-    const { order, attempt, keyed } = reading.replay ?? { order: null, attempt: null, keyed: true };
-    if (!order || !attempt) throw new AppError("NOT_FOUND", "That order no longer exists.");
-    // An order placed before keys existed gets its hash now: the shopper proved the cart token it derives from.
-    return { kind: "replay", placed: { order, attempt, replayed: true, accessKey }, keyHash: keyed ? null : await sha256Hex(accessKey) };
-  }
+  if (cart.convertedOrderId) return replayOf(reading, cartToken, cart.convertedOrderId);
   if (lines.length === 0) throw emptyCart();
   if (input.paymentMethod === "manual_transfer" && !reading.settings.manualTransfer) throw transferRefused();
+  refuseGone(lines);
+  const parcels = reserve(lines, reading.stock);
+  const priced = price(reading, cart, parcels, input);
+  return { kind: "place", placement: await placementOf(reading, cart, parcels, priced, { storeId, cartToken, input, provider, now, buyer }) };
+}
+
+/** A cart that became an order already: that order, answered again (an order placed before keys existed gets its key's hash now). */
+async function replayOf(reading: CheckoutReading, cartToken: string, orderId: string): Promise<Decision> {
+  const accessKey = await orderAccessKey(cartToken, orderId);
+  const { order, attempt, keyed } = reading.replay ?? { order: null, attempt: null, keyed: true };
+  if (!order || !attempt) throw new AppError("NOT_FOUND", "That order no longer exists.");
+  // The shopper proved the cart token the key derives from.
+  return { kind: "replay", placed: { order, attempt, replayed: true, accessKey }, keyHash: keyed ? null : await sha256Hex(accessKey) };
+}
+
+/** Lines whose product is no longer for sale refuse the checkout, each by its path. */
+function refuseGone(lines: CheckoutReading["lines"]): void {
   const gone = lines.filter((l) => l.product_status !== "active");
-  if (gone.length > 0) {
-    throw new AppError("CONFLICT", "Some products in your cart are no longer for sale: remove them and try again.", {
-      reason: "not_for_sale",
-      issues: gone.map((l) => ({ path: `lines.${l.line_id}`, message: `${l.product_title} is no longer for sale` })),
-    });
-  }
+  if (gone.length === 0) return;
+  throw new AppError("CONFLICT", "Some products in your cart are no longer for sale: remove them and try again.", {
+    reason: "not_for_sale",
+    issues: gone.map((l) => ({ path: `lines.${l.line_id}`, message: `${l.product_title} is no longer for sale` })),
+  });
+}
+
+/** The reservation's parcels (./reservation.ts), or the refusal naming each line short of stock. */
+function reserve(lines: CheckoutReading["lines"], stock: CheckoutReading["stock"]): PlannedParcel[] {
   const rows: StockRow[] = stock.map((s) => ({ locationId: s.location_id, locationName: s.name, priority: s.priority, variantId: s.variant_id, available: s.available }));
   const reservation = planReservation(lines.map((l) => ({ variantId: l.variant_id, quantity: l.quantity, preorder: l.preorder })), rows);
-  if (!reservation.ok) {
-    const byVariant = new Map(reservation.short.map((s) => [s.variantId, s]));
-    throw new AppError("CONFLICT", "Some products in your cart are no longer available in that quantity.", {
-      reason: "insufficient_stock",
-      issues: lines
-        .filter((l) => byVariant.has(l.variant_id))
-        .map((l) => {
-          const s = byVariant.get(l.variant_id)!;
-          return { path: `lines.${l.line_id}.quantity`, message: `only ${s.available} available`, available: s.available, requested: s.requested };
-        }),
-    });
-  }
+  if (reservation.ok) return reservation.parcels;
+  const byVariant = new Map(reservation.short.map((s) => [s.variantId, s]));
+  throw new AppError("CONFLICT", "Some products in your cart are no longer available in that quantity.", {
+    reason: "insufficient_stock",
+    issues: lines
+      .filter((l) => byVariant.has(l.variant_id))
+      .map((l) => {
+        const s = byVariant.get(l.variant_id)!;
+        return { path: `lines.${l.line_id}.quantity`, message: `only ${s.available} available`, available: s.available, requested: s.requested };
+      }),
+  });
+}
 
+interface Priced {
+  discount: CheckoutReading["discount"];
+  taken: { amount: number; code: string | null };
+  destination: IndianStateCode;
+  money: OrderMoney;
+  balance: number;
+}
+
+/**
+ * The order's money: the discount (a code that stopped being live since it was applied is refused, so the
+ * shopper sees the price they will pay), shipping, each parcel's lines, discount, shipping and GST
+ * (shared/rules/gst.ts), and the pre-order balance paid later.
+ */
+function price(reading: CheckoutReading, cart: CartRow, parcels: PlannedParcel[], input: CheckoutInput): Priced {
+  const { lines, stock, settings } = reading;
   const subtotal = lines.reduce((sum, l) => sum + Number(l.unit_price) * l.quantity, 0);
   const discount = cart.discountId ? reading.discount : null;
-  // A code that stopped being live since it was applied is refused: the shopper sees the price they will pay.
   if (cart.discountId && !discount?.live) throw discountUnavailable();
   const taken = discount ? { amount: discountAmount(subtotal, { kind: discount.kind, value: discount.value }), code: discount.code } : { amount: 0, code: null };
-  const { settings } = reading;
   const afterDiscount = subtotal - taken.amount;
   const shipping = settings.freeOver !== null && afterDiscount >= settings.freeOver ? 0 : settings.fee;
 
   // Money: each parcel's lines (a cart line may be split over parcels), then the order's discount and
-  // shipping split by parcel subtotal and the GST inside each parcel (shared/orders/gst.ts).
+  // shipping split by parcel subtotal and the GST inside each parcel (shared/rules/gst.ts).
   const lineOf = new Map(lines.map((l) => [l.variant_id, l]));
   const stateOf = new Map(stock.map((s) => [s.location_id, s.state]));
   const destination = input.shippingAddress.state as IndianStateCode;
   const money = orderMoney({
-    parcels: reservation.parcels.map((p) => ({
+    parcels: parcels.map((p) => ({
       originState: originOf(stateOf.get(p.locationId)),
       lines: p.lines.map((pl) => {
         const l = lineOf.get(pl.variantId)!;
@@ -134,16 +164,18 @@ async function decide(reading: CheckoutReading, storeId: string, cartToken: stri
     rates: reading.rates,
   });
   // With a deposit under 100 %, backordered pre-order units are paid in part now, the balance when they arrive.
-  const balanceParts = reservation.parcels.flatMap((p, i) =>
+  const balanceParts = parcels.flatMap((p, i) =>
     p.lines.map((pl, j) => ({ value: Number(lineOf.get(pl.variantId)!.unit_price) * pl.quantity - money.parcels[i]!.lineDiscounts[j]!, quantity: pl.quantity, backordered: pl.quantity - pl.reserved })),
   );
-  const balance = preorderBalance(balanceParts, settings.depositPercent);
+  return { discount, taken, destination, money, balance: preorderBalance(balanceParts, settings.depositPercent) };
+}
 
-  // Every id is made here, so the change's statements can name each other's rows without reading them.
-  const orderId = crypto.randomUUID();
-  const accessKey = await orderAccessKey(cartToken, orderId);
+/** The rows the change writes: the order's lines with their share of the discount, its parcels with their money, each parcel's lines. */
+function orderRows(reading: CheckoutReading, parcels: PlannedParcel[], money: OrderMoney): Pick<Placement, "orderLines" | "parcels" | "parcelLines"> {
+  const { lines, stock } = reading;
+  const stateOf = new Map(stock.map((s) => [s.location_id, s.state]));
   const lineDiscount = new Map<string, number>();
-  reservation.parcels.forEach((p, i) =>
+  parcels.forEach((p, i) =>
     p.lines.forEach((pl, j) => lineDiscount.set(pl.variantId, (lineDiscount.get(pl.variantId) ?? 0) + money.parcels[i]!.lineDiscounts[j]!)),
   );
   const orderLines = lines.map((l, position) => ({
@@ -151,27 +183,40 @@ async function decide(reading: CheckoutReading, storeId: string, cartToken: stri
     preorder: l.preorder, quantity: l.quantity, unit_price: Number(l.unit_price), discount: lineDiscount.get(l.variant_id) ?? 0, position,
   }));
   const orderLineOf = new Map(orderLines.map((l) => [l.variant_id, l.id]));
-  const parcels = reservation.parcels.map((p, position) => {
+  const parcelRows = parcels.map((p, position) => {
     const m = money.parcels[position]!;
     return { id: crypto.randomUUID(), location_id: p.locationId, origin_state: stateOf.get(p.locationId) ?? null, subtotal: m.subtotal, discount: m.discount, shipping: m.shipping, tax: m.tax, cgst: m.cgst, sgst: m.sgst, igst: m.igst, position };
   });
   const stockIdOf = new Map(stock.map((s) => [`${s.variant_id}:${s.location_id}`, s.id]));
-  const parcelLines = reservation.parcels.flatMap((p, position) =>
+  const parcelLines = parcels.flatMap((p, position) =>
     p.lines.map((pl) => ({
-      fulfillment_order_id: parcels[position]!.id, order_line_id: orderLineOf.get(pl.variantId)!, quantity: pl.quantity, reserved: pl.reserved,
+      fulfillment_order_id: parcelRows[position]!.id, order_line_id: orderLineOf.get(pl.variantId)!, quantity: pl.quantity, reserved: pl.reserved,
       variant_id: pl.variantId, location_id: p.locationId, stock_id: stockIdOf.get(`${pl.variantId}:${p.locationId}`) ?? null,
     })),
   );
-  const method = input.paymentMethod;
+  return { orderLines, parcels: parcelRows, parcelLines };
+}
+
+/**
+ * The order as the change writes it, with its first payment attempt and how long it holds its items.
+ * Every id is made here, so the change's statements can name each other's rows without reading them.
+ */
+async function placementOf(
+  reading: CheckoutReading,
+  cart: CartRow,
+  parcels: PlannedParcel[],
+  { discount, taken, destination, money, balance }: Priced,
+  o: { storeId: string; cartToken: string; input: CheckoutInput; provider: string; now: Date; buyer: Buyer },
+): Promise<Placement> {
+  const orderId = crypto.randomUUID();
+  const accessKey = await orderAccessKey(o.cartToken, orderId);
+  const method = o.input.paymentMethod;
   return {
-    kind: "place",
-    placement: {
-      orderId, accessKeyHash: await sha256Hex(accessKey), accessKey, cart: { id: cart.id, currency: cart.currency, state: cart.state },
-      input, destination, money, taken, discount: discount ? { id: discount.id, kind: discount.kind, value: discount.value } : null, balance,
-      firstAmount: money.total - balance, expiresAt: new Date(now.getTime() + holdWindowMs(method, settings.transferHoldHours)), now,
-      storeId, networkHash: await buyerNetworkHash(storeId, buyer.ip),
-      orderLines, parcels, parcelLines, attemptId: crypto.randomUUID(), provider: method === "gateway" ? provider : "manual_transfer",
-    },
+    orderId, accessKeyHash: await sha256Hex(accessKey), accessKey, cart: { id: cart.id, currency: cart.currency, state: cart.state },
+    input: o.input, destination, money, taken, discount: discount ? { id: discount.id, kind: discount.kind, value: discount.value } : null, balance,
+    firstAmount: money.total - balance, expiresAt: new Date(o.now.getTime() + holdWindowMs(method, reading.settings.transferHoldHours)), now: o.now,
+    storeId: o.storeId, networkHash: await buyerNetworkHash(o.storeId, o.buyer.ip),
+    ...orderRows(reading, parcels, money), attemptId: crypto.randomUUID(), provider: method === "gateway" ? o.provider : "manual_transfer",
   };
 }
 
