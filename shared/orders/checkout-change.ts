@@ -4,7 +4,7 @@ import { AppError } from "../core/errors";
 import { plan, type Plan } from "../db/plan";
 import { raw, sql, type Q } from "../db/steps";
 import { CONSENT_REQUEST_EVERY_HOURS } from "../marketing/consent";
-import type { CheckoutInput, Placed } from "./checkout";
+import type { CheckoutInput, Placed } from "./checkout-input";
 import { cartState } from "./checkout-reading";
 import type { IndianStateCode, OrderMoney } from "../rules/gst";
 import { holdLimitSteps } from "./holds";

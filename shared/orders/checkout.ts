@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { sha256Hex } from "../core/tokens";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
@@ -10,8 +9,9 @@ import { orderAccessKey } from "./access";
 import { CART_TOKEN } from "../storefront/cart";
 import { discountAmount } from "../storefront/cart-totals";
 import { checkoutChange, discountUnavailable, type Placement } from "./checkout-change";
-import { checkoutReadingPlan, type AttemptRead, type CartRow, type CheckoutReading } from "./checkout-reading";
-import { indianStateSchema, isIndianStateCode, orderMoney, type IndianStateCode, type OrderMoney } from "../rules/gst";
+import { checkoutReadingPlan, type CartRow, type CheckoutReading } from "./checkout-reading";
+import type { CheckoutInput, Placed } from "./checkout-input";
+import { isIndianStateCode, orderMoney, type IndianStateCode, type OrderMoney } from "../rules/gst";
 import type { OrderView } from "./order-view";
 import { buyerNetworkHash, holdWindowMs, transferRefused } from "./holds";
 import { preorderBalance } from "./preorders";
@@ -28,40 +28,12 @@ import { sql } from "../db/steps";
  * reads and decides again (a replay of a cart that became an order meanwhile answers that order). The
  * caller calls the gateway after the commit.
  */
-const E164 = /^\+[1-9][0-9]{7,14}$/;
-const text = (max: number) => z.string().trim().min(1, "is required").max(max);
 
-export const checkoutInput = z.strictObject({
-  email: z.email("must be an email address").max(254),
-  phone: z.string().trim().regex(E164, "must be an E.164 phone number such as +919876543210").optional(),
-  shippingAddress: z.strictObject({
-    name: text(200),
-    line1: text(200),
-    line2: z.string().trim().max(200).optional(),
-    city: text(100),
-    state: indianStateSchema,
-    postalCode: z.string().trim().regex(/^[1-9][0-9]{5}$/, "must be a 6-digit PIN code"),
-    country: z.literal("IN", { error: "must be IN: this store ships within India" }),
-  }),
-  paymentMethod: z.enum(["gateway", "manual_transfer"]),
-  acceptsMarketing: z.boolean().optional().describe("The shopper ticked 'Email me news and offers' (never pre-ticked)"),
-});
-export type CheckoutInput = z.infer<typeof checkoutInput>;
+export { checkoutInput, type AttemptRow, type CheckoutInput, type Placed } from "./checkout-input";
 
 /** Who places the order, beyond what the form says: the buyer's address as the storefront saw it (cf-connecting-ip). */
 export interface Buyer {
   ip?: string | null | undefined;
-}
-
-/** A payment attempt as checkout and the payment steps answer it (read in checkout-reading.ts). */
-export type AttemptRow = AttemptRead;
-
-export interface Placed {
-  order: OrderView;
-  attempt: AttemptRow;
-  replayed: boolean;
-  /** The order's access key (`/orders/<id>?k=<key>`), the same on a replay; only its hash is stored. */
-  accessKey: string;
 }
 
 const emptyCart = () => new AppError("CONFLICT", "Your cart is empty: add a product before checking out.", { reason: "empty_cart" });

@@ -6,7 +6,7 @@ import type { StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import type { CreatePaymentInput } from "../payments/gateway";
 import { unknownOrder } from "./access";
-import type { AttemptRow } from "./checkout";
+import type { AttemptRow } from "./checkout-input";
 
 /**
  * Payment attempts around the gateway (SPEC "Checkout and payment behaviour" 1): the rows a retry and the
