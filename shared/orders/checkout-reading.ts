@@ -3,7 +3,9 @@ import type { GstRates } from "../rules/gst";
 import { ratesPlan } from "../rules/gst-rates";
 import { orderViewStatement, type OrderView } from "./order-view";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q } from "../db/steps";
+import { checkoutCart, checkoutCartLines, checkoutDiscount, checkoutSettings, checkoutStock, replayAttempt } from "./statements/checkout";
 
 /**
  * What checkout decides from (SPEC "Checkout and payment behaviour"), read in one unit: the shopper's
@@ -14,28 +16,9 @@ import { raw, sql, type Q } from "../db/steps";
  * The cart's `state` is compared again by the change that places the order: a cart changed in between
  * (another tab) is read again instead of being charged at the old reading.
  */
-export interface CartLineRow extends Record<string, unknown> {
-  line_id: string;
-  variant_id: string;
-  quantity: number;
-  product_title: string;
-  variant_title: string;
-  sku: string | null;
-  tax_class: string;
-  preorder: boolean;
-  unit_price: string;
-  product_status: string;
-}
+export type CartLineRow = RowOfStatement<typeof checkoutCartLines>;
 
-export interface StockReadRow extends Record<string, unknown> {
-  id: string;
-  variant_id: string;
-  location_id: string;
-  name: string;
-  priority: number;
-  available: number;
-  state: string | null;
-}
+export type StockReadRow = RowOfStatement<typeof checkoutStock>;
 
 export interface CartRow {
   id: string;
@@ -74,13 +57,7 @@ export interface CheckoutReading {
   replay: { order: OrderView | null; attempt: AttemptRead | null; keyed: boolean } | null;
 }
 
-/** The cart as the change will check it: converted or not, its discount, its lines (by id). */
-export function cartState(store: SQL, cartId: SQL, lock: boolean): SQL {
-  return sql`select jsonb_build_object('converted', c.converted_order_id, 'discount', c.discount_id,
-      'lines', coalesce((select jsonb_agg(jsonb_build_object('id', cl.id, 'variant', cl.variant_id, 'quantity', cl.quantity) order by cl.id)
-                         from cart_line cl where cl.store_id = c.store_id and cl.cart_id = c.id), '[]'::jsonb))
-    from (select * from cart where store_id = ${store} and id = ${cartId}${lock ? sql` for update` : sql``}) c`;
-}
+export { cartState } from "./statements/checkout";
 
 /** The cart a token names (by its hash). With `lock`, the rows checkout reserves from are locked (a transaction that is open already). */
 export function checkoutReadingPlan(q: Q, store: SQL, tokenHash: string, now: Date, lock = false): Plan<CheckoutReading> {
@@ -89,54 +66,19 @@ export function checkoutReadingPlan(q: Q, store: SQL, tokenHash: string, now: Da
   const rates = ratesPlan(q, now);
   return plan(
     [
-      raw<{ id: string; currency: string; discount_id: string | null; converted_order_id: string | null; state: unknown }>(
-        q,
-        sql`select c.id, c.currency, c.discount_id, c.converted_order_id, (${cartState(store, sql`c.id`, false)}) as state
-            from cart c where c.store_id = ${store} and c.token_hash = ${tokenHash}${lock ? sql` for update` : sql``}`,
-      ),
-      raw<CartLineRow>(
-        q,
-        sql`select cl.id as line_id, cl.variant_id, cl.quantity, p.title as product_title, v.title as variant_title, v.sku, v.tax_class,
-                   v.preorder, v.price_minor::text as unit_price, p.status as product_status
-            from cart_line cl
-            join product_variant v on v.store_id = cl.store_id and v.id = cl.variant_id
-            join product p on p.store_id = v.store_id and p.id = v.product_id
-            where cl.store_id = ${store} and cl.cart_id = ${cartId}
-            order by cl.created_at, cl.id`,
-      ),
+      checkoutCart(q, store, tokenHash, lock),
+      checkoutCartLines(q, store, cartId),
       // Locked in id order when asked (a fixed order, so two checkouts never wait on each other in a cycle).
-      raw<StockReadRow>(
-        q,
-        sql`select il.id, il.variant_id, il.location_id, l.name, l.priority, greatest(il.on_hand - il.reserved, 0)::int as available, l.state
-            from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
-            where il.store_id = ${store} and l.sells_online
-              and il.variant_id in (select variant_id from cart_line where store_id = ${store} and cart_id = ${cartId})
-            order by il.id${lock ? sql` for update of il` : sql``}`,
-      ),
-      raw<{ id: string; code: string; kind: "percentage" | "fixed_amount"; value: string; live: boolean }>(
-        q,
-        sql`select d.id, d.code, d.kind, d.value::text, (d.status = 'active' and d.starts_at <= now() and (d.ends_at is null or d.ends_at > now())
-                   and (d.usage_limit is null or d.usage_count < d.usage_limit)) as live
-            from discount d where d.store_id = ${store} and d.id = (select discount_id from cart where store_id = ${store} and token_hash = ${tokenHash})`,
-      ),
-      raw<{ fee: string; free_over: string | null; deposit_percent: number; manual_transfer: boolean; hold_hours: number }>(
-        q,
-        sql`select shipping_fee_minor::text as fee, free_shipping_over_minor::text as free_over, preorder_deposit_percent as deposit_percent,
-                   manual_transfer_enabled as manual_transfer, transfer_hold_hours as hold_hours
-            from store where id = ${store}`,
-      ),
+      checkoutStock(q, store, cartId, lock),
+      checkoutDiscount(q, store, tokenHash),
+      checkoutSettings(q, store),
       ...rates.steps,
       orderViewStatement(q, store, converted),
-      raw<{ id: string; attempt: number; idempotency_key: string; status: string; provider: string; amount: string; keyed: boolean }>(
-        q,
-        sql`select a.id, a.attempt, a.idempotency_key, a.status, a.provider, a.amount::text,
-                   (select access_key_hash is not null from shop_order where store_id = a.store_id and id = a.order_id) as keyed
-            from payment_attempt a where a.store_id = ${store} and a.order_id = ${converted} order by a.attempt desc limit 1`,
-      ),
+      replayAttempt(q, store, converted),
     ] as const,
     ([[cart], lines, stock, [discount], [settings], ...rest]) => {
       const rateRows = rest.slice(0, rates.steps.length);
-      const [[view], [attempt]] = rest.slice(rates.steps.length) as [{ order: OrderView }[], { id: string; attempt: number; idempotency_key: string; status: string; provider: string; amount: string; keyed: boolean }[]];
+      const [[view], [attempt]] = rest.slice(rates.steps.length) as [{ order: OrderView }[], RowOfStatement<typeof replayAttempt>[]];
       return {
         cart: cart ? { id: cart.id, currency: cart.currency, discountId: cart.discount_id, convertedOrderId: cart.converted_order_id, state: cart.state } : null,
         lines,

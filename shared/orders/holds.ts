@@ -1,9 +1,11 @@
-import type { SQL } from "drizzle-orm";
+import { eq, type SQL } from "drizzle-orm";
 import { sha256Hex } from "../core/tokens";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { store as storeTable } from "../db/schema";
+import { sql, type Q, type Step } from "../db/steps";
 import { AppError } from "../core/errors";
 import { clientAddress } from "../limits/address";
+import { holdLimit, lockHoldKeys } from "./statements/holds";
 
 /**
  * Unpaid holds (docs/order-status.md, "Payment windows and expiry"; decision 0020). A placed order holds
@@ -39,11 +41,10 @@ export interface PaymentSettings {
 export function paymentSettingsPlan(q: Q, store: SQL): Plan<PaymentSettings> {
   return plan(
     [
-      raw<{ manual_transfer: boolean; hold_hours: number; deposit_percent: number }>(
-        q,
-        sql`select manual_transfer_enabled as manual_transfer, transfer_hold_hours as hold_hours, preorder_deposit_percent as deposit_percent
-            from store where id = ${store}`,
-      ),
+      q
+        .select({ manual_transfer: storeTable.manualTransferEnabled, hold_hours: storeTable.transferHoldHours, deposit_percent: storeTable.preorderDepositPercent })
+        .from(storeTable)
+        .where(eq(storeTable.id, store)),
     ] as const,
     ([[row]]) => ({
       manualTransfer: row?.manual_transfer ?? false,
@@ -69,15 +70,6 @@ export async function buyerNetworkHash(storeId: string, ipHeader: string | null 
   return network === "unknown" ? null : sha256Hex(`${storeId}|${network}`);
 }
 
-/** Open orders holding stock unpaid (nothing captured, the window still open): shop_order_holds_*_idx's condition. */
-const holding = (now: Date) => sql`status = 'open' and payment_status in ('unpaid', 'pending', 'authorized') and expires_at > ${now}`;
-
-/** "in about 25 minutes" / "in about 3 hours", from SQL's interval until the first hold releases. */
-const releaseWords = (first: SQL) =>
-  sql`case when ${first} - now() < interval '120 minutes'
-        then 'in about ' || greatest(1, ceil(extract(epoch from ${first} - now()) / 60))::int || ' minutes'
-        else 'in about ' || ceil(extract(epoch from ${first} - now()) / 3600)::int || ' hours' end`;
-
 /**
  * The checkout change's statements that bound unpaid holds: the email's and the network's locks (in that
  * order, so two checkouts never wait on each other in a cycle), then one count each, which stops the unit
@@ -88,17 +80,15 @@ export function holdLimitSteps(q: Q, store: SQL, buyer: { storeId: string; email
   const email = buyer.email.toLowerCase();
   const keys = [`hold:${buyer.storeId}:email:${email}`, ...(buyer.networkHash ? [`hold:${buyer.storeId}:network:${buyer.networkHash}`] : [])];
   const count = (who: SQL, words: string, issue: { path: string; message: string }) =>
-    raw(
-      q,
-      sql`select unit.ensure(h.n < ${UNPAID_HOLDS_PER_BUYER},
-            '409',
-            ${`${words} already has ${UNPAID_HOLDS_PER_BUYER} orders waiting for payment at this store: pay one of them (its link is in the order email), or try again when the first is released `} || ${releaseWords(sql`h.first`)} || '.',
-            jsonb_build_object('reason', 'unpaid_orders_limit', 'limit', ${UNPAID_HOLDS_PER_BUYER}::int, 'releasesAt', h.first,
-              'issues', jsonb_build_array(jsonb_build_object('path', ${issue.path}::text, 'message', ${issue.message}::text)))) as ok
-          from (select count(*)::int as n, min(expires_at) as first from shop_order where store_id = ${store} and ${who} and ${holding(buyer.now)}) h`,
-    );
+    holdLimit(q, store, {
+      who,
+      limit: UNPAID_HOLDS_PER_BUYER,
+      now: buyer.now,
+      words: `${words} already has ${UNPAID_HOLDS_PER_BUYER} orders waiting for payment at this store: pay one of them (its link is in the order email), or try again when the first is released `,
+      issue,
+    });
   return [
-    raw(q, sql`select count(pg_advisory_xact_lock(hashtextextended(k, 0))) as n from unnest(${sql.param(keys)}::text[]) as k`),
+    lockHoldKeys(q, keys),
     count(sql`email_lower = ${email}`, "This email address", { path: "email", message: `has ${UNPAID_HOLDS_PER_BUYER} orders waiting for payment` }),
     ...(buyer.networkHash
       ? [count(sql`buyer_network_hash = ${buyer.networkHash}`, "Your network", { path: "", message: `${UNPAID_HOLDS_PER_BUYER} orders from this network are waiting for payment` })]

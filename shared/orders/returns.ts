@@ -1,12 +1,15 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
 import { mapPlan, plan, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { orderReturn, shopOrder } from "../db/schema";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q, type Step } from "../db/steps";
 import { AppError } from "../core/errors";
-import { conflict } from "./actions";
+import { conflict, lockOrderStep } from "./actions";
 import { orderNotFound } from "./order-detail";
 import { refundClaimPlan, type ClaimAsk, type RefundClaim } from "./refund-claims";
 import { answered, recordRefunds, type RefundCalls, type RefundView } from "./refund-record";
+import { addReturnLines, moveReturn, openReturn, restockReturn, returnableLines, returnableSql, returnWithOrder } from "./statements/returns";
 
 /**
  * Returns (docs/order-status.md, "Returns"): units of shipped lines coming back, requested → approved or
@@ -28,8 +31,6 @@ const FROM: Readonly<Record<ReturnStep, readonly ReturnStatus[]>> = {
   refund: ["received"],
 };
 
-const SHIPPED_STATUSES = ["in_transit", "delivered", "pending"];
-
 export interface ReturnRequest {
   orderId: string;
   lines: { orderLineId: string; quantity: number }[];
@@ -39,27 +40,15 @@ export interface ReturnRequest {
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 
-/**
- * What each line of an order may still return: its units in shipments that left (not cancelled, not back
- * to origin), less the units already in returns that were not rejected.
- */
-function returnableSql(store: SQL, orderId: string): SQL {
-  return sql`select ol.id, ol.product_title as title,
-       coalesce((select sum(fl.quantity) from fulfillment_order_line fl
-                 where fl.store_id = ol.store_id and fl.order_line_id = ol.id
-                   and exists (select 1 from shipment s where s.store_id = fl.store_id and s.fulfillment_order_id = fl.fulfillment_order_id
-                               and s.status = any(${sql.param(SHIPPED_STATUSES)}::text[]))), 0)::int as shipped,
-       coalesce((select sum(rl.quantity) from order_return_line rl join order_return r on r.store_id = rl.store_id and r.id = rl.return_id
-                 where rl.store_id = ol.store_id and rl.order_line_id = ol.id and r.status <> 'rejected'), 0)::int as returning
-     from order_line ol where ol.store_id = ${store} and ol.order_id = ${orderId}`;
-}
-
 /** A return's request checked against the order as read: the order open or completed, each line returnable. */
 export function requestReturnPlan(q: Q, store: SQL, input: ReturnRequest): Plan<{ orderId: string }> {
   return plan(
     [
-      raw<{ id: string; number: number; status: string }>(q, sql`select id, number, status from shop_order where store_id = ${store} and id = ${input.orderId}`),
-      raw<{ id: string; title: string; shipped: number; returning: number }>(q, returnableSql(store, input.orderId)),
+      q
+        .select({ id: shopOrder.id, number: shopOrder.number, status: shopOrder.status })
+        .from(shopOrder)
+        .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, input.orderId))),
+      returnableLines(q, store, input.orderId),
     ] as const,
     ([[order], rows]) => {
       if (!order) throw orderNotFound();
@@ -89,53 +78,33 @@ export function requestReturnPlan(q: Q, store: SQL, input: ReturnRequest): Plan<
  */
 export function requestReturnChange(q: Q, store: SQL, input: ReturnRequest): Plan<{ returnId: string; number: number }> {
   const returnId = crypto.randomUUID();
-  const lines = json(input.lines.map((l) => ({ line: l.orderLineId, quantity: l.quantity })));
+  const lineItems = input.lines.map((l) => ({ line: l.orderLineId, quantity: l.quantity }));
+  const lines = json(lineItems);
   return plan(
     [
       // The order locked first; the next statement, which starts once the lock is held, sees every return before this one.
-      raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${input.orderId} for update`),
+      lockOrderStep(q, store, input.orderId),
       unchanged(
         q,
         sql`(select status from shop_order where store_id = ${store} and id = ${input.orderId}) not in ('cancelled', 'expired')
             and not exists (select 1 from jsonb_to_recordset(${lines}) as x(line uuid, quantity int) left join (${returnableSql(store, input.orderId)}) r on r.id = x.line
                             where r.id is null or r.shipped - r.returning < x.quantity)`,
       ),
-      raw<{ id: string; number: number }>(
-        q,
-        sql`insert into order_return (id, store_id, order_id, number, reason, note)
-            select ${returnId}::uuid, ${store}, ${input.orderId}::uuid, coalesce(max(number), 0) + 1, ${input.reason}, ${input.note ?? null}
-            from order_return where store_id = ${store} and order_id = ${input.orderId}
-            returning id, number`,
-      ),
-      raw(
-        q,
-        sql`insert into order_return_line (store_id, return_id, order_line_id, quantity)
-            select ${store}, ${returnId}::uuid, x.line, x.quantity from jsonb_to_recordset(${lines}) as x(line uuid, quantity int)`,
-      ),
+      openReturn(q, store, { returnId, orderId: input.orderId, reason: input.reason, note: input.note ?? null }),
+      addReturnLines(q, store, returnId, lineItems),
       emitStep(q, "return.requested", sql`(select jsonb_build_object('orderId', order_id, 'returnId', id, 'number', number) from order_return where store_id = ${store} and id = ${returnId})`),
     ] as const,
     ([, , [made]]) => ({ returnId: made!.id, number: made!.number }),
   );
 }
 
-export type ReturnRow = {
-  id: string;
-  orderId: string;
-  number: number;
-  orderNumber: number;
-  status: ReturnStatus;
-};
+export type ReturnRow = RowOfStatement<typeof returnWithOrder>;
 
 /** A return of the store with its order's number (with `lock`, the return row locked); null when none. */
 export function returnPlan(q: Q, store: SQL, returnId: string, lock = false): Plan<ReturnRow | null> {
   return plan(
     [
-      raw<ReturnRow>(
-        q,
-        sql`select r.id, r.order_id as "orderId", r.number, o.number as "orderNumber", r.status
-            from order_return r join shop_order o on o.store_id = r.store_id and o.id = r.order_id
-            where r.store_id = ${store} and r.id = ${returnId}${lock ? sql` for update of r` : sql``}`,
-      ),
+      returnWithOrder(q, store, returnId, lock),
     ] as const,
     ([[row]]) => row ?? null,
   );
@@ -163,8 +132,12 @@ export function returnFor(ret: ReturnRow | null, step: ReturnStep): ReturnRow {
 /** The order, then the return, locked; the return still as read (else it is read and checked again). */
 export function returnAsRead(q: Q, store: SQL, ret: ReturnRow): Step[] {
   return [
-    raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${ret.orderId} for update`),
-    raw(q, sql`select 1 from order_return where store_id = ${store} and id = ${ret.id} for update`),
+    lockOrderStep(q, store, ret.orderId),
+    q
+      .select({ id: orderReturn.id })
+      .from(orderReturn)
+      .where(and(eq(orderReturn.storeId, store), eq(orderReturn.id, ret.id)))
+      .for("update"),
     unchanged(q, sql`(select status from order_return where store_id = ${store} and id = ${ret.id}) = ${ret.status}`),
   ];
 }
@@ -172,7 +145,7 @@ export function returnAsRead(q: Q, store: SQL, ret: ReturnRow): Step[] {
 /** The return moves to `to`, with its `return.<to>` event (the returnId and number in it). */
 export function moveSteps(q: Q, store: SQL, ret: ReturnRow, to: ReturnStatus, extra: Record<string, unknown> = {}, note?: string): Step[] {
   return [
-    raw(q, sql`update order_return set status = ${to}, note = coalesce(${note ?? null}, note), updated_at = now() where store_id = ${store} and id = ${ret.id}`),
+    moveReturn(q, store, ret.id, to, note ?? null),
     emitStep(q, `return.${to}`, { orderId: ret.orderId, returnId: ret.id, number: ret.number, ...extra }),
   ];
 }
@@ -183,25 +156,8 @@ export function moveSteps(q: Q, store: SQL, ret: ReturnRow, to: ReturnStatus, ex
  */
 export function restockSteps(q: Q, store: SQL, ret: ReturnRow, memberId: SQL): Step[] {
   return [
-    raw(
-      q,
-      sql`with back as (
-         select il.id, rl.quantity from order_return_line rl
-         join order_line ol on ol.store_id = rl.store_id and ol.id = rl.order_line_id
-         join lateral (select f.location_id from fulfillment_order_line fl
-                       join fulfillment_order f on f.store_id = fl.store_id and f.id = fl.fulfillment_order_id
-                       where fl.store_id = rl.store_id and fl.order_line_id = ol.id and f.location_id is not null
-                       order by f.position limit 1) src on true
-         join inventory_level il on il.store_id = rl.store_id and il.variant_id = ol.variant_id and il.location_id = src.location_id
-         where rl.store_id = ${store} and rl.return_id = ${ret.id}
-         order by il.id for update of il),
-       levels as (
-         update inventory_level il set on_hand = il.on_hand + back.quantity, updated_at = now()
-         from back where il.store_id = ${store} and il.id = back.id returning il.variant_id, il.location_id, il.on_hand, back.quantity)
-       insert into inventory_adjustment (store_id, variant_id, location_id, delta, on_hand_after, reason, note, member_id)
-       select ${store}, variant_id, location_id, quantity, on_hand, 'returned', ${`Return ${ret.number} of order #${ret.orderNumber}`}, ${memberId} from levels`,
-    ),
-    raw(q, sql`update order_return set restocked = true where store_id = ${store} and id = ${ret.id}`),
+    restockReturn(q, store, ret.id, `Return ${ret.number} of order #${ret.orderNumber}`, memberId),
+    q.update(orderReturn).set({ restocked: true }).where(and(eq(orderReturn.storeId, store), eq(orderReturn.id, ret.id))),
   ];
 }
 
