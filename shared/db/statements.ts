@@ -1,4 +1,4 @@
-import type { SQL } from "drizzle-orm";
+import type { SQL, SQLWrapper } from "drizzle-orm";
 import { isUuid } from "./ids";
 import { outboxEvent, store } from "./schema";
 import { orNull, pg, statement as declare } from "./statement";
@@ -235,6 +235,6 @@ export const unchangedStatement = declare("db.unchanged", {
 export const emitWhenStatement = declare("db.emitWhen", {
   row: { id: outboxEvent.id },
   examples: [["test.example", sql`'{}'::jsonb`, sql`now()`, EXAMPLE_CONDITION]],
-  sql: (kind: string, payload: SQL, at: Date | SQL, when: SQL) =>
+  sql: (kind: string, payload: SQLWrapper, at: Date | SQL, when: SQL) =>
     sql`insert into outbox_event (store_id, kind, payload, available_at) select ${UNIT_STORE}, ${kind}, ${payload}, ${at} where ${when} returning id`,
 });
