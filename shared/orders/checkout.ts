@@ -1,7 +1,8 @@
+import { and, eq, isNull } from "drizzle-orm";
 import { sha256Hex } from "../core/tokens";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
-import type { TaxClass } from "../db/schema";
+import { shopOrder, type TaxClass } from "../db/schema";
 import { sendStoreUnit } from "../db/unit";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
@@ -16,7 +17,8 @@ import type { OrderView } from "./order-view";
 import { buyerNetworkHash, holdWindowMs, transferRefused } from "./holds";
 import { preorderBalance } from "./preorders";
 import { planReservation, type PlannedParcel, type StockRow } from "./reservation";
-import { sql } from "../db/steps";
+import { plan, type Plan } from "../db/plan";
+import { sql, type Q } from "../db/steps";
 
 /**
  * Checkout (SPEC "Checkout and payment behaviour" 1-4; ARCHITECTURE §15) in two round trips: the cart,
@@ -232,8 +234,8 @@ export async function placeOrder(tx: StoreTx, cartToken: string | undefined, inp
 }
 
 /** Stores the access key's hash of an order placed before keys existed. */
-function keyOrderPlan(q: Parameters<typeof checkoutChange>[0], storeId: string, orderId: string, keyHash: string) {
-  return { steps: [q.execute(sql`update shop_order set access_key_hash = ${keyHash} where store_id = ${storeId} and id = ${orderId} and access_key_hash is null`)], finish: () => undefined };
+function keyOrderPlan(q: Q, storeId: string, orderId: string, keyHash: string): Plan<void> {
+  return plan([q.update(shopOrder).set({ accessKeyHash: keyHash }).where(and(eq(shopOrder.storeId, storeId), eq(shopOrder.id, orderId), isNull(shopOrder.accessKeyHash)))] as const, () => undefined);
 }
 
 export type { OrderView };
