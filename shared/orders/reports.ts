@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import type { Database } from "../db/database";
 import { plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { AppError } from "../core/errors";
 import type { PaymentEvent, RefundEvent, WebhookEvent } from "../payments/gateway";
@@ -12,6 +12,7 @@ import { retryLostRaces } from "./readings";
 import { gatewayRefundId } from "./refunds";
 import { paymentChange, paymentReadingPlan, type PaymentReading } from "./routines";
 import { shipmentChange, shipmentReadingPlan } from "./shipment-status";
+import { keepReceipt, receiptSeen as receiptSeenStatement } from "./statements/reports";
 
 /**
  * What a provider's verified report changes (workers/worker/webhooks.ts is their door): a payment's status
@@ -26,7 +27,7 @@ import { shipmentChange, shipmentReadingPlan } from "./shipment-status";
 /** Whether a delivery with the provider's event id was applied already (a second one changes nothing). */
 const receiptSeen = (q: Q, store: SQL, provider: string, eventId: string) =>
   plan(
-    [raw<{ seen: boolean }>(q, sql`select exists (select 1 from webhook_receipt where store_id = ${store} and provider = ${provider} and event_id = ${eventId}) as seen`)] as const,
+    [receiptSeenStatement(q, store, provider, eventId)] as const,
     ([[row]]) => row!.seen,
   );
 
@@ -34,13 +35,7 @@ const receiptSeen = (q: Q, store: SQL, provider: string, eventId: string) =>
  * The delivery recorded by its change's own unit, first: when a racing delivery recorded it first, this
  * unit lost the race (CR409), and reading again answers it as a duplicate.
  */
-const receiptStep = (q: Q, store: SQL, provider: string, eventId: string): Step =>
-  raw(
-    q,
-    sql`with kept as (insert into webhook_receipt (store_id, provider, event_id) values (${store}, ${provider}, ${eventId})
-                      on conflict (store_id, provider, event_id) do nothing returning id)
-        select unit.unchanged(exists (select 1 from kept)) as ok`,
-  );
+const receiptStep = (q: Q, store: SQL, provider: string, eventId: string): Step => keepReceipt(q, store, provider, eventId);
 
 export type Outcome = { duplicate: true } | { duplicate: false; applied: boolean; status: string; review?: string } | { ignored: string };
 
