@@ -1,10 +1,12 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { emitStep, unchanged } from "../db/changes";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
 import { sendStoreUnit } from "../db/unit";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { paymentAttempt, shopOrder } from "../db/schema";
+import { EXAMPLE, orNull, pg, statement } from "../db/statement";
+import { sql, type Q, type Step } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import { countDiscountUseAgainSql } from "./discount-uses";
@@ -104,6 +106,86 @@ function factsOf(store: SQL, orderId: SQL, lock: boolean): SQL {
 /** An order's facts as the recompute reads them, as SQL a statement compares or selects (the expiry's reading). */
 export const orderFactsSql = (store: SQL, orderId: SQL): SQL => factsOf(store, orderId, false);
 
+// The routines' statements. This file is a statement module of its own (decision 0026): the recompute is
+// the one writer of an order's statuses, and shared/orders/status-writers.test.ts holds it to this file.
+
+const { id: ID, store: STORE } = EXAMPLE;
+
+const orderFacts = statement("orders.orderFacts", {
+  row: { order_id: orNull(pg.uuid()), facts: orNull(pg.jsonb<Facts>()) },
+  examples: [
+    [STORE, sql`${ID}::uuid`, false],
+    [STORE, sql`${ID}::uuid`, true],
+  ],
+  sql: (store: SQL, id: SQL, lock: boolean) => sql`select (select id from shop_order where store_id = ${store} and id = ${id}) as order_id, (${factsOf(store, id, lock)}) as facts`,
+});
+
+const attemptToMove = statement("orders.attemptToMove", {
+  row: { id: paymentAttempt.id, order_id: paymentAttempt.orderId, attempt: paymentAttempt.attempt, status: paymentAttempt.status },
+  examples: [
+    [STORE, ID, false],
+    [STORE, ID, true],
+  ],
+  sql: (store: SQL, attemptId: IdIn, lock: boolean) =>
+    sql`select id, order_id, attempt, status from payment_attempt where store_id = ${store} and id = ${attemptId}${lock ? sql` for update` : sql``}`,
+});
+
+const attemptOrderFacts = statement("orders.attemptOrderFacts", {
+  row: { facts: orNull(pg.jsonb<Facts>()) },
+  examples: [
+    [STORE, ID, false],
+    [STORE, ID, true],
+  ],
+  sql: (store: SQL, attemptId: IdIn, lock: boolean) =>
+    sql`select (${factsOf(store, sql`(select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})`, lock)}) as facts`,
+});
+
+/** The order's statuses as the recompute decided them (only while its facts are `when`, for a conditional recompute). */
+const writeOrderStatuses = statement("orders.writeOrderStatuses", {
+  row: {},
+  examples: [
+    [STORE, ID, { paymentStatus: "paid", fulfillmentStatus: "unfulfilled", status: "open" }, undefined],
+    [STORE, ID, { paymentStatus: "paid", fulfillmentStatus: "unfulfilled", status: "open" }, sql`true`],
+  ],
+  sql: (store: SQL, orderId: string, next: OrderStatuses, when: SQL | undefined) =>
+    sql`update shop_order set payment_status = ${next.paymentStatus}, fulfillment_status = ${next.fulfillmentStatus}, status = ${next.status}, updated_at = now()
+        where store_id = ${store} and id = ${orderId}${when ? sql` and ${when}` : sql``}`,
+});
+
+const countDiscountUseAgain = statement("orders.countDiscountUseAgain", {
+  row: {},
+  examples: [[STORE, ID]],
+  sql: (store: SQL, orderId: string) => countDiscountUseAgainSql(store, orderId),
+});
+
+/** The first report of money that did not add up, kept on its attempt. */
+const markAttemptReview = statement("orders.markAttemptReview", {
+  row: {},
+  examples: [[STORE, ID, "amount_below", "{}"]],
+  sql: (store: SQL, attemptId: string, review: PaymentReview, report: string) =>
+    sql`update payment_attempt set review_reason = ${review}, review_report = ${report}::jsonb, review_at = now(), updated_at = now()
+        where store_id = ${store} and id = ${attemptId} and review_reason is null`,
+});
+
+/** References learnt late kept on an attempt that does not move. */
+const keepAttemptRefs = statement("orders.keepAttemptRefs", {
+  row: {},
+  examples: [[STORE, ID, { ref: null, paymentId: "pay_1" }]],
+  sql: (store: SQL, attemptId: string, refs: { ref: string | null; paymentId: string | null }) =>
+    sql`update payment_attempt set provider_ref = coalesce(provider_ref, ${refs.ref}), provider_payment_id = coalesce(provider_payment_id, ${refs.paymentId})
+        where store_id = ${store} and id = ${attemptId}`,
+});
+
+/** The payment routine's move of an attempt (the only writer of its status). */
+const moveAttempt = statement("orders.moveAttempt", {
+  row: {},
+  examples: [[STORE, ID, "failed", { ref: null, paymentId: null }, "Declined."]],
+  sql: (store: SQL, attemptId: string, to: AttemptStatus, refs: { ref: string | null; paymentId: string | null }, error: string | null) =>
+    sql`update payment_attempt set status = ${to}, provider_ref = coalesce(${refs.ref}, provider_ref), provider_payment_id = coalesce(${refs.paymentId}, provider_payment_id),
+          last_error = case when ${to} = 'failed' then ${error} else last_error end, updated_at = now()
+        where store_id = ${store} and id = ${attemptId}`,
+});
+
 /**
  * An id where a reading takes one: the id itself, or SQL that finds it in the same unit (a subquery, e.g.
  * the attempt a gateway reference names), so a unit need not read the id first. Readings answer the ids
@@ -115,25 +197,15 @@ export type IdIn = string | SQL;
 export function orderReadingPlan(q: Q, store: SQL, orderId: IdIn, lock = false): Plan<OrderReading | null> {
   const id = sql`${orderId}::uuid`;
   return plan(
-    [raw<{ order_id: string | null; facts: Facts | null }>(q, sql`select (select id from shop_order where store_id = ${store} and id = ${id}) as order_id, (${factsOf(store, id, lock)}) as facts`)] as const,
+    [orderFacts(q, store, id, lock)] as const,
     ([[row]]) => (row?.order_id && row.facts ? { orderId: row.order_id, facts: row.facts } : null),
   );
 }
 
 /** Reads an attempt and its order's facts (with `lock`: the attempt, then the order, locked). */
 export function paymentReadingPlan(q: Q, store: SQL, attemptId: IdIn, lock = false): Plan<PaymentReading | null> {
-  const forUpdate = lock ? sql` for update` : sql``;
   return plan(
-    [
-      raw<{ id: string; order_id: string; attempt: number; status: AttemptStatus }>(
-        q,
-        sql`select id, order_id, attempt, status from payment_attempt where store_id = ${store} and id = ${attemptId}${forUpdate}`,
-      ),
-      raw<{ facts: Facts | null }>(
-        q,
-        sql`select (${factsOf(store, sql`(select order_id from payment_attempt where store_id = ${store} and id = ${attemptId})`, lock)}) as facts`,
-      ),
-    ] as const,
+    [attemptToMove(q, store, attemptId, lock), attemptOrderFacts(q, store, attemptId, lock)] as const,
     ([[a], [o]]) =>
       a && o?.facts ? { attempt: { id: a.id, orderId: a.order_id, attempt: a.attempt, status: a.status }, order: { orderId: a.order_id, facts: o.facts } } : null,
   );
@@ -146,7 +218,11 @@ export function paymentReadingPlan(q: Q, store: SQL, attemptId: IdIn, lock = fal
  */
 function orderAsRead(q: Q, store: SQL, reading: OrderReading): Step[] {
   return [
-    raw(q, sql`select 1 from shop_order where store_id = ${store} and id = ${reading.orderId} for update`),
+    q
+      .select({ id: shopOrder.id })
+      .from(shopOrder)
+      .where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, reading.orderId)))
+      .for("update"),
     unchanged(q, sql`(${factsOf(store, sql`${reading.orderId}::uuid`, false)}) = ${JSON.stringify(reading.facts)}::jsonb`),
   ];
 }
@@ -167,13 +243,7 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
   // The writes after the statuses' own find the order with its new statuses.
   const written = conditional ? factsAre({ ...facts, paymentStatus: next.paymentStatus, fulfillmentStatus: next.fulfillmentStatus, status: next.status }) : undefined;
   const emit = (kind: string, payload: Record<string, unknown>) => emitStep(q, kind, payload, written ? { when: written } : {});
-  const steps: Step[] = [
-    raw(
-      q,
-      sql`update shop_order set payment_status = ${next.paymentStatus}, fulfillment_status = ${next.fulfillmentStatus}, status = ${next.status}, updated_at = now()
-          where store_id = ${store} and id = ${orderId}${conditional ? sql` and ${factsAre(facts)}` : sql``}`,
-    ),
-  ];
+  const steps: Step[] = [writeOrderStatuses(q, store, orderId, next, conditional ? factsAre(facts) : undefined)];
   if (next.paymentStatus === "paid" && was.paymentStatus !== "paid") {
     // Money that lands on an order already expired or cancelled (its stock released) is not lost and the
     // order is not reopened behind the merchant's back: it stays as it is, paid, and the merchant gets a
@@ -184,7 +254,7 @@ function recomputeChange(q: Q, store: SQL, reading: OrderReading, adjust: (facts
         emit("order.paid_late", { orderId, status: next.status }),
         // The close gave the discount's use back; the money came with the code, so the use counts again,
         // once (before the task, whose first write marks it done).
-        raw(q, countDiscountUseAgainSql(store, orderId)),
+        countDiscountUseAgain(q, store, orderId),
         addTaskStep(q, store, { kind: "paid_late", orderId, subjectId: orderId, title: `A payment arrived on an order that is already ${next.status}: refund it, or fulfil the order by hand.` }),
       );
     } else steps.push(emit("order.paid", { orderId }));
@@ -228,11 +298,7 @@ function reviewSteps(q: Q, store: SQL, attempt: PaymentReading["attempt"], revie
   const said = moneyWords(Number(report.amount), typeof report.currency === "string" ? report.currency : expected.currency);
   const why = review === "currency_differs" ? `not in ${expected.currency}` : `less than the ${moneyWords(expected.amount, expected.currency)} it asked`;
   return [
-    raw(
-      q,
-      sql`update payment_attempt set review_reason = ${review}, review_report = ${JSON.stringify(report)}::jsonb, review_at = now(), updated_at = now()
-          where store_id = ${store} and id = ${attempt.id} and review_reason is null`,
-    ),
+    markAttemptReview(q, store, attempt.id, review, JSON.stringify(report)),
     addTaskStep(q, store, {
       kind: "payment_review",
       orderId: attempt.orderId,
@@ -253,7 +319,11 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
   const { attempt } = reading;
   const decision = decideAttemptStatus(attempt.status, requested);
   const guards = [
-    raw(q, sql`select 1 from payment_attempt where store_id = ${store} and id = ${attempt.id} for update`),
+    q
+      .select({ id: paymentAttempt.id })
+      .from(paymentAttempt)
+      .where(and(eq(paymentAttempt.storeId, store), eq(paymentAttempt.id, attempt.id)))
+      .for("update"),
     unchanged(q, sql`(select status from payment_attempt where store_id = ${store} and id = ${attempt.id}) = ${attempt.status}`),
     ...orderAsRead(q, store, reading.order),
   ];
@@ -265,13 +335,7 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
     // Nothing moves; refs learnt late (e.g. a provider payment id) are still kept.
     const keep =
       refs.ref || refs.paymentId
-        ? [
-            raw(
-              q,
-              sql`update payment_attempt set provider_ref = coalesce(provider_ref, ${refs.ref}), provider_payment_id = coalesce(provider_payment_id, ${refs.paymentId})
-                  where store_id = ${store} and id = ${attempt.id}`,
-            ),
-          ]
+        ? [keepAttemptRefs(q, store, attempt.id, refs)]
         : [];
     const report = review
       ? { status: requested, amount: change.reported!.amount, currency: change.reported!.currency ?? null, paymentId: change.reported!.paymentId ?? change.providerPaymentId ?? null, trigger }
@@ -283,12 +347,7 @@ export function paymentChange(q: Q, store: SQL, reading: PaymentReading, request
   }
   const to = decision.to;
   const moved: Step[] = [
-    raw(
-      q,
-      sql`update payment_attempt set status = ${to}, provider_ref = coalesce(${refs.ref}, provider_ref), provider_payment_id = coalesce(${refs.paymentId}, provider_payment_id),
-            last_error = case when ${to} = 'failed' then ${change.error?.slice(0, 1000) ?? null} else last_error end, updated_at = now()
-          where store_id = ${store} and id = ${attempt.id}`,
-    ),
+    moveAttempt(q, store, attempt.id, to, refs, change.error?.slice(0, 1000) ?? null),
     ...(to === "failed" ? [emitStep(q, "payment.failed", { orderId: attempt.orderId, attempt: attempt.attempt, trigger })] : []),
   ];
   // The order's facts with this attempt at its new status (attempts are listed by attempt number).
