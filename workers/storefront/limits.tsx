@@ -53,7 +53,7 @@ export function doorOf(method: string, path: string): ShopperDoor | null {
   return DOORS.find((d) => d.method.test(method) && d.path.test(path))?.door ?? null;
 }
 
-export const limiterOf = (env: object) => (env as { RATE_LIMITER: Limiter }).RATE_LIMITER;
+export const limiterOf = (env: { RATE_LIMITER: Limiter }) => env.RATE_LIMITER;
 export const isForm = (c: Context) => /^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(c.req.header("content-type") ?? "");
 /** A person's form gets a page; a script's JSON under /api/ gets JSON. */
 const wantsPage = (c: Context) => !c.req.path.startsWith("/api/") || isForm(c);
