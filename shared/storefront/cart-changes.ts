@@ -1,14 +1,15 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { ensure, ensureSql } from "../db/changes";
 import { CURRENT_STORE } from "../db/openings";
 import type { Plan } from "../db/plan";
-import { CART_LINE_QUANTITY_MAX } from "../db/schema";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { cart, cartLine, CART_LINE_QUANTITY_MAX } from "../db/schema";
+import { sql, type Q, type Step } from "../db/steps";
 import { AppError, badRequest } from "../core/errors";
 import { DISCOUNT_STATE } from "./discount-state";
 import { AVAILABLE } from "./catalog";
 import { changeOn, type StoreTx } from "../db/with-store";
 import { cartPlan, type CartView } from "./cart";
+import { addCartLine, makeCart } from "./statements";
 
 /**
  * A shopper's change to their cart as one unit (docs/decisions/0015-one-round-trip.md): the cart found by
@@ -45,19 +46,13 @@ export function cartChangePlan(q: Q, keys: CartKeys, change: CartChange): Plan<C
   const steps: Step[] = [];
   if (keys.freshHash) {
     // Made only when the cookie names no open cart of this store.
-    steps.push(
-      raw(
-        q,
-        sql`insert into cart (store_id, token_hash, currency) select ${store}, ${keys.freshHash}, currency from store
-            where id = ${store} and not exists (select 1 from cart where store_id = ${store} and converted_order_id is null and token_hash = ${keys.tokenHash})`,
-      ),
-    );
+    steps.push(makeCart(q, store, keys.freshHash, keys.tokenHash));
   }
   // Changes to one cart run one after another (sums exact under a burst of adds).
-  steps.push(raw(q, sql`select id from cart where id = ${theCart} for update`));
+  steps.push(q.select({ id: cart.id }).from(cart).where(eq(cart.id, theCart)).for("update"));
   steps.push(...changeSteps(q, store, theCart, change));
-  if (change.kind !== "dropCode") steps.push(raw(q, sql`update cart set updated_at = now() where store_id = ${store} and id = ${theCart}`));
-  const used = raw<{ token_hash: string }>(q, sql`select token_hash from cart where id = ${theCart}`);
+  if (change.kind !== "dropCode") steps.push(q.update(cart).set({ updatedAt: sql`now()` }).where(and(eq(cart.storeId, store), eq(cart.id, theCart))));
+  const used = q.select({ token_hash: cart.tokenHash }).from(cart).where(eq(cart.id, theCart));
   const view = cartPlan(q, { tokenHashes: hashes });
   const before = steps.length;
   return {
@@ -105,23 +100,20 @@ function changeSteps(q: Q, store: SQL, theCart: SQL, change: CartChange): Step[]
       const existing = sql`coalesce((select quantity from cart_line where store_id = ${store} and cart_id = ${theCart} and variant_id = ${change.variantId}), 0)`;
       return [
         ...quantityChecks(q, store, change.variantId, sql`(${existing} + ${change.quantity})`, "variantId"),
-        raw(
-          q,
-          sql`insert into cart_line (store_id, cart_id, variant_id, quantity) values (${store}, ${theCart}, ${change.variantId}, ${change.quantity})
-              on conflict (store_id, cart_id, variant_id) do update set quantity = cart_line.quantity + excluded.quantity, updated_at = now()`,
-        ),
+        addCartLine(q, store, theCart, change.variantId, change.quantity),
       ];
     }
     case "set": {
       const line = sql`from cart_line where store_id = ${store} and cart_id = ${theCart} and id = ${change.lineId}`;
+      const theLine = and(eq(cartLine.storeId, store), eq(cartLine.cartId, theCart), eq(cartLine.id, change.lineId));
       const guards = [ensure(q, sql`exists (select 1 ${line})`, unknownLine())];
-      if (change.quantity === 0) return [...guards, raw(q, sql`delete ${line}`)];
+      if (change.quantity === 0) return [...guards, q.delete(cartLine).where(theLine)];
       // Lowering a quantity is always allowed (even when stock fell below it); raising it is checked.
       const lowering = sql`(${change.quantity} <= (select quantity ${line}))`;
       return [
         ...guards,
         ...quantityChecks(q, store, sql`(select variant_id ${line})`, sql`${change.quantity}`, `lines.${change.lineId}.quantity`, lowering),
-        raw(q, sql`update cart_line set quantity = ${change.quantity}, updated_at = now() where store_id = ${store} and cart_id = ${theCart} and id = ${change.lineId}`),
+        q.update(cartLine).set({ quantity: change.quantity, updatedAt: sql`now()` }).where(theLine),
       ];
     }
     case "applyCode": {
@@ -136,11 +128,14 @@ function changeSteps(q: Q, store: SQL, theCart: SQL, change: CartChange): Step[]
           sql`(select 'This discount code cannot be used now (' || replace(${DISCOUNT_STATE}, '_', ' ') || ').' ${found})`,
           sql`(select jsonb_build_object('reason', ${DISCOUNT_STATE}, 'issues', jsonb_build_array(jsonb_build_object('path', 'code', 'message', ${DISCOUNT_STATE}))) ${found})`,
         ),
-        raw(q, sql`update cart set discount_id = (select id ${found}), updated_at = now() where store_id = ${store} and id = ${theCart}`),
+        q
+          .update(cart)
+          .set({ discountId: sql`(select id ${found})`, updatedAt: sql`now()` })
+          .where(and(eq(cart.storeId, store), eq(cart.id, theCart))),
       ];
     }
     case "dropCode":
-      return [raw(q, sql`update cart set discount_id = null, updated_at = now() where store_id = ${store} and id = ${theCart}`)];
+      return [q.update(cart).set({ discountId: null, updatedAt: sql`now()` }).where(and(eq(cart.storeId, store), eq(cart.id, theCart)))];
   }
 }
 

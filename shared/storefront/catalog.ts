@@ -1,7 +1,10 @@
-import type { SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { page, storeDomain } from "../db/schema";
+import type { RowOfStatement } from "../db/statement";
+import type { Q } from "../db/steps";
+import { countProducts, productByHandle, productCards, sitemapPaths, type ProductQuery } from "./statements";
 
 /**
  * What shoppers may see of a store's catalogue (issue 10 part 3): active products only (drafts and
@@ -10,8 +13,8 @@ import { raw, sql, type Q } from "../db/steps";
  * statements travel with the unit's opening, one round trip) and names the store as well (RLS is the
  * guarantee; the filter is for the planner).
  */
-export const SORTS = ["newest", "price_asc", "price_desc", "title"] as const;
-export type Sort = (typeof SORTS)[number];
+export { SORTS, type Sort, type ProductQuery } from "./statements";
+export { AVAILABLE } from "./statements";
 
 export interface ProductCard {
   id: string;
@@ -41,96 +44,26 @@ export interface ProductView {
   variants: VariantView[];
 }
 
-const ORDER: Record<Sort, string> = {
-  newest: "p.created_at desc, p.id desc",
-  price_asc: "from_price asc, p.id",
-  price_desc: "from_price desc, p.id",
-  title: "lower(p.title) asc, p.id",
-};
-
-/** Units each variant can sell now (online locations only), as a subquery on `v` (product_variant). */
-export const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved, 0)), 0)::int
-    from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
-    where il.store_id = v.store_id and il.variant_id = v.id and l.sells_online)`;
-
-interface CardRow extends Record<string, unknown> {
-  id: string;
-  handle: string;
-  title: string;
-  from_price: string;
-  available: boolean;
-}
+type CardRow = RowOfStatement<typeof productCards>;
 
 const cardOf = (r: CardRow): ProductCard => ({ id: r.id, handle: r.handle, title: r.title, fromPrice: Number(r.from_price), available: r.available });
 
-export interface ProductQuery {
-  page: number;
-  pageSize: number;
-  sort: Sort;
-  /** Lowest variant price bounds, in minor units. */
-  minPrice?: number | undefined;
-  maxPrice?: number | undefined;
-  /** Matches title or SKU (case-insensitive). */
-  search?: string | undefined;
-}
-
-/** The active products a query matches, one row per product with its lowest price (grouped, not yet ordered). */
-function matching(q: ProductQuery): SQL {
-  const pattern = q.search ? `%${q.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : undefined;
-  const search = pattern
-    ? sql` and (p.title ilike ${pattern} or exists (select 1 from product_variant s where s.store_id = p.store_id and s.product_id = p.id and s.sku ilike ${pattern}))`
-    : sql``;
-  const bounds = [
-    q.minPrice !== undefined ? sql` and min(v.price_minor) >= ${q.minPrice}` : sql``,
-    q.maxPrice !== undefined ? sql` and min(v.price_minor) <= ${q.maxPrice}` : sql``,
-  ];
-  return sql`select p.id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
-      bool_or(v.preorder or ${sql.raw(AVAILABLE)} > 0) as available
-    from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
-    where p.store_id = ${CURRENT_STORE} and p.status = 'active'${search}
-    group by p.id having true${bounds[0]}${bounds[1]}`;
-}
-
 /** A page of active products with their price from and whether anything can be bought, and the total. */
 export function productsPlan(q: Q, query: ProductQuery): Plan<{ items: ProductCard[]; total: number }> {
-  const found = matching(query);
   return plan(
     [
-      raw<CardRow>(q, sql`select id, handle, title, from_price, available from (${found}) p
-        order by ${sql.raw(ORDER[query.sort])} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`),
-      raw<{ n: number }>(q, sql`select count(*)::int as n from (${found}) p`),
+      productCards(q, query),
+      countProducts(q, query),
     ] as const,
     ([rows, [counted]]) => ({ items: rows.map(cardOf), total: counted?.n ?? 0 }),
   );
-}
-
-interface ProductRow extends Record<string, unknown> {
-  id: string;
-  handle: string;
-  title: string;
-  description: string;
-  vendor: string | null;
-  variant_id: string;
-  variant_title: string;
-  sku: string | null;
-  price_minor: string;
-  compare_at_minor: string | null;
-  preorder: boolean;
-  available: number;
 }
 
 /** One active product by handle with its variants (position order) and what each can sell now. */
 export function productByHandlePlan(q: Q, handle: string): Plan<ProductView | null> {
   return plan(
     [
-      raw<ProductRow>(
-        q,
-        sql`select p.id, p.handle, p.title, p.description, p.vendor, v.id as variant_id, v.title as variant_title, v.sku,
-           v.price_minor, v.compare_at_minor, v.preorder, ${sql.raw(AVAILABLE)} as available
-         from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
-         where p.store_id = ${CURRENT_STORE} and p.handle = ${handle} and p.status = 'active'
-         order by v.position, v.created_at, v.id`,
-      ),
+      productByHandle(q, handle),
     ] as const,
     ([rows]) => {
       const first = rows[0];
@@ -158,7 +91,12 @@ export function productByHandlePlan(q: Q, handle: string): Plan<ProductView | nu
 /** A published content page by handle. */
 export function publishedPagePlan(q: Q, handle: string): Plan<{ title: string; body: string } | null> {
   return plan(
-    [raw<{ title: string; body: string }>(q, sql`select title, body from page where store_id = ${CURRENT_STORE} and handle = ${handle} and status = 'published'`)] as const,
+    [
+      q
+        .select({ title: page.title, body: page.body })
+        .from(page)
+        .where(and(eq(page.storeId, CURRENT_STORE), eq(page.handle, handle), eq(page.status, "published"))),
+    ] as const,
     ([rows]) => rows[0] ?? null,
   );
 }
@@ -166,7 +104,12 @@ export function publishedPagePlan(q: Q, handle: string): Plan<{ title: string; b
 /** The store's primary verified hostname (canonical links), if it has one. */
 export function primaryHostnamePlan(q: Q): Plan<string | null> {
   return plan(
-    [raw<{ hostname: string }>(q, sql`select hostname from store_domain where store_id = ${CURRENT_STORE} and is_primary and status = 'verified'`)] as const,
+    [
+      q
+        .select({ hostname: storeDomain.hostname })
+        .from(storeDomain)
+        .where(and(eq(storeDomain.storeId, CURRENT_STORE), eq(storeDomain.isPrimary, true), eq(storeDomain.status, "verified"))),
+    ] as const,
     ([rows]) => rows[0]?.hostname ?? null,
   );
 }
@@ -175,13 +118,7 @@ export function primaryHostnamePlan(q: Q): Plan<string | null> {
 export function sitemapPlan(q: Q): Plan<{ path: string; updatedAt: Date }[]> {
   return plan(
     [
-      raw<{ path: string; updated_at: Date }>(
-        q,
-        sql`select '/products/' || handle as path, updated_at from product where store_id = ${CURRENT_STORE} and status = 'active'
-         union all
-         select '/pages/' || handle, updated_at from page where store_id = ${CURRENT_STORE} and status = 'published'
-         order by path`,
-      ),
+      sitemapPaths(q),
     ] as const,
     ([rows]) => rows.map((r) => ({ path: r.path, updatedAt: r.updated_at })),
   );

@@ -1,0 +1,125 @@
+import type { SQL } from "drizzle-orm";
+import { product, productVariant } from "../db/schema";
+import { EXAMPLE, pg, statement } from "../db/statement";
+import { CURRENT_STORE, sql } from "../db/steps";
+
+/** The storefront's statements in SQL (decision 0026): the cart's changes (./cart-changes.ts) and the catalogue (./catalog.ts). */
+
+const { id: ID, store: STORE, hash: HASH } = EXAMPLE;
+const A_CART = sql`(select ${ID}::uuid)`;
+
+/** A cart made for a fresh token, only when the cookie's token names no open cart of this store. */
+export const makeCart = statement("storefront.makeCart", {
+  row: {},
+  examples: [[STORE, HASH, HASH]],
+  sql: (store: SQL, freshHash: string, tokenHash: string | null) =>
+    sql`insert into cart (store_id, token_hash, currency) select ${store}, ${freshHash}, currency from store
+        where id = ${store} and not exists (select 1 from cart where store_id = ${store} and converted_order_id is null and token_hash = ${tokenHash})`,
+});
+
+/** Units of a variant added to the cart: a new line, or more of the one it has. */
+export const addCartLine = statement("storefront.addCartLine", {
+  row: {},
+  examples: [[STORE, A_CART, ID, 1]],
+  sql: (store: SQL, cartId: SQL, variantId: string, quantity: number) =>
+    sql`insert into cart_line (store_id, cart_id, variant_id, quantity) values (${store}, ${cartId}, ${variantId}, ${quantity})
+        on conflict (store_id, cart_id, variant_id) do update set quantity = cart_line.quantity + excluded.quantity, updated_at = now()`,
+});
+
+// The catalogue shoppers see (./catalog.ts).
+
+export const SORTS = ["newest", "price_asc", "price_desc", "title"] as const;
+export type Sort = (typeof SORTS)[number];
+
+const ORDER: Record<Sort, string> = {
+  newest: "p.created_at desc, p.id desc",
+  price_asc: "from_price asc, p.id",
+  price_desc: "from_price desc, p.id",
+  title: "lower(p.title) asc, p.id",
+};
+
+/** Units each variant can sell now (online locations only), as a subquery on `v` (product_variant). */
+export const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved, 0)), 0)::int
+    from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
+    where il.store_id = v.store_id and il.variant_id = v.id and l.sells_online)`;
+
+export interface ProductQuery {
+  page: number;
+  pageSize: number;
+  sort: Sort;
+  /** Lowest variant price bounds, in minor units. */
+  minPrice?: number | undefined;
+  maxPrice?: number | undefined;
+  /** Matches title or SKU (case-insensitive). */
+  search?: string | undefined;
+}
+
+/** The active products a query matches, one row per product with its lowest price (grouped, not yet ordered). */
+function matching(q: ProductQuery): SQL {
+  const pattern = q.search ? `%${q.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%` : undefined;
+  const search = pattern
+    ? sql` and (p.title ilike ${pattern} or exists (select 1 from product_variant s where s.store_id = p.store_id and s.product_id = p.id and s.sku ilike ${pattern}))`
+    : sql``;
+  const bounds = [
+    q.minPrice !== undefined ? sql` and min(v.price_minor) >= ${q.minPrice}` : sql``,
+    q.maxPrice !== undefined ? sql` and min(v.price_minor) <= ${q.maxPrice}` : sql``,
+  ];
+  return sql`select p.id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
+      bool_or(v.preorder or ${sql.raw(AVAILABLE)} > 0) as available
+    from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
+    where p.store_id = ${CURRENT_STORE} and p.status = 'active'${search}
+    group by p.id having true${bounds[0]}${bounds[1]}`;
+}
+
+const A_QUERY: ProductQuery = { page: 1, pageSize: 24, sort: "newest", minPrice: 100, maxPrice: 1000, search: "kurta" };
+
+/** A page of the active products a query matches, with their lowest price and whether anything can be bought. */
+export const productCards = statement("storefront.productCards", {
+  row: { id: product.id, handle: product.handle, title: product.title, from_price: pg.int8(), available: pg.bool() },
+  examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }]],
+  sql: (query: ProductQuery) =>
+    sql`select id, handle, title, from_price, available from (${matching(query)}) p
+        order by ${sql.raw(ORDER[query.sort])} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`,
+});
+
+export const countProducts = statement("storefront.countProducts", {
+  row: { n: pg.int4() },
+  examples: [[A_QUERY]],
+  sql: (query: ProductQuery) => sql`select count(*)::int as n from (${matching(query)}) p`,
+});
+
+/** One active product by handle with its variants (position order) and what each can sell now. */
+export const productByHandle = statement("storefront.productByHandle", {
+  row: {
+    id: product.id,
+    handle: product.handle,
+    title: product.title,
+    description: product.description,
+    vendor: product.vendor,
+    variant_id: productVariant.id,
+    variant_title: productVariant.title,
+    sku: productVariant.sku,
+    price_minor: productVariant.priceMinor,
+    compare_at_minor: productVariant.compareAtMinor,
+    preorder: productVariant.preorder,
+    available: pg.int4(),
+  },
+  examples: [["kurta"]],
+  sql: (handle: string) =>
+    sql`select p.id, p.handle, p.title, p.description, p.vendor, v.id as variant_id, v.title as variant_title, v.sku,
+       v.price_minor, v.compare_at_minor, v.preorder, ${sql.raw(AVAILABLE)} as available
+     from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
+     where p.store_id = ${CURRENT_STORE} and p.handle = ${handle} and p.status = 'active'
+     order by v.position, v.created_at, v.id`,
+});
+
+/** Every path a search engine may list: active products and published pages, with when each changed. */
+export const sitemapPaths = statement("storefront.sitemapPaths", {
+  row: { path: pg.text(), updated_at: product.updatedAt },
+  examples: [[]],
+  sql: () =>
+    sql`select '/products/' || handle as path, updated_at from product where store_id = ${CURRENT_STORE} and status = 'active'
+     union all
+     select '/pages/' || handle, updated_at from page where store_id = ${CURRENT_STORE} and status = 'published'
+     order by path`,
+});
