@@ -1,8 +1,9 @@
 import { markEmits } from "../db/changes";
-import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
 import type { CONSENT_STATES } from "../db/schema-core";
-import { raw, sql, type Q } from "../db/steps";
+import type { RowOfStatement } from "../db/statement";
+import type { Q } from "../db/steps";
+import { confirmConsent, consentLink, consentRequest } from "./statements";
 
 /**
  * Double opt-in (issue 20 item 4; docs/decisions/0021-double-opt-in.md; migration 0033). Ticking "Email me
@@ -15,33 +16,18 @@ export type ConsentState = (typeof CONSENT_STATES)[number];
 
 /** A checkout asks again for a customer whose request went unanswered this long (one confirmation email a day at most). */
 export const CONSENT_REQUEST_EVERY_HOURS = 24;
-/** A confirmation link works this long after its request. */
-export const CONSENT_LINK_DAYS = 7;
+export { CONSENT_LINK_DAYS } from "./statements";
 
 /** The confirmation page of a customer's request on the storefront, with the link's key. */
 export const consentPath = (customerId: string, key: string) => `/consent/${customerId}?k=${encodeURIComponent(key)}`;
 
-/** The request is open: pending, and asked within the link's lifetime (`c` is the customer). */
-const OPEN = sql.raw(`c.marketing_consent = 'pending' and c.marketing_consent_requested_at > now() - make_interval(days => ${CONSENT_LINK_DAYS})`);
-
-export interface ConsentLinkRow extends Record<string, unknown> {
-  email: string | null;
-  state: ConsentState;
-  /** The SHA-256 of the latest request's key, compared by the page in constant time. */
-  keyHash: string | null;
-  /** Pending and not expired: the link can confirm it. */
-  open: boolean;
-}
+export type ConsentLinkRow = RowOfStatement<typeof consentLink>;
 
 /** What a confirmation link's page shows: the customer's consent and the hash its key must match. One statement. */
 export function consentLinkPlan(q: Q, customerId: string): Plan<ConsentLinkRow | undefined> {
   return plan(
     [
-      raw<ConsentLinkRow>(
-        q,
-        sql`select c.email, c.marketing_consent as state, c.marketing_consent_key_hash as "keyHash", (${OPEN}) as open
-            from customer c where c.store_id = ${CURRENT_STORE} and c.id = ${customerId}`,
-      ),
+      consentLink(q, customerId),
     ] as const,
     ([[row]]) => row,
   );
@@ -55,27 +41,13 @@ export function consentLinkPlan(q: Q, customerId: string): Plan<ConsentLinkRow |
 export function confirmConsentPlan(q: Q, customerId: string, keyHash: string): Plan<boolean> {
   return plan(
     [
-      markEmits(raw<{ n: number }>(
-        q,
-        sql`with confirmed as (
-              update customer c set accepts_marketing = true, marketing_consent_updated_at = now(), marketing_consent_source = 'confirmation_link', updated_at = now()
-              where c.store_id = ${CURRENT_STORE} and c.id = ${customerId} and c.marketing_consent_key_hash = ${keyHash} and ${OPEN}
-              returning c.id),
-            event as (
-              insert into outbox_event (store_id, kind, payload)
-              select ${CURRENT_STORE}, 'customer.updated', jsonb_build_object('customerId', id, 'fields', jsonb_build_array('acceptsMarketing'), 'source', 'confirmation_link')
-              from confirmed)
-            select count(*)::int as n from confirmed`,
-      )),
+      markEmits(confirmConsent(q, customerId, keyHash)),
     ] as const,
     ([[row]]) => (row?.n ?? 0) > 0,
   );
 }
 
-export interface ConsentRequestRow extends Record<string, unknown> {
-  email: string;
-  storeName: string;
-}
+export type ConsentRequestRow = RowOfStatement<typeof consentRequest>;
 
 /**
  * The confirmation email's unit (shared/notifications/consent.ts): the customer's request announced by the
@@ -86,15 +58,7 @@ export interface ConsentRequestRow extends Record<string, unknown> {
 export function consentRequestPlan(q: Q, customerId: string, requestedAt: string, keyHash: string): Plan<ConsentRequestRow | undefined> {
   return plan(
     [
-      raw<ConsentRequestRow>(
-        q,
-        sql`with asked as (
-              update customer c set marketing_consent_key_hash = ${keyHash}
-              where c.store_id = ${CURRENT_STORE} and c.id = ${customerId} and c.email is not null
-                and c.marketing_consent_requested_at = ${requestedAt}::timestamptz and ${OPEN}
-              returning c.email)
-            select lower(a.email) as email, s.name as "storeName" from asked a join store s on s.id = ${CURRENT_STORE}`,
-      ),
+      consentRequest(q, customerId, requestedAt, keyHash),
     ] as const,
     ([[row]]) => row,
   );

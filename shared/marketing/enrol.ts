@@ -1,13 +1,11 @@
 import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
-import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
 import type { AutomationKind } from "../db/schema-marketing";
-import { raw, sql } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../core/log";
-import { MONEY_RECEIVED } from "./work";
+import { enrol, qualifies } from "./statements";
 
 /**
  * The `{marketing}-send` consumer for relayed events (route `marketing`): enrols an order in the store's
@@ -29,29 +27,15 @@ export async function enrolFromEvent(message: RoutedEvent, deps: { db: Database;
   if (!kind || !isUuid(orderId) || !isUuid(message.eventId)) return "ignored";
   const at = new Date(message.createdAt);
   const from = Number.isNaN(at.getTime()) ? new Date() : at;
-  // The enabled automation of the kind and the order, if it qualifies: a bank transfer is not an abandoned
-  // checkout (its reminders are the order's own), and a repeat buyer's paid order is not a first order.
-  const qualifying = sql`from marketing_automation a, shop_order o
-    where a.store_id = ${CURRENT_STORE} and a.kind = ${kind} and a.enabled and o.store_id = ${CURRENT_STORE} and o.id = ${orderId}
-      and (a.kind <> 'abandoned_checkout' or o.payment_method = 'gateway')
-      and (a.kind <> 'first_order_thanks' or not exists (
-        select 1 from shop_order earlier where earlier.store_id = o.store_id and earlier.email = o.email and earlier.id <> o.id
-          and earlier.placed_at < o.placed_at and earlier.payment_status in ${sql.raw(MONEY_RECEIVED)}))`;
+  const enrolment = { kind, orderId, eventId: message.eventId, from };
   return sendStoreUnit(
     deps.db,
     message.storeId,
     (q) =>
       plan(
         [
-          raw<{ n: number }>(q, sql`select count(*)::int as n ${qualifying}`),
-          raw<{ id: string }>(
-            q,
-            sql`insert into marketing_enrolment (store_id, automation_id, order_id, email, event_id, due_at)
-                select ${CURRENT_STORE}, a.id, o.id, o.email, ${message.eventId},
-                  (case when a.kind = 'abandoned_checkout' then o.placed_at else ${from}::timestamptz end) + make_interval(mins => a.delay_minutes)
-                ${qualifying}
-                on conflict do nothing returning id`,
-          ),
+          qualifies(q, enrolment),
+          enrol(q, enrolment),
         ] as const,
         ([[found], inserted]): EnrolOutcome => (!found?.n ? "ignored" : inserted.length > 0 ? "enrolled" : "duplicate"),
       ),

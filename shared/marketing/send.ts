@@ -1,14 +1,15 @@
 import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
-import { CURRENT_STORE } from "../db/openings";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { RowOfStatement } from "../db/statement";
+import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { Logger } from "../core/log";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
 import { storefrontBasePlan, unsubscribeKey } from "../mail/links";
 import { renderMarketing, type MessageFacts } from "./render";
+import { claimSendable, recordTries, skipUnsendable, type Tried } from "./statements";
 
 /**
  * The `{marketing}-send` consumer for the tick's hand-over (./work.ts): sends each claimed message that is
@@ -40,16 +41,7 @@ export interface MarketingDeps {
   linkSecret: string;
 }
 
-interface Claimed extends Record<string, unknown> {
-  id: string;
-  recipient: string;
-  first_name: string | null;
-  subject: string;
-  body: string;
-  tag: string;
-  order_number: number | null;
-  store_name: string;
-}
+type Claimed = RowOfStatement<typeof claimSendable>;
 
 export type SendOutcome = "sent" | "skipped" | "failed" | "deferred" | "gone";
 
@@ -66,64 +58,16 @@ interface Taken {
  * earlier delivery, or its customer deleted).
  */
 function takePlan(q: Q, ids: readonly string[], hashes: readonly string[]): Plan<Taken> {
-  const mine = sql`m2.store_id = ${CURRENT_STORE} and m2.id = any(${`{${ids.join(",")}}`}::uuid[]) and m2.status = 'queued'`;
   const take = plan(
-    [
-      raw<{ id: string }>(
-        q,
-        sql`update marketing_message m set status = 'skipped', reason = f.reason
-            from (select m2.id, case when k.status = 'cancelled' then 'campaign cancelled' when not c.accepts_marketing then 'no marketing consent'
-                                     when c.email is null then 'no email address' end as reason
-                  from marketing_message m2 join customer c on c.store_id = m2.store_id and c.id = m2.customer_id
-                  left join campaign k on k.store_id = m2.store_id and k.id = m2.campaign_id
-                  where ${mine}) f
-            where m.store_id = ${CURRENT_STORE} and m.id = f.id and f.reason is not null and m.status = 'queued'
-            returning m.id`,
-      ),
-      raw<Claimed>(
-        q,
-        sql`update marketing_message m set recipient = f.recipient, unsubscribe_key_hash = h.hash
-            from (select m2.id, lower(c.email) as recipient, c.first_name, coalesce(k.subject, a.subject) as subject, coalesce(k.body, a.body) as body,
-                    case when k.id is not null then 'campaign' else a.kind end as tag, o.number as order_number, s.name as store_name
-                  from marketing_message m2
-                  join customer c on c.store_id = m2.store_id and c.id = m2.customer_id
-                  join store s on s.id = m2.store_id
-                  left join campaign k on k.store_id = m2.store_id and k.id = m2.campaign_id
-                  left join marketing_enrolment e on e.store_id = m2.store_id and e.id = m2.enrolment_id
-                  left join marketing_automation a on a.store_id = e.store_id and a.id = e.automation_id
-                  left join shop_order o on o.store_id = e.store_id and o.id = e.order_id
-                  where ${mine} and c.accepts_marketing and c.email is not null and k.status is distinct from 'cancelled') f,
-                 unnest(${`{${ids.join(",")}}`}::uuid[], ${`{${hashes.join(",")}}`}::text[]) as h(id, hash)
-            where m.store_id = ${CURRENT_STORE} and m.id = f.id and h.id = f.id and m.status = 'queued'
-            returning f.id, f.recipient, f.first_name, f.subject, f.body, f.tag, f.order_number, f.store_name`,
-      ),
-    ] as const,
+    [skipUnsendable(q, ids), claimSendable(q, ids, hashes)] as const,
     ([skipped, claimed]) => ({ skipped: new Set(skipped.map((r) => r.id)), claimed: new Map(claimed.map((r) => [r.id, r])) }),
   );
   return mapPlan(together({ take, base: storefrontBasePlan(q) }), (o) => ({ ...o.take, base: o.base }));
 }
 
-/** One message's try. */
-type Tried = { id: string; sent: true; provider_id: string } | { id: string; sent: false; failed: boolean; error: string; retry_in_ms: number | null };
-
 /** Records the tries in one unit: each message still queued counts the try and becomes `sent`, or `failed` when refused or out of tries. */
 function recordPlan(q: Q, provider: string, tried: readonly Tried[]): Plan<void> {
-  return plan(
-    [
-      raw(
-        q,
-        sql`update marketing_message m set attempts = m.attempts + 1, provider = ${provider},
-              status = case when r.sent then 'sent' when r.failed or m.attempts + 1 >= ${MAX_ATTEMPTS} then 'failed' else m.status end,
-              sent_at = case when r.sent then now() else m.sent_at end,
-              provider_id = case when r.sent then r.provider_id else m.provider_id end,
-              last_error = case when r.sent then null else r.error end,
-              claimed_until = case when r.retry_in_ms is null then m.claimed_until else now() + make_interval(secs => r.retry_in_ms / 1000.0) end
-            from jsonb_to_recordset(${JSON.stringify(tried)}::jsonb) as r(id uuid, sent boolean, failed boolean, provider_id text, error text, retry_in_ms int)
-            where m.store_id = ${CURRENT_STORE} and m.id = r.id and m.status = 'queued'`,
-      ),
-    ] as const,
-    () => undefined,
-  );
+  return plan([recordTries(q, provider, MAX_ATTEMPTS, tried)] as const, () => undefined);
 }
 
 async function sendOne(deps: MarketingDeps, storeId: string, message: Claimed, facts: MessageFacts): Promise<Tried> {
