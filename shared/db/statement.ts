@@ -1,5 +1,6 @@
 import { getTableName, type Column, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
+import type { Database } from "./database";
 import { CURRENT_STORE, sql, type Q, type Step } from "./steps";
 
 /**
@@ -164,4 +165,10 @@ export function statement<A extends unknown[], S extends RowSpec>(name: string, 
 /** Every statement declared so far (the test imports every statement module first). */
 export function declaredStatements(): Declared<never[]>[] {
   return [...registry.values()];
+}
+
+/** A declared statement sent alone over the HTTP path, outside any unit (a lookup before a store is known): one round trip. */
+export function sendAlone<A extends unknown[], S extends RowSpec>(db: Database, s: Declared<A, S>, ...args: A): Promise<RowOf<S>[]> {
+  const { sql: text, params } = s.query(...args);
+  return db.rows<RowOf<S>>(text, params);
 }

@@ -4,7 +4,8 @@ import { AREA_SCOPES, grantStatus, newTokenSecret, normaliseAreas, permissionsOf
 import { ensure } from "../db/changes";
 import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
 import { constant, plan } from "../db/plan";
-import { raw, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
+import { areasWithinRole } from "./statements/store";
 import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -69,12 +70,7 @@ function withinRole(q: Q, scope: Scope, areas: readonly AreaScope[]) {
     const allowed = [...permissionsOfAreas([area])].map((p) => scope.can(p));
     return sql`(${n}::int, ${area}::text, ${sql.join(allowed, sql` and `)})`;
   });
-  return raw<{ ok: boolean }>(
-    q,
-    sql`select unit.ensure(b.beyond is null, '403', 'Your role does not allow granting ' || b.beyond || '.',
-          jsonb_build_object('issues', jsonb_build_array(jsonb_build_object('path', 'areas', 'message', 'beyond your role: ' || b.beyond)))) as ok
-        from (select string_agg(v.area, ', ' order by v.n) as beyond from (values ${sql.join(rows, sql`, `)}) as v(n, area, allowed) where not v.allowed) b`,
-  );
+  return areasWithinRole(q, rows);
 }
 
 export const createToken = storeProcedure({

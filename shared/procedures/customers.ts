@@ -3,7 +3,8 @@ import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
 import { customer, marketingConsentRecord } from "../db/schema";
-import { raw, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
+import { customerSearchCount, forgetRecipient } from "./statements/store";
 import { AppError, badRequest } from "../core/errors";
 import { storeProcedure } from "./define";
 import { cappedCount, countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
@@ -99,7 +100,7 @@ export const listCustomers = storeProcedure({
       const [first, ...rest] = searchWords(input.query);
       if (first === undefined) return pagePlan(rows(sql`(select null::uuid where false)`), cappedCount(q, sql`select 1 where false`), input);
       const search = customerSearch(store, contact, [first, ...rest], { limit: input.pageSize, offset: offsetOf(input) });
-      return pagePlan(rows(search.page), raw<{ n: number }>(q, search.count), input);
+      return pagePlan(rows(search.page), customerSearchCount(q, store, contact, [first, ...rest]), input);
     }
     const page = q.select({ id: customer.id }).from(customer).where(eq(customer.storeId, store)).orderBy(...NEWEST_FIRST).limit(input.pageSize).offset(offsetOf(input));
     return pagePlan(rows(sql`${page}`), q.select(countColumn()).from(customer).where(eq(customer.storeId, store)), input);
@@ -219,13 +220,7 @@ export const deleteCustomer = storeProcedure({
           customerFound(q, store, input.id, "update"),
           // Their marketing messages go with them (the foreign key cascades); the campaigns that chose them count
           // one recipient fewer, so each campaign's counts still add up.
-          raw(
-            q,
-            sql`update campaign c set recipients = c.recipients - x.n, updated_at = now()
-                from (select campaign_id, count(*)::int as n from marketing_message
-                      where store_id = ${store} and customer_id = ${input.id} and campaign_id is not null group by campaign_id) x
-                where c.store_id = ${store} and c.id = x.campaign_id`,
-          ),
+          forgetRecipient(q, store, input.id),
           q.delete(customer).where(where).returning({ id: customer.id }),
           // The event names no contact detail: the customer asked to be forgotten, apps learn only the id.
           emitStep(q, "customer.deleted", { customerId: input.id.toLowerCase() }),

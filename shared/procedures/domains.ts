@@ -3,7 +3,8 @@ import { z } from "zod";
 import { emitStep, ensure, markEmits } from "../db/changes";
 import { mapPlan, plan } from "../db/plan";
 import { domainCheck, outboxEvent, storeDomain } from "../db/schema";
-import { raw, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
+import { lockDomains, primaryChanged } from "./statements/store";
 import { FAILED_REASON_TEXT, heldByAStore, TAKEN_AT_ADD } from "../domains/claims";
 import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../core/errors";
@@ -195,7 +196,7 @@ export const setPrimaryDomain = storeProcedure({
       return plan(
         [
           // The store's domains are locked first, so two changes of the primary run one after the other.
-          raw(q, sql`select 1 from ${storeDomain} where ${storeDomain.storeId} = ${store} for update`),
+          lockDomains(q, store),
           domainFound(q, store, input.id),
           ensure(
             q,
@@ -205,14 +206,7 @@ export const setPrimaryDomain = storeProcedure({
             }),
           ),
           // Nothing changes, and no event is sent, when the domain is primary already.
-          markEmits(
-            raw(
-              q,
-              sql`insert into ${outboxEvent} (store_id, kind, payload)
-                  select ${store}, 'domain.primary_changed', jsonb_build_object('domainId', ${storeDomain.id}, 'hostname', ${storeDomain.hostname})
-                  from ${storeDomain} where ${domain} and ${becomes}`,
-            ),
-          ),
+          markEmits(primaryChanged(q, store, domain)),
           q
             .update(storeDomain)
             .set({ isPrimary: false, updatedAt: sql`now()` })

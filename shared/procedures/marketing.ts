@@ -1,14 +1,16 @@
-import { sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { mapPlan, plan, thenPlan } from "../db/plan";
-import { AUTOMATION_KINDS, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, type AutomationKind } from "../db/schema-marketing";
-import { raw, type Q } from "../db/steps";
+import { AUTOMATION_KINDS, campaign, CAMPAIGN_AUDIENCES, CAMPAIGN_STATUSES, marketingMessage, type AutomationKind } from "../db/schema-marketing";
+import type { RowOfStatement } from "../db/statement";
+import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { instant } from "../core/inputs";
 import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
 import { storeProcedure } from "./define";
 import { offsetOf, pagePlan, pagingInput } from "./paging";
+import { automations, campaignById, campaignsPage, changeCampaign, countCampaigns, insertCampaign, saveAutomation } from "./statements/marketing";
 
 /**
  * Campaigns and automations (docs/marketing.md). Reading needs `customers.read` (they are about the store's
@@ -20,38 +22,13 @@ import { offsetOf, pagePlan, pagingInput } from "./paging";
  */
 const AUDIENCE_HELP = "subscribers: every customer who consented; buyers: those of them with a paid order; non_buyers: those without one";
 
-type CampaignRow = {
-  id: string;
-  name: string;
-  subject: string;
-  body: string;
-  audience: (typeof CAMPAIGN_AUDIENCES)[number];
-  status: (typeof CAMPAIGN_STATUSES)[number];
-  startsAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  recipients: number;
-  sent: number;
-  skipped: number;
-  failed: number;
-  queued: number;
-  createdAt: Date;
-};
-
-const CAMPAIGN_SELECT = sql.raw(`select k.id, k.name, k.subject, k.body, k.audience, k.status, k.starts_at as "startsAt", k.started_at as "startedAt",
-    k.finished_at as "finishedAt", k.recipients, k.created_at as "createdAt",
-    coalesce(m.sent, 0)::int as sent, coalesce(m.skipped, 0)::int as skipped, coalesce(m.failed, 0)::int as failed, coalesce(m.queued, 0)::int as queued
-  from campaign k
-  left join lateral (
-    select count(*) filter (where status = 'sent') as sent, count(*) filter (where status = 'skipped') as skipped,
-      count(*) filter (where status = 'failed') as failed, count(*) filter (where status = 'queued') as queued
-    from marketing_message where store_id = k.store_id and campaign_id = k.id) m on true`);
+type CampaignRow = RowOfStatement<typeof campaignById>;
 
 const campaignNotFound = () => new AppError("NOT_FOUND", "Campaign not found in this store.");
 
 /** One campaign with its counts. */
 function campaignPlan(q: Q, store: SQL, id: string) {
-  return plan([raw<CampaignRow>(q, sql`${CAMPAIGN_SELECT} where k.store_id = ${store} and k.id = ${id}`)] as const, ([[row]]) => {
+  return plan([campaignById(q, store, id)] as const, ([[row]]): CampaignRow => {
     if (!row) throw campaignNotFound();
     return row;
   });
@@ -89,15 +66,8 @@ export const listCampaigns = storeProcedure({
   mutates: false,
   input: z.strictObject({ ...pagingInput, status: z.enum(CAMPAIGN_STATUSES).optional() }),
   read(q, { store }, input) {
-    const status = input.status ? sql` and k.status = ${input.status}` : sql``;
-    return pagePlan(
-      raw<CampaignRow>(
-        q,
-        sql`${CAMPAIGN_SELECT} where k.store_id = ${store}${status} order by k.created_at desc, k.id desc limit ${input.pageSize} offset ${offsetOf(input)}`,
-      ),
-      raw<{ n: number }>(q, sql`select count(*)::int as n from campaign k where k.store_id = ${store}${status}`),
-      input,
-    );
+    const status = input.status ?? null;
+    return pagePlan(campaignsPage(q, store, status, { limit: input.pageSize, offset: offsetOf(input) }), countCampaigns(q, store, status), input);
   },
 });
 
@@ -123,11 +93,7 @@ export const createCampaign = storeProcedure({
       const id = crypto.randomUUID();
       return thenPlan(
         [
-          raw(
-            q,
-            sql`insert into campaign (id, store_id, name, subject, body, audience, starts_at)
-                values (${id}, ${store}, ${input.name}, ${input.subject}, ${input.body}, ${input.audience}, coalesce(${input.startsAt?.toISOString() ?? null}::timestamptz, now()))`,
-          ),
+          insertCampaign(q, store, id, { name: input.name, subject: input.subject, body: input.body, audience: input.audience, startsAt: input.startsAt?.toISOString() ?? null }),
           emitStep(q, "campaign.created", { campaignId: id }),
         ],
         campaignPlan(q, store, id),
@@ -158,13 +124,13 @@ export const updateCampaign = storeProcedure({
       return thenPlan(
         [
           ...campaignIn(q, store, input.id, ["scheduled"], notScheduled),
-          raw(
-            q,
-            sql`update campaign set name = coalesce(${input.name ?? null}, name), subject = coalesce(${input.subject ?? null}, subject),
-                  body = coalesce(${input.body ?? null}, body), audience = coalesce(${input.audience ?? null}, audience),
-                  starts_at = coalesce(${input.startsAt?.toISOString() ?? null}::timestamptz, starts_at), updated_at = now()
-                where store_id = ${store} and id = ${input.id}`,
-          ),
+          changeCampaign(q, store, input.id, {
+            name: input.name ?? null,
+            subject: input.subject ?? null,
+            body: input.body ?? null,
+            audience: input.audience ?? null,
+            startsAt: input.startsAt?.toISOString() ?? null,
+          }),
           emitStep(q, "campaign.updated", { campaignId: input.id }),
         ],
         campaignPlan(q, store, input.id),
@@ -187,11 +153,14 @@ export const cancelCampaign = storeProcedure({
       return thenPlan(
         [
           ...campaignIn(q, store, input.id, ["scheduled", "sending"], finished),
-          raw(q, sql`update campaign set status = 'cancelled', finished_at = now(), updated_at = now() where store_id = ${store} and id = ${input.id}`),
-          raw(
-            q,
-            sql`update marketing_message set status = 'skipped', reason = 'campaign cancelled' where store_id = ${store} and campaign_id = ${input.id} and status = 'queued'`,
-          ),
+          q
+            .update(campaign)
+            .set({ status: "cancelled", finishedAt: sql`now()`, updatedAt: sql`now()` })
+            .where(and(eq(campaign.storeId, store), eq(campaign.id, input.id))),
+          q
+            .update(marketingMessage)
+            .set({ status: "skipped", reason: "campaign cancelled" })
+            .where(and(eq(marketingMessage.storeId, store), eq(marketingMessage.campaignId, input.id), eq(marketingMessage.status, "queued"))),
           emitStep(q, "campaign.cancelled", { campaignId: input.id }),
         ],
         campaignPlan(q, store, input.id),
@@ -212,16 +181,9 @@ interface AutomationView {
   updatedAt: Date | null;
 }
 
-type AutomationRow = { kind: AutomationKind; enabled: boolean; delay_minutes: number; subject: string; body: string; updated_at: Date; enrolled: number; sent: number };
-
 /** Every automation kind, with its defaults until the store saved it. */
 function automationsPlan(q: Q, store: SQL) {
-  const statement = sql`select a.kind, a.enabled, a.delay_minutes, a.subject, a.body, a.updated_at,
-       (select count(*) from marketing_enrolment e where e.store_id = a.store_id and e.automation_id = a.id)::int as enrolled,
-       (select count(*) from marketing_message m join marketing_enrolment e on e.store_id = m.store_id and e.id = m.enrolment_id
-          where m.store_id = a.store_id and e.automation_id = a.id and m.status = 'sent')::int as sent
-     from marketing_automation a where a.store_id = ${store}`;
-  return plan([raw<AutomationRow>(q, statement)] as const, ([rows]): AutomationView[] =>
+  return plan([automations(q, store)] as const, ([rows]): AutomationView[] =>
     AUTOMATION_KINDS.map((kind) => {
       const row = rows.find((r) => r.kind === kind);
       const d = AUTOMATION_DEFAULTS[kind];
@@ -260,18 +222,16 @@ export const updateAutomation = storeProcedure({
   write: {
     apply(q, { store }, input) {
       const d = AUTOMATION_DEFAULTS[input.kind];
-      const [enabled, delayMinutes, subject, body] = [input.enabled ?? null, input.delayMinutes ?? null, input.subject ?? null, input.body ?? null];
       return thenPlan(
         [
-          raw(
-            q,
-            sql`insert into marketing_automation (store_id, kind, enabled, delay_minutes, subject, body)
-                values (${store}, ${input.kind}, coalesce(${enabled}::boolean, false), coalesce(${delayMinutes}::int, ${d.delayMinutes}::int),
-                  coalesce(${subject}::text, ${d.subject}::text), coalesce(${body}::text, ${d.body}::text))
-                on conflict (store_id, kind) do update set enabled = coalesce(${enabled}::boolean, marketing_automation.enabled),
-                  delay_minutes = coalesce(${delayMinutes}::int, marketing_automation.delay_minutes), subject = coalesce(${subject}::text, marketing_automation.subject),
-                  body = coalesce(${body}::text, marketing_automation.body), updated_at = now()`,
-          ),
+          saveAutomation(q, store, {
+            kind: input.kind,
+            enabled: input.enabled ?? null,
+            delayMinutes: input.delayMinutes ?? null,
+            subject: input.subject ?? null,
+            body: input.body ?? null,
+            defaults: { delayMinutes: d.delayMinutes, subject: d.subject, body: d.body },
+          }),
           emitStep(q, "automation.updated", { kind: input.kind }),
         ],
         mapPlan(automationsPlan(q, store), (all) => all.find((a) => a.kind === input.kind)!),

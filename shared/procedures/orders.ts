@@ -4,7 +4,8 @@ import { shopOrder } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
 import { orderDetailPlan } from "../orders/order-detail";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../rules/status";
-import { raw, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
+import { orderSearchCount } from "./statements/store";
 import { instant } from "../core/inputs";
 import { storeProcedure } from "./define";
 import type { Scope } from "./scope";
@@ -85,7 +86,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   if (first !== undefined && onlySearched && also.length === 0) {
     const page = { limit: input.pageSize, offset: offsetOf(input) };
     const search = orderSearch(store, contact, [first, ...rest], page, number === undefined ? undefined : Number(number));
-    return pagePlan(rows(search.page), raw<{ n: number }>(q, search.count), input);
+    return pagePlan(rows(search.page), orderSearchCount(q, store, contact, [first, ...rest], number === undefined ? undefined : Number(number)), input);
   }
   const conditions: (SQL | undefined)[] = [eq(shopOrder.storeId, store), ...also];
   if (input.status) conditions.push(eq(shopOrder.status, input.status));

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { plan } from "../db/plan";
-import { raw, sql } from "../db/steps";
+import { sql } from "../db/steps";
+import { lowStock as lowStockStatement, waitingOrders as waitingOrdersStatement } from "./statements/store";
 import { AVAILABLE } from "../storefront/catalog";
 import { storeProcedure } from "./define";
 import { tallyRows } from "./tally";
@@ -20,17 +21,7 @@ export const waitingOrders = storeProcedure({
   read: (q, { store }) =>
     plan(
       [
-        raw<{ unpaid: number; paymentPending: number; toShip: number; partlyShipped: number; openTasks: number }>(
-          q,
-          // The open orders' counts are kept by the writes (the store's tally, migration 0031): one row, not
-          // every open order of the store.
-          sql`select coalesce(sum(o.open_unpaid), 0)::int as "unpaid",
-             coalesce(sum(o.open_payment_pending), 0)::int as "paymentPending",
-             coalesce(sum(o.open_to_ship), 0)::int as "toShip",
-             coalesce(sum(o.open_partly_shipped), 0)::int as "partlyShipped",
-             (select count(*) from merchant_task t where t.store_id = ${store} and t.status = 'open')::int as "openTasks"
-           from ${tallyRows(store)} o`,
-        ),
+        waitingOrdersStatement(q, store),
       ] as const,
       ([[row]]) => row!,
     ),
@@ -47,15 +38,7 @@ export const lowStock = storeProcedure({
   read: (q, { store }, input) =>
     plan(
       [
-        raw<{ variantId: string; productId: string; productTitle: string; variantTitle: string; sku: string | null; available: number }>(
-          q,
-          sql`select * from (
-             select v.id as "variantId", p.id as "productId", p.title as "productTitle", v.title as "variantTitle", v.sku, ${sql.raw(AVAILABLE)} as available
-             from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id
-             where v.store_id = ${store} and p.status = 'active' and not v.preorder) s
-           where available <= ${input.threshold}
-           order by available, "productTitle", "variantTitle" limit ${input.limit}`,
-        ),
+        lowStockStatement(q, store, input.threshold, input.limit),
       ] as const,
       ([items]) => ({ items, threshold: input.threshold }),
     ),

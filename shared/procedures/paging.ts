@@ -1,7 +1,8 @@
 import { SQL, sql } from "drizzle-orm";
 import { z } from "zod";
 import { plan, type Plan } from "../db/plan";
-import { raw, type Q, type Step } from "../db/steps";
+import type { Q, Step } from "../db/steps";
+import { cappedCount as cappedCountStatement, COUNT_CAP } from "./statements/counts";
 
 /** Paging input shared by every list procedure: `page` is 1-based, `pageSize` at most 100 (default 20). */
 export const PAGE_SIZE_MAX = 100;
@@ -10,16 +11,7 @@ export const pagingInput = {
   pageSize: z.number().int().min(1).max(PAGE_SIZE_MAX).default(20),
 };
 
-/**
- * Above this many matching rows a list's total is not counted: `total` is COUNT_CAP and `totalCapped` is
- * true, shown as "200+" (docs/database.md "Scale"). Counting stops there, so a list costs about the same
- * for a store with a million orders as for one with a hundred: the count reads at most COUNT_CAP + 1 index
- * entries. 200 is ten pages of the default size, as far as a person pages; a script pages on while pages
- * come back full (`hasNextPage`). Measured in the big store of `npm run bench:scale`: at 10,000 the count
- * cost ~0.8 ms (more than the page), at 1,000 ~0.2 ms (a list 1.4-1.5x the demo store's), at 200 a list is
- * within 1.3x of the demo store's.
- */
-export const COUNT_CAP = 200;
+export { COUNT_CAP } from "./statements/counts";
 
 export interface Paged<T> {
   items: T[];
@@ -73,8 +65,7 @@ const cappedSelects = new WeakSet<object>();
  * A capped count written as SQL, for a list whose count is not a drizzle select: `matching` is a query with
  * one row per matching row (e.g. sql`select 1 from campaign k where k.store_id = ${store}`).
  */
-export const cappedCount = (q: Q, matching: SQL): Step<{ n: number }[]> =>
-  raw<{ n: number }>(q, sql`select count(*)::int as n from (${matching} limit ${CAP_LIMIT}) matching`);
+export const cappedCount = (q: Q, matching: SQL): Step<{ n: number }[]> => cappedCountStatement(q, matching);
 
 /**
  * The count query of pagePlan, capped: a drizzle select of countColumn() is sent as

@@ -4,7 +4,9 @@ import { ROLE_LABELS } from "../auth/permissions";
 import { hashPassword } from "../auth/password";
 import { emitStep } from "../db/changes";
 import { constant, plan, thenPlan } from "../db/plan";
-import { raw, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
+import { sendAlone } from "../db/statement";
+import { admitOnly, storesOfSession as storesOfSessionStatement } from "./statements/store";
 import { SESSION_LIFETIMES } from "../auth/sessions";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
@@ -82,7 +84,7 @@ export const updateStore = storeProcedure({
     // caller without settings.write cannot make the Worker spend it: two trips then, one otherwise.
     prepare: (q, _scope, input) =>
       typeof input.storefrontPassword === "string"
-        ? plan([raw(q, sql`select 1`)] as const, () => passwordHashOf(input.storefrontPassword))
+        ? plan([admitOnly(q)] as const, () => passwordHashOf(input.storefrontPassword))
         : constant(input.storefrontPassword),
     apply(q, { store: storeId }, input, passwordHash: string | null | undefined) {
       const { storefrontPassword, ...fields } = input;
@@ -136,10 +138,7 @@ export interface MyStore {
  */
 export async function storesOfSession(db: Database, idHash: string): Promise<{ session: SessionInfo & { touch: boolean }; stores: MyStore[] } | null> {
   try {
-    const [row] = await db.rows<{ found: { session: SessionInfo & { touch: boolean }; stores: { id: string; slug: string; name: string; role: RoleName }[] } }>(
-      "select unit.stores_of_session($1, $2, $3) as found",
-      [idHash, SESSION_LIFETIMES.idleSeconds, SESSION_LIFETIMES.touchAfterSeconds],
-    );
+    const [row] = await sendAlone(db, storesOfSessionStatement, idHash, SESSION_LIFETIMES.idleSeconds, SESSION_LIFETIMES.touchAfterSeconds);
     const { session, stores } = row!.found;
     return {
       session,
