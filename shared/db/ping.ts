@@ -1,4 +1,6 @@
 import type { Database } from "./database";
+import { sendAlone } from "./statement";
+import { pingStatement } from "./statements";
 
 export interface Ping {
   up: boolean;
@@ -17,7 +19,7 @@ export async function pingDatabase(db: Database, timeoutMs = 3_000): Promise<Pin
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    const rows = await Promise.race([db.rows<{ one: number }>("select 1 as one"), timeout]);
+    const rows = await Promise.race([sendAlone(db, pingStatement), timeout]);
     return { up: rows[0]?.one === 1, latencyMs: Date.now() - started };
   } catch (e) {
     return { up: false, latencyMs: Date.now() - started, error: e instanceof Error ? e.message : String(e) };

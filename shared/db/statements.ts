@@ -238,3 +238,10 @@ export const emitWhenStatement = declare("db.emitWhen", {
   sql: (kind: string, payload: SQLWrapper, at: Date | SQL, when: SQL) =>
     sql`insert into outbox_event (store_id, kind, payload, available_at) select ${UNIT_STORE}, ${kind}, ${payload}, ${at} where ${when} returning id`,
 });
+
+/** The health check's `select 1` (./ping.ts). */
+export const pingStatement = declare("db.ping", {
+  row: { one: pg.int4() },
+  examples: [[]],
+  sql: () => sql`select 1 as one`,
+});

@@ -3,9 +3,9 @@ import type { Database, Orm } from "./database";
 import { ormFor } from "./database";
 import { isUuid } from "./ids";
 import { emits } from "./changes";
-import type { Plan } from "./plan";
+import { plan, type Plan } from "./plan";
 import { inline, storeExpression, storefrontFactsIfChanged, type Statement, type StoreKey } from "./statements";
-import type { Q, StatementClient } from "./steps";
+import type { Q, StatementClient, Step } from "./steps";
 import { runPlanOn } from "./unit";
 
 /** Drizzle bound to one transaction in which app.store_id is set: every query sees one store only. */
@@ -111,6 +111,11 @@ async function commitWithProbe(client: PoolClient, probe: string): Promise<Recor
 /** A plan's reads inside an open transaction (the same statements a one-round-trip unit sends). */
 export function readOn<O>(tx: StoreTx, build: (q: Q) => Plan<O>): Promise<O> {
   return runPlanOn(tx.$client as unknown as StatementClient, build);
+}
+
+/** One statement's rows inside an open transaction (a declared statement, or drizzle's): as a plan's, one round trip. */
+export function rowsOn<R>(tx: StoreTx, build: (q: Q) => Step<R>): Promise<R> {
+  return runPlanOn(tx.$client as unknown as StatementClient, (q) => plan([build(q)] as const, ([rows]) => rows));
 }
 
 /** A plan's change inside an open transaction; its outbox events nudge the relay after the commit, as `emit`'s do. */

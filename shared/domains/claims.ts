@@ -7,7 +7,8 @@
  */
 import type { SQL, SQLWrapper } from "drizzle-orm";
 import type { DomainFailedReason } from "../db/schema";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { sql, type Q, type Step } from "../db/steps";
+import { lockHostname } from "./statements";
 
 /** True while a verified domain (of another store, for a hostname this store only claims) holds `hostname`. */
 export const heldByAStore = (hostname: string | SQLWrapper): SQL => sql`privileged.store_id_by_hostname(${hostname}) is not null`;
@@ -19,7 +20,7 @@ export const heldByAStore = (hostname: string | SQLWrapper): SQL => sql`privileg
  * hash: two hostnames that share one only wait for each other.
  */
 export const hostnameLock = (q: Q, hostname: string): Step<{ locked: string }[]> =>
-  raw<{ locked: string }>(q, sql`select pg_advisory_xact_lock(hashtextextended(${`store_domain:${hostname}`}, 0))::text as locked`);
+  lockHostname(q, hostname);
 
 /** The merchant's words for a failed claim (domains.list `failure.message`, Settings → Domains). */
 export const FAILED_REASON_TEXT: Readonly<Record<DomainFailedReason, string>> = {

@@ -10,18 +10,19 @@
  * the receipt does nothing. Two round trips: a unit reads what the event needs, the router is called
  * outside any transaction, a unit records the outcome.
  */
-import type { SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
-import type { DomainRouteOutcome } from "../db/schema";
-import { raw, sql, type Q } from "../db/steps";
+import { domainRouteReceipt, storeDomain, type DomainRouteOutcome } from "../db/schema";
+import { sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { Consumer, RoutedEvent } from "../events/routes";
 import { errorFields, type Logger } from "../core/log";
 import { writeHostEntry, type HostsKv } from "../storefront/hosts";
 import { ensureRouted, ensureUnrouted, type CustomHostname, type DomainRouter } from "./router";
+import { hostnameHolder, keepRouteReceipt } from "./statements";
 
 export interface RouteDeps {
   db: Database;
@@ -73,12 +74,14 @@ type Receipt = { outcome: DomainRouteOutcome; hostname: string; routerId?: strin
 
 /** This event's receipt: a statement of the unit that applies it; it writes nothing when another delivery wrote one first. */
 function receiptStep(q: Q, message: RoutedEvent, r: Receipt & { id?: string }) {
-  return raw<{ id: string }>(
-    q,
-    sql`insert into domain_route_receipt (id, store_id, event_id, kind, hostname, router_id, outcome)
-        values (${r.id ?? crypto.randomUUID()}, ${CURRENT_STORE}, ${message.eventId}, ${message.kind}, ${r.hostname}, ${r.routerId ?? null}, ${r.outcome})
-        on conflict do nothing returning id`,
-  );
+  return keepRouteReceipt(q, {
+    id: r.id ?? crypto.randomUUID(),
+    eventId: message.eventId,
+    kind: message.kind,
+    hostname: r.hostname,
+    routerId: r.routerId ?? null,
+    outcome: r.outcome,
+  });
 }
 
 /** Writes the receipt of an event that changes nothing (its own unit). */
@@ -88,10 +91,13 @@ async function receipt(db: Database, message: RoutedEvent, r: Receipt): Promise<
 
 /** This event's receipt, if a delivery applied it already. */
 const appliedStep = (q: Q, message: RoutedEvent) =>
-  raw<{ id: string }>(q, sql`select id from domain_route_receipt where store_id = ${CURRENT_STORE} and event_id = ${message.eventId}`);
+  q
+    .select({ id: domainRouteReceipt.id })
+    .from(domainRouteReceipt)
+    .where(and(eq(domainRouteReceipt.storeId, CURRENT_STORE), eq(domainRouteReceipt.eventId, message.eventId)));
 
 /** The store holding a hostname through a verified domain, now (the privileged lookup, as a statement of the unit). */
-const holderStep = (q: Q, hostname: string) => raw<{ id: string | null }>(q, sql`select privileged.store_id_by_hostname(${hostname}) as id`);
+const holderStep = (q: Q, hostname: string) => hostnameHolder(q, hostname);
 
 async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<void> {
   const { db, router, log } = deps;
@@ -99,7 +105,7 @@ async function routeVerified(message: RoutedEvent, deps: RouteDeps): Promise<voi
   const context = { storeId: message.storeId, eventId: message.eventId, domainId, hostname };
   const current = sql`store_id = ${CURRENT_STORE} and id = ${domainId} and status = 'verified' and hostname = ${hostname}`;
   const seen = await sendStoreUnit(db, message.storeId, (q) =>
-    plan([appliedStep(q, message), raw<{ id: string }>(q, sql`select id from store_domain where ${current}`)] as const, ([applied, domain]) => ({
+    plan([appliedStep(q, message), q.select({ id: storeDomain.id }).from(storeDomain).where(current)] as const, ([applied, domain]) => ({
       applied: applied.length > 0,
       verified: domain.length > 0,
     })),
@@ -135,16 +141,21 @@ function recordRoutedPlan(q: Q, message: RoutedEvent, current: SQL, hostname: st
   return plan(
     [
       receiptStep(q, message, { id, outcome: "routed", hostname, routerId: routed.id }),
-      raw<{ id: string }>(
-        q,
-        sql`update store_domain set router_id = ${routed.id}, router_status = ${routed.status}, router_ssl_status = ${routed.sslStatus}, routed_at = now(), updated_at = now()
-            where ${current} and ${mine} returning id`,
-      ),
-      raw(
-        q,
-        sql`update domain_route_receipt set outcome = 'skipped' where store_id = ${CURRENT_STORE} and id = ${id}
-            and not exists (select 1 from store_domain where ${current} and router_id = ${routed.id})`,
-      ),
+      q
+        .update(storeDomain)
+        .set({ routerId: routed.id, routerStatus: routed.status, routerSslStatus: routed.sslStatus, routedAt: sql`now()`, updatedAt: sql`now()` })
+        .where(sql`${current} and ${mine}`)
+        .returning({ id: storeDomain.id }),
+      q
+        .update(domainRouteReceipt)
+        .set({ outcome: "skipped" })
+        .where(
+          and(
+            eq(domainRouteReceipt.storeId, CURRENT_STORE),
+            eq(domainRouteReceipt.id, id),
+            sql`not exists (select 1 from store_domain where ${current} and router_id = ${routed.id})`,
+          ),
+        ),
       holderStep(q, hostname),
     ] as const,
     ([written, updated, , [holder]]) => ({

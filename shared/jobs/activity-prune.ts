@@ -1,9 +1,9 @@
 import { storeIdsWithOldActivity, storeIdsWithSentOutbox } from "../db/privileged";
-import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { forEachStore, type Counts } from "./per-store";
+import { pruneOldActivity, pruneSentOutbox } from "./statements";
 import type { JobContext } from "./types";
 
 /** SPEC "Limits": API activity is kept 90 days. */
@@ -76,25 +76,8 @@ export function pruneStore(db: JobContext["db"], storeId: string, cutoffs: Prune
 export function pruneStorePlan(q: Q, cutoffs: PruneCutoffs): Plan<{ deleted: number; outboxDeleted: number }> {
   return plan(
     [
-      raw<{ n: number }>(
-        q,
-        sql`with gone as (delete from api_activity where store_id = ${CURRENT_STORE} and last_at < ${cutoffs.activity} returning 1) select count(*)::int as n from gone`,
-      ),
-      // The oldest batch, read in order from outbox_event_sent_idx (migration 0028), whose rows are exactly
-      // these; then deleted where they lie, by their row addresses (a TID scan: no index descent per row,
-      // ~1 µs a row against ~2.5 µs through the primary key). As an array, so that the planner cannot take a
-      // big store's rows to be better read by a hash join over the whole table. Both halves read one snapshot;
-      // a row changed meanwhile has a new address and is left for the next run.
-      raw<{ n: number }>(
-        q,
-        sql`with gone as (
-              delete from outbox_event where store_id = ${CURRENT_STORE} and ctid = any (array(
-                select ctid from outbox_event
-                where store_id = ${CURRENT_STORE} and processed_at < ${cutoffs.sentOutbox} and order_id is null
-                order by processed_at limit ${OUTBOX_PRUNE_BATCH}))
-              returning 1)
-            select count(*)::int as n from gone`,
-      ),
+      pruneOldActivity(q, cutoffs.activity),
+      pruneSentOutbox(q, cutoffs.sentOutbox, OUTBOX_PRUNE_BATCH),
     ] as const,
     ([[activity], [outbox]]) => ({ deleted: activity?.n ?? 0, outboxDeleted: outbox?.n ?? 0 }),
   );

@@ -16,9 +16,10 @@ import { CURRENT_STORE } from "../db/openings";
 import { plan, together, type Plan } from "../db/plan";
 import { storeIdsWithDomainsToVerify } from "../db/privileged";
 import { domainCheck, storeDomain, type DomainCheckResult } from "../db/schema";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import { sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { forEachStore, type Counts } from "./per-store";
+import { recordDomainCheck, settleClaim } from "./statements";
 import type { JobContext } from "./types";
 import { heldByAStore, hostnameLock } from "../domains/claims";
 import { checkDomain, type DnsResolver } from "../domains/dns";
@@ -134,27 +135,11 @@ function recordPlan(q: Q, d: Checked, now: Date): Plan<Recorded> {
   const locks = d.result === "verified" ? [hostnameLock(q, d.hostname)] : [];
   const steps: Step[] = [
     ...locks,
-    raw<{ id: string }>(q, sql`select id from store_domain where ${current} for update`),
+    q.select({ id: storeDomain.id }).from(storeDomain).where(current).for("update"),
     ...(d.result === null ? [] : [checkStep(q, d, d.result, current, now)]),
     ...(becomes
       ? [
-          markEmits(
-            raw<{ kind: string; reason: string | null }>(
-              q,
-              sql`with becomes as (${becomes}),
-                  changed as (
-                    update store_domain set status = b.to_status, failed_reason = b.to_reason,
-                      verified_at = case when b.to_status = 'verified' then ${now}::timestamptz end, updated_at = now()
-                    from becomes b where ${current}
-                    returning id, hostname, status, failed_reason)
-                  insert into outbox_event (store_id, kind, payload)
-                  select ${CURRENT_STORE}, 'domain.' || c.status,
-                    jsonb_build_object('domainId', c.id, 'hostname', c.hostname)
-                      || case when c.status = 'failed' then jsonb_build_object('reason', c.failed_reason) || ${JSON.stringify(extra)}::jsonb else '{}'::jsonb end
-                  from changed c
-                  returning kind, payload ->> 'reason' as reason`,
-            ),
-          ),
+          markEmits(settleClaim(q, becomes, current, now, JSON.stringify(extra))),
         ]
       : []),
   ];
@@ -169,13 +154,7 @@ function recordPlan(q: Q, d: Checked, now: Date): Plan<Recorded> {
 /** The DNS check recorded on the domain (when it is still the one looked up): how many, the result, the next one. */
 function checkStep(q: Q, d: Checked, result: DomainCheckResult, current: SQL, now: Date): Step {
   const next = nextCheckAt(d.createdAt, now);
-  return raw(
-    q,
-    sql`insert into domain_check (store_id, domain_id, last_checked_at, last_result, next_check_at)
-        select ${CURRENT_STORE}, ${d.id}, ${now}, ${result}, ${next} where exists (select 1 from store_domain where ${current})
-        on conflict (domain_id) do update set checks = domain_check.checks + 1, last_checked_at = excluded.last_checked_at,
-          last_result = excluded.last_result, next_check_at = excluded.next_check_at`,
-  );
+  return recordDomainCheck(q, { domainId: d.id, now, result, next }, current);
 }
 
 /** The job as the registry runs it: the resolver of the Worker's configuration (DOMAIN_DNS). */

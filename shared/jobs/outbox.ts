@@ -1,10 +1,12 @@
 import { storeIdsWithPendingOutbox } from "../db/privileged";
 import type { Database } from "../db/database";
-import { withStore, type StoreTx } from "../db/with-store";
+import type { RowOfStatement } from "../db/statement";
+import { rowsOn, withStore, type StoreTx } from "../db/with-store";
 import { recordJobFailure } from "./per-store";
 import { errorFields, type Logger } from "../core/log";
 import { WORK_QUEUES, type RoutedEvent, type WorkQueue } from "../events/routes";
 import { routesOf } from "./routing";
+import { claimDueEvents, failedSend, markRelayed, tryRelayLock } from "./statements";
 
 /**
  * The outbox relay (`{outbox}-relay`, issue 12; docs/events.md). Every 5 s from the scheduler's alarm and
@@ -49,13 +51,7 @@ export interface RelayReport {
   skipped: number;
 }
 
-interface Row {
-  id: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  created_at: Date;
-  attempts: number;
-}
+type Row = RowOfStatement<typeof claimDueEvents>;
 
 const lockKey = (storeId: string) => `outbox-relay:${storeId}`;
 
@@ -90,14 +86,9 @@ export async function relayStores(db: Database, storeIds: readonly string[], que
 }
 
 async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
-  const { rows: lock } = await tx.$client.query<{ ok: boolean }>("select pg_try_advisory_xact_lock(hashtext($1)) as ok", [lockKey(tx.storeId)]);
+  const lock = await rowsOn(tx, (q) => tryRelayLock(q, lockKey(tx.storeId)));
   if (!lock[0]?.ok) return { sent: 0, messages: 0, failed: 0, dead: 0, skipped: true, error: undefined };
-  const { rows } = await tx.$client.query<Row>(
-    `select id, kind, payload, created_at, attempts from outbox_event
-     where store_id = $1 and processed_at is null and dead_at is null and available_at <= $2
-     order by seq limit $3 for update skip locked`,
-    [tx.storeId, now, RELAY_BATCH],
-  );
+  const rows = await rowsOn(tx, (q) => claimDueEvents(q, tx.storeId, now, RELAY_BATCH));
   // The common case: the whole batch in one send per queue. If that fails, row by row, to find the row.
   const whole = await sendRows(tx.storeId, rows, queues).then((n) => n, () => null);
   if (whole !== null) {
@@ -113,13 +104,8 @@ async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
     } catch (e) {
       const error = errorFields(e).error ?? String(e);
       const dead = row.attempts + 1 >= MAX_ATTEMPTS;
-      await tx.$client.query(
-        `update outbox_event set attempts = attempts + 1, last_error = $3,
-           available_at = case when $4::boolean then available_at else $5::timestamptz end,
-           dead_at = case when $4::boolean then $6::timestamptz else null end
-         where store_id = $1 and id = $2`,
-        [tx.storeId, row.id, String(error).slice(0, 1000), dead, new Date(now.getTime() + BACKOFF_MS[Math.min(row.attempts, BACKOFF_MS.length - 1)]!), now],
-      );
+      const retryAt = new Date(now.getTime() + BACKOFF_MS[Math.min(row.attempts, BACKOFF_MS.length - 1)]!);
+      await rowsOn(tx, (q) => failedSend(q, tx.storeId, row.id, { error: String(error).slice(0, 1000), dead, retryAt, now }));
       await markSent(tx, sent);
       // Later rows of this store wait behind it, so its events keep their order.
       return { sent: sent.length, messages, failed: 1, dead: dead ? 1 : 0, skipped: false, error };
@@ -132,7 +118,7 @@ async function relayStore(tx: StoreTx, queues: RelayQueues, now: Date) {
 /** processed_at is when the rows were really relayed (the wall clock), not when the pass was due. */
 async function markSent(tx: StoreTx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.$client.query("update outbox_event set processed_at = clock_timestamp(), last_error = null where store_id = $1 and id = any($2::uuid[])", [tx.storeId, ids]);
+  await rowsOn(tx, (q) => markRelayed(q, tx.storeId, ids));
 }
 
 /** A queue takes at most 100 messages in one send. */

@@ -1,9 +1,8 @@
 import type { Database } from "../db/database";
-import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
-import { raw, sql } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { errorFields } from "../core/log";
+import { keepJobFailure } from "./statements";
 import type { JobContext } from "./types";
 
 export type Counts = Record<string, number>;
@@ -53,13 +52,7 @@ export async function recordJobFailure(db: Database, storeId: string, job: strin
     (q) =>
       plan(
         [
-          raw(
-            q,
-            sql`insert into job_failure (store_id, job, error, first_failed_at, last_failed_at) values (${CURRENT_STORE}, ${job}, ${error.slice(0, 1000)}, ${at}, ${at})
-              on conflict (store_id, job) do update set error = excluded.error, last_failed_at = excluded.last_failed_at,
-                failures = job_failure.failures + 1,
-                first_failed_at = case when job_failure.last_failed_at < excluded.last_failed_at - interval '1 day' then excluded.last_failed_at else job_failure.first_failed_at end`,
-          ),
+          keepJobFailure(q, job, error.slice(0, 1000), at),
         ] as const,
         () => undefined,
       ),

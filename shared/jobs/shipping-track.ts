@@ -1,7 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { storeIdsWithOpenShipments } from "../db/privileged";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q, type Step } from "../db/steps";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q, type Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { all, changeFrom } from "../orders/readings";
 import type { OrderReading } from "../orders/routines";
@@ -9,12 +10,13 @@ import { orderAfter, shipmentChange, shipmentReadingPlan, type ShipmentReading }
 import { decideShipmentStatus, type ShipmentStatus } from "../rules/status";
 import { isCourierError, type TrackingReport } from "../shipping/courier";
 import { forEachStore, type Counts } from "./per-store";
+import { markTracked, openShipments } from "./statements";
 import type { JobContext } from "./types";
 
 /** Shipments one store's run asks about at most, the longest-unasked first; the rest wait for the next run. */
 export const TRACK_BATCH = 100;
 
-type Open = { id: string; awb: string; provider: string; status: ShipmentStatus };
+type Open = RowOfStatement<typeof openShipments>;
 
 /**
  * {shipping}-track (every 30 minutes): for each store with shipments still on their way, asks the store's
@@ -74,19 +76,14 @@ export async function trackStore(ctx: Pick<JobContext, "db" | "log" | "now" | "s
 function openPlan(q: Q, store: SQL): Plan<Open[]> {
   return plan(
     [
-      raw<Open>(
-        q,
-        sql`select id, awb, provider, status from shipment
-            where store_id = ${store} and status in ('pending', 'in_transit', 'rto_initiated') and provider <> 'manual'
-            order by tracked_at nulls first, created_at, id limit ${TRACK_BATCH}`,
-      ),
+      openShipments(q, store, TRACK_BATCH),
     ] as const,
     ([rows]) => rows,
   );
 }
 
 const markStep = (ids: string[], now: Date) => (q: Q, store: SQL) =>
-  raw(q, sql`update shipment set tracked_at = ${now} where store_id = ${store} and id = any(${sql.param(ids)}::uuid[])`);
+  markTracked(q, store, ids, now);
 
 /**
  * The reports applied through the shipment routine, each decided from its reading (a later shipment of
