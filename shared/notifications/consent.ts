@@ -1,7 +1,8 @@
 import { isUuid } from "../db/ids";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, together } from "../db/plan";
-import { raw, sql } from "../db/steps";
+import { and, eq } from "drizzle-orm";
+import { notification } from "../db/schema";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import { consentKey, storefrontBasePlan } from "../mail/links";
@@ -47,7 +48,12 @@ export async function sendConsentRequest(message: RoutedEvent, deps: Notificatio
     (q) =>
       together({
         done: plan(
-          [raw<{ status: string }>(q, sql`select status from notification where store_id = ${CURRENT_STORE} and event_id = ${message.eventId} and template = ${CONSENT_TEMPLATE}`)] as const,
+          [
+            q
+              .select({ status: notification.status })
+              .from(notification)
+              .where(and(eq(notification.storeId, CURRENT_STORE), eq(notification.eventId, message.eventId), eq(notification.template, CONSENT_TEMPLATE))),
+          ] as const,
           ([[row]]) => row !== undefined && row.status !== "sending",
         ),
         request: consentRequestPlan(q, customerId, requestedAt, link.hash),

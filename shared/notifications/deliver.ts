@@ -1,12 +1,12 @@
 import type { Logger } from "../core/log";
 import type { Database } from "../db/database";
-import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
+import { recordTry } from "./statements";
 import type { Rendered } from "./templates";
 
 /** What sending a shopper message needs (./send.ts, ./consent.ts and this file). */
@@ -38,16 +38,16 @@ export class RetryLater extends Error {
 function recordPlan(q: Q, message: RoutedEvent, template: string, claim: { recipient: string; subject: string }, provider: string, status: "sent" | "sending" | "failed", fields: { providerId?: string; error?: string }) {
   return plan(
     [
-      raw(
-        q,
-        sql`insert into notification (store_id, event_id, template, recipient, subject, attempts, status, provider, provider_id, last_error, sent_at)
-            values (${CURRENT_STORE}, ${message.eventId}, ${template}, ${claim.recipient}, ${claim.subject.slice(0, 300)}, 1, ${status}, ${provider},
-              ${fields.providerId ?? null}, ${fields.error?.slice(0, 1000) ?? null}, case when ${status} = 'sent' then now() end)
-            on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1, status = excluded.status, provider = excluded.provider,
-              provider_id = coalesce(excluded.provider_id, notification.provider_id), last_error = excluded.last_error,
-              sent_at = case when excluded.status = 'sent' then now() else notification.sent_at end
-            where notification.status = 'sending'`,
-      ),
+      recordTry(q, {
+        eventId: message.eventId,
+        template,
+        recipient: claim.recipient,
+        subject: claim.subject.slice(0, 300),
+        status,
+        provider,
+        providerId: fields.providerId ?? null,
+        error: fields.error?.slice(0, 1000) ?? null,
+      }),
     ] as const,
     () => undefined,
   );

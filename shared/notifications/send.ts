@@ -2,7 +2,9 @@ import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
 import { CURRENT_STORE } from "../db/openings";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { notification } from "../db/schema";
+import type { RowOfStatement } from "../db/statement";
+import { sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../core/log";
@@ -11,6 +13,7 @@ import { orderPath } from "../orders/access";
 import type { MailConfig } from "../mail/select";
 import { CONSENT_TEMPLATE, sendConsentRequest } from "./consent";
 import { deliver, RetryLater, type NotificationDeps } from "./deliver";
+import { orderToNotify, storeOrderLink } from "./statements";
 import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./templates";
 
 /**
@@ -30,38 +33,22 @@ import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./te
  */
 export { RetryLater };
 
-interface OrderRow extends Record<string, unknown> {
-  number: number;
-  email: string;
-  total: number;
-  currency: string;
-  store_name: string;
-  return_number: number | null;
-}
+type OrderRow = RowOfStatement<typeof orderToNotify>;
 
 /** The event's notification row and its order, in one unit; with a link key, the order's link is stored too. */
 function readPlan(q: Q, message: RoutedEvent, template: string, orderId: string, linkHash: string | null): Plan<{ done: boolean; order: OrderRow | undefined; base: string | null }> {
   const mine = sql`store_id = ${CURRENT_STORE} and event_id = ${message.eventId} and template = ${template}`;
   const read = plan(
     [
-      raw<{ status: string }>(q, sql`select status from notification where ${mine}`),
-      raw<OrderRow>(
-        q,
-        sql`select o.number, o.email, o.total::float8 as total, o.currency, s.name as store_name,
-              (select r.number from order_return r where r.store_id = o.store_id and r.id::text = ${String(message.payload["returnId"] ?? "")}) as return_number
-            from shop_order o join store s on s.id = o.store_id where o.store_id = ${CURRENT_STORE} and o.id = ${orderId}`,
-      ),
+      q.select({ status: notification.status }).from(notification).where(mine),
+      orderToNotify(q, orderId, String(message.payload["returnId"] ?? "")),
     ] as const,
     ([[row], [order]]) => ({ done: row !== undefined && row.status !== "sending", order }),
   );
   if (linkHash === null) return mapPlan(read, (r) => ({ ...r, base: null }));
   const link = plan(
     [
-      raw(
-        q,
-        sql`update shop_order set email_key_hash = ${linkHash} where store_id = ${CURRENT_STORE} and id = ${orderId} and email_key_hash is distinct from ${linkHash}
-              and not exists (select 1 from notification where ${mine} and status <> 'sending')`,
-      ),
+      storeOrderLink(q, orderId, linkHash, mine),
     ] as const,
     () => undefined,
   );

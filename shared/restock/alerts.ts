@@ -2,7 +2,7 @@ import type { Database } from "../db/database";
 import { isUuid } from "../db/ids";
 import { CURRENT_STORE } from "../db/openings";
 import { mapPlan, plan, together, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { sql, type Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../core/log";
@@ -10,7 +10,7 @@ import { storefrontBasePlan } from "../mail/links";
 import { MailError } from "../mail/mailer";
 import type { MailConfig } from "../mail/select";
 import { RetryLater } from "../notifications/send";
-import { AVAILABLE } from "../storefront/catalog";
+import { countAlertTries, markAlerted, waitingSubscriptions } from "./statements";
 
 /**
  * The `{back-in-stock}-restock` consumer (docs/back-in-stock.md). The relay sends it every event after which
@@ -76,27 +76,11 @@ function variantsOf(message: RoutedEvent) {
   return ids([]);
 }
 
-type WaitingRow = VariantFacts & { variant_id: string; id: string; email: string };
-
 /** Each variant of the event that is available online now, with up to a batch of its waiting subscriptions not tried yet. */
 function waitingPlan(q: Q, message: RoutedEvent, tried: readonly string[]): Plan<{ work: Work[]; base: string | null; more: boolean }> {
   const waiting = plan(
     [
-      raw<WaitingRow>(
-        q,
-        sql`select f.variant_id, f.store_name, f.product_title, f.variant_title, f.handle, w.id, w.email
-            from (select v.id as variant_id, x.n, s.name as store_name, p.title as product_title, v.title as variant_title, p.handle, ${sql.raw(AVAILABLE)} as available
-                  from (${variantsOf(message)}) x join product_variant v on v.store_id = ${CURRENT_STORE} and v.id = x.v
-                  join product p on p.store_id = v.store_id and p.id = v.product_id join store s on s.id = v.store_id
-                  where p.status = 'active') f
-            cross join lateral (
-              select r.id, r.email, r.created_at from restock_subscription r
-              where r.store_id = ${CURRENT_STORE} and r.variant_id = f.variant_id and r.status = 'waiting' and r.id <> all(${`{${tried.join(",")}}`}::uuid[])
-                and not exists (select 1 from notification n where n.store_id = r.store_id and n.event_id = r.id and n.template = ${TEMPLATE} and n.status <> 'sending')
-              order by r.created_at, r.id limit ${ALERT_BATCH}) w
-            where f.available > 0
-            order by f.n, f.variant_id, w.created_at, w.id`,
-      ),
+      waitingSubscriptions(q, variantsOf(message), tried, { template: TEMPLATE, batch: ALERT_BATCH }),
     ] as const,
     ([rows]) => {
       const byVariant = new Map<string, Work>();
@@ -198,24 +182,8 @@ async function record(deps: RestockDeps, message: RoutedEvent, outcomes: readonl
     (q) =>
       plan(
         [
-          raw<{ id: string }>(
-            q,
-            sql`update restock_subscription s set status = r.status, notified_at = now(), event_id = ${message.eventId}
-                from jsonb_to_recordset(${tries}::jsonb) as r(id uuid, status text)
-                where s.store_id = ${CURRENT_STORE} and s.id = r.id and s.status = 'waiting' and r.status in ('sent', 'failed')
-                returning s.id`,
-          ),
-          raw(
-            q,
-            sql`insert into notification (store_id, event_id, template, recipient, subject, attempts, status, provider, provider_id, last_error, sent_at)
-                select ${CURRENT_STORE}, r.id, ${TEMPLATE}, r.email, r.subject, 1, case when r.status = 'waiting' then 'sending' else r.status end, ${deps.mail.mailer.provider},
-                  r.provider_id, r.error, case when r.status = 'sent' then now() end
-                from jsonb_to_recordset(${tries}::jsonb) as r(id uuid, email text, subject text, status text, provider_id text, error text)
-                on conflict (store_id, event_id, template) do update set attempts = notification.attempts + 1, status = excluded.status, provider = excluded.provider,
-                  provider_id = coalesce(excluded.provider_id, notification.provider_id), last_error = excluded.last_error,
-                  sent_at = case when excluded.status = 'sent' then now() else notification.sent_at end
-                where notification.status = 'sending'`,
-          ),
+          markAlerted(q, message.eventId, tries),
+          countAlertTries(q, TEMPLATE, deps.mail.mailer.provider, tries),
         ] as const,
         ([rows]) => new Set(rows.map((r) => r.id)),
       ),

@@ -2,10 +2,11 @@ import { z } from "zod";
 import type { SQL } from "drizzle-orm";
 import { ensure } from "../db/changes";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { sql, type Q } from "../db/steps";
 import { changeOn, type StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import { AVAILABLE } from "../storefront/catalog";
+import { addSubscription, variantTitles } from "./statements";
 
 /**
  * A shopper's request to hear once when a sold-out variant is back (docs/back-in-stock.md). Only a variant
@@ -37,23 +38,17 @@ export function subscribePlan(q: Q, store: SQL, input: SubscribeInput, handle?: 
   const email = input.email.trim().toLowerCase();
   const variant = sql`from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id
     where v.store_id = ${store} and v.id = ${input.variantId} and p.status = 'active' and (${handle ?? null}::text is null or p.handle = ${handle ?? null})`;
-  const waiting = sql`(select count(*) from restock_subscription r where r.store_id = ${store} and r.email = ${email} and r.status = 'waiting')`;
   return plan(
     [
       ensure(q, sql`exists (select 1 ${variant})`, new AppError("NOT_FOUND", "This product is not on sale in this store.", { reason: "unknown_variant" })),
       ensure(q, sql`not exists (select 1 ${variant} and (v.preorder or ${sql.raw(AVAILABLE)} > 0))`, new AppError("CONFLICT", "It is in stock now: add it to your cart.", { reason: "in_stock" })),
-      raw<{ id: string }>(
-        q,
-        sql`insert into restock_subscription (store_id, variant_id, email)
-            select ${store}, ${input.variantId}::uuid, ${email}::text where ${waiting} < ${MAX_WAITING_PER_EMAIL}
-            on conflict (store_id, variant_id, email) where status = 'waiting' do nothing returning id`,
-      ),
+      addSubscription(q, store, { variantId: input.variantId, email, max: MAX_WAITING_PER_EMAIL }),
       ensure(
         q,
         sql`exists (select 1 from restock_subscription where store_id = ${store} and variant_id = ${input.variantId} and email = ${email} and status = 'waiting')`,
         new AppError("CONFLICT", `This email already waits for ${MAX_WAITING_PER_EMAIL} products of this store; it hears about those first.`, { reason: "too_many" }),
       ),
-      raw<{ product_title: string; variant_title: string }>(q, sql`select p.title as product_title, v.title as variant_title ${variant}`),
+      variantTitles(q, variant),
     ] as const,
     ([, , inserted, , [titles]]) => ({ productTitle: titles!.product_title, variantTitle: titles!.variant_title, created: inserted.length > 0 }),
   );
