@@ -9,10 +9,11 @@ import { z } from "zod";
 import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
 import { appDelivery } from "../db/schema";
-import { raw, sql, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { APP_REDELIVERY_KIND, appSubscribes, EVENT_KIND, isAppEventKind } from "./events";
 import { queueFirstTries, type AppConsumerDeps } from "./jobs";
+import { addDeliveries, countSubscribedApps } from "./statements";
 
 const routedEventSchema = z.object({
   eventId: z.uuid(),
@@ -42,16 +43,11 @@ function entriesFor(kind: string): string[] {
  * deliveries not tried yet (also those of an earlier copy of this message that died before queueing them).
  */
 function fanOutPlan(q: Q, event: z.infer<typeof routedEventSchema>) {
-  const wanting = sql`from store_app a where a.store_id = ${CURRENT_STORE} and a.active and a.events && ${`{${entriesFor(event.kind).map((e) => `"${e}"`).join(",")}}`}::text[]`;
+  const entries = entriesFor(event.kind);
   return plan(
     [
-      raw<{ n: number }>(q, sql`select count(*)::int as n ${wanting}`),
-      raw(
-        q,
-        sql`insert into app_delivery (store_id, app_id, event_id, event_kind, event_created_at, payload)
-            select ${CURRENT_STORE}, a.id, ${event.eventId}, ${event.kind}, ${new Date(event.createdAt)}, ${JSON.stringify(event.payload)}::jsonb ${wanting}
-            on conflict (app_id, event_id) do nothing`,
-      ),
+      countSubscribedApps(q, entries),
+      addDeliveries(q, entries, { eventId: event.eventId, kind: event.kind, createdAt: new Date(event.createdAt), payload: JSON.stringify(event.payload) }),
       q
         .select({ id: appDelivery.id, round: appDelivery.round })
         .from(appDelivery)

@@ -4,6 +4,7 @@ import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { aiApproval } from "../db/schema";
 import { grantById } from "../db/statements";
+import { fixedRowsOn, inSavepoint } from "../db/with-store";
 import { isAppError, AppError } from "../core/errors";
 import { grantCaller, type Caller } from "../pipeline/principal";
 import { runChecked, type ProposalView, type Proposer } from "../pipeline/run";
@@ -43,13 +44,12 @@ async function execute(ctx: StoreContext, caller: Caller, row: ApprovalRow, deci
   let error: string | null = null;
   if (!proc || !proc.mutates) error = `The change ${row.procedure} no longer exists.`;
   else {
-    await ctx.tx.$client.query("savepoint ai_approval_run");
     try {
-      const outcome = await runChecked(ctx.tx, caller, proc, row.input, { door: "approval", log: ctx.log, ...(ctx.services ? { services: ctx.services } : {}) });
+      const outcome = await inSavepoint(ctx.tx, "ai_approval_run", () =>
+        runChecked(ctx.tx, caller, proc, row.input, { door: "approval", log: ctx.log, ...(ctx.services ? { services: ctx.services } : {}) }),
+      );
       result = outcome.kind === "done" ? outcome.output : null;
-      await ctx.tx.$client.query("release savepoint ai_approval_run");
     } catch (e) {
-      await ctx.tx.$client.query("rollback to savepoint ai_approval_run");
       if (!isAppError(e)) throw e;
       error = e.message;
     }
@@ -170,9 +170,7 @@ export const approveApproval = storeProcedure({
     let caller: Caller;
     try {
       if (row.grantId === null) throw new Error("the grant is gone with its member");
-      const statement = grantById(row.grantId);
-      const { rows } = await ctx.tx.$client.query(statement.text, [...statement.params]);
-      caller = grantCaller(rows as Record<string, unknown>[]);
+      caller = grantCaller(await fixedRowsOn(ctx.tx, grantById(row.grantId)));
     } catch {
       const [failed] = await ctx.tx
         .update(aiApproval)

@@ -1,7 +1,7 @@
 import { getTableName, type Column, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { Database } from "./database";
-import { CURRENT_STORE, sql, type Q, type Step } from "./steps";
+import { CURRENT_STORE, sql, type Q, type Sent, type Step } from "./steps";
 
 /**
  * Statements in SQL (docs/decisions/0026-one-sql-rule.md): what drizzle does not express plainly (a
@@ -171,4 +171,21 @@ export function declaredStatements(): Declared<never[]>[] {
 export function sendAlone<A extends unknown[], S extends RowSpec>(db: Database, s: Declared<A, S>, ...args: A): Promise<RowOf<S>[]> {
   const { sql: text, params } = s.query(...args);
   return db.rows<RowOf<S>>(text, params);
+}
+
+/** The same for a statement that writes (a transaction that is not read-only). */
+export function changeAlone<A extends unknown[], S extends RowSpec>(db: Database, s: Declared<A, S>, ...args: A): Promise<RowOf<S>[]> {
+  const { sql: text, params } = s.query(...args);
+  return db.rows<RowOf<S>>(text, params, { readOnly: false });
+}
+
+/** A declared statement on the WebSocket pool, outside any store (the people's own tables: user_account, session): one round trip. */
+export async function poolRows<A extends unknown[], S extends RowSpec>(db: Database, s: Declared<A, S>, ...args: A): Promise<RowOf<S>[]> {
+  const { sql: text, params } = s.query(...args);
+  return (await db.pool.query(text, params)).rows as RowOf<S>[];
+}
+
+/** A declared statement as a unit's HTTP path sends it, among hand-built ones (a unit opened by a privileged lookup). */
+export function sentOf<A extends unknown[], S extends RowSpec>(s: Declared<A, S>, ...args: A): Sent {
+  return { ...s.query(...args), method: "execute" };
 }

@@ -108,6 +108,29 @@ async function commitWithProbe(client: PoolClient, probe: string): Promise<Recor
   }
 }
 
+/** One of ./statements.ts's fixed statements run inside an open transaction, with bind parameters: its rows. */
+export async function fixedRowsOn(tx: StoreTx, statement: Statement): Promise<Record<string, unknown>[]> {
+  const { rows } = await tx.$client.query(statement.text, [...statement.params]);
+  return rows as Record<string, unknown>[];
+}
+
+/**
+ * `fn` inside a savepoint of an open transaction: released when it resolves, rolled back to (undoing
+ * only what `fn` did) when it throws, and the error goes on.
+ */
+export async function inSavepoint<T>(tx: StoreTx, name: string, fn: () => Promise<T>): Promise<T> {
+  if (!/^[a-z_]{1,40}$/.test(name)) throw new TypeError("inSavepoint: a savepoint's name is 1-40 lowercase letters or underscores");
+  await tx.$client.query(`savepoint ${name}`);
+  try {
+    const result = await fn();
+    await tx.$client.query(`release savepoint ${name}`);
+    return result;
+  } catch (e) {
+    await tx.$client.query(`rollback to savepoint ${name}`);
+    throw e;
+  }
+}
+
 /** A plan's reads inside an open transaction (the same statements a one-round-trip unit sends). */
 export function readOn<O>(tx: StoreTx, build: (q: Q) => Plan<O>): Promise<O> {
   return runPlanOn(tx.$client as unknown as StatementClient, build);

@@ -2,7 +2,9 @@ import { z } from "zod";
 import { base64Url, sha256Hex } from "../core/tokens";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import { and, desc, eq } from "drizzle-orm";
+import { storeDomain } from "../db/schema";
+import type { Q } from "../db/steps";
 import { hmacSha256Hex } from "../core/crypto";
 
 /**
@@ -66,10 +68,12 @@ const LOCAL_STOREFRONT_PORT = 8788;
 export function storefrontBasePlan(q: Q): Plan<string | null> {
   return plan(
     [
-      raw<{ hostname: string }>(
-        q,
-        sql`select hostname from store_domain where store_id = ${CURRENT_STORE} and status = 'verified' order by is_primary desc, hostname limit 1`,
-      ),
+      q
+        .select({ hostname: storeDomain.hostname })
+        .from(storeDomain)
+        .where(and(eq(storeDomain.storeId, CURRENT_STORE), eq(storeDomain.status, "verified")))
+        .orderBy(desc(storeDomain.isPrimary), storeDomain.hostname)
+        .limit(1),
     ] as const,
     ([[row]]) => {
       const host = row?.hostname;

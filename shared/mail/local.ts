@@ -1,9 +1,8 @@
 import type { Database } from "../db/database";
-import { CURRENT_STORE } from "../db/openings";
 import { plan } from "../db/plan";
-import { raw, sql } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { MailError, type Mailer, type OutgoingEmail } from "./mailer";
+import { keepMail } from "./statements";
 
 /**
  * The local mailer (`MAILER=local`, development and tests): nothing leaves the machine; each message is
@@ -29,14 +28,7 @@ export function localMailer(db: Database, behaviour: LocalMailBehaviour = {}): M
         (q) =>
           plan(
             [
-              raw<{ id: string }>(
-                q,
-                sql`with put as (
-                  insert into mailbox_message (store_id, idempotency_key, sender, recipient, subject, text_body, html_body, tag)
-                  values (${CURRENT_STORE}, ${message.idempotencyKey}, ${message.from}, ${message.to}, ${message.subject}, ${message.text}, ${message.html}, ${message.tag})
-                  on conflict (store_id, idempotency_key) do nothing returning id)
-                select id from put union all select id from mailbox_message where store_id = ${CURRENT_STORE} and idempotency_key = ${message.idempotencyKey} limit 1`,
-              ),
+              keepMail(q, message),
             ] as const,
             ([[row]]) => row!.id,
           ),

@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import { customer, marketingEnrolment, marketingMessage, shopOrder, store } from "../db/schema";
 import { EXAMPLE, orNull, pg, statement } from "../db/statement";
 import { CURRENT_STORE, sql } from "../db/steps";
@@ -258,4 +259,37 @@ export const recordTries = statement("marketing.recordTries", {
           claimed_until = case when r.retry_in_ms is null then m.claimed_until else now() + make_interval(secs => r.retry_in_ms / 1000.0) end
         from jsonb_to_recordset(${JSON.stringify(tried)}::jsonb) as r(id uuid, sent boolean, failed boolean, provider_id text, error text, retry_in_ms int)
         where m.store_id = ${CURRENT_STORE} and m.id = r.id and m.status = 'queued'`,
+});
+
+// A marketing email's unsubscribe link (workers/storefront/unsubscribe.tsx).
+
+/** The message a link's key opens, with its customer's consent now. */
+const messageOfLink = (store: SQL, messageId: string, keyHash: string) =>
+  sql`select m.customer_id, m.recipient, c.accepts_marketing as consent from marketing_message m
+    join customer c on c.store_id = m.store_id and c.id = m.customer_id
+    where m.store_id = ${store} and m.id = ${messageId} and m.unsubscribe_key_hash = ${keyHash}`;
+
+const linkRow = { customer_id: marketingMessage.customerId, recipient: marketingMessage.recipient, consent: customer.acceptsMarketing };
+
+export const unsubscribeLink = statement("marketing.unsubscribeLink", {
+  row: linkRow,
+  examples: [[EXAMPLE.store, ID, HASH]],
+  sql: (store: SQL, messageId: string, keyHash: string) => messageOfLink(store, messageId, keyHash),
+});
+
+/**
+ * Unsubscribing in one statement: the consent turned off only while it is on, the message marked and the
+ * customer.updated event written only for that change (the customer row locked). Answers the message as found.
+ */
+export const unsubscribe = statement("marketing.unsubscribe", {
+  row: linkRow,
+  examples: [[EXAMPLE.store, ID, HASH]],
+  sql: (store: SQL, messageId: string, keyHash: string) =>
+    sql`with m as (${messageOfLink(store, messageId, keyHash)} for update of c),
+               turned as (update customer set accepts_marketing = false, marketing_consent_updated_at = now(), marketing_consent_source = 'unsubscribe_link', updated_at = now()
+                          where store_id = ${store} and id = (select customer_id from m) and (select consent from m) returning id),
+               marked as (update marketing_message set unsubscribed_at = now() where store_id = ${store} and id = ${messageId} and exists (select 1 from turned)),
+               event as (insert into outbox_event (store_id, kind, payload)
+                         select ${store}, 'customer.updated', jsonb_build_object('customerId', id, 'fields', jsonb_build_array('acceptsMarketing'), 'source', 'unsubscribe_link') from turned)
+             select customer_id, recipient, consent from m`,
 });

@@ -1,18 +1,15 @@
 import type { Database } from "../db/database";
 import { storeOpeningStatement } from "../db/openings";
 import { foldReadActivity } from "../db/statements";
-import type { StoreTx } from "../db/with-store";
+import { rowsOn, type StoreTx } from "../db/with-store";
+import { logWrite } from "./statements";
 
 /** The door an API call came through, as the activity log records it. */
 export type ApiVia = "token" | "mcp";
 
 /** One row per successful change call, in the change's own transaction; marks the grant used. */
 export async function recordWrite(tx: StoreTx, grantId: string, procedure: string, via: ApiVia): Promise<void> {
-  await tx.$client.query(
-    `with touched as (update api_grant set last_used_at = now() where store_id = $1 and id = $2)
-     insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start) values ($1, $2, $3, 'write', $4, now())`,
-    [tx.storeId, grantId, procedure, via],
-  );
+  await rowsOn(tx, (q) => logWrite(q, tx.storeId, grantId, procedure, via));
 }
 
 /**

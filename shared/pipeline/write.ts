@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { constant, plan, together } from "../db/plan";
 import { pgErrorOf } from "../db/pg-errors";
-import { collector, raw, sql } from "../db/steps";
+import { collector, type Q } from "../db/steps";
 import { unitScope } from "../procedures/scope";
 import { AppError, badRequest } from "../core/errors";
 import { issuesOf } from "../core/errors";
@@ -11,6 +11,7 @@ import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./o
 import type { Caller, Principal } from "./principal";
 import { sendCallerUnit, type UnitCall } from "./read";
 import { withCaller } from "./refusal";
+import { logUnitWrite } from "./statements";
 
 /**
  * A change in at most two round trips (ARCHITECTURE §3, docs/decisions/0015-one-round-trip.md): the
@@ -148,12 +149,5 @@ export async function afterCommit(work: () => Promise<void>, options: RunOptions
 export function activityStep(principal: Principal, proc: StoreProcedure, door: RunOptions["door"]) {
   if (principal.kind !== "token" && principal.kind !== "oauth") return undefined;
   if (door !== "token" && door !== "mcp") return undefined;
-  return (q: Parameters<typeof raw>[0]) =>
-    raw(
-      q,
-      sql`with grant_id as (select nullif(current_setting('app.grant_id', true), '')::uuid as id),
-          touched as (update api_grant set last_used_at = now() where store_id = nullif(current_setting('app.store_id', true), '')::uuid and id = (select id from grant_id))
-        insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start)
-        select nullif(current_setting('app.store_id', true), '')::uuid, id, ${procedureKey(proc)}, 'write', ${door}, now() from grant_id`,
-    );
+  return (q: Q) => logUnitWrite(q, procedureKey(proc), door);
 }

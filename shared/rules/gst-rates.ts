@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { TAX_CLASSES, type TaxClass } from "../db/schema";
 import { plan, type Plan } from "../db/plan";
-import { raw, sql, type Q } from "../db/steps";
+import type { Q } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
 import type { GstRates } from "./gst";
+import { ratesOnDay } from "./statements";
 
 // India keeps one time zone, UTC+05:30, with no daylight saving.
 const IST_OFFSET_MS = 330 * 60_000;
@@ -21,10 +22,7 @@ export function ratesPlan(q: Q, on: Date | string): Plan<GstRates> {
   const date = typeof on === "string" ? day.parse(on) : indianDate(on);
   return plan(
     [
-      raw<{ tax_class: TaxClass; rate_bp: number }>(
-        q,
-        sql`select distinct on (tax_class) tax_class, rate_bp from gst_rate where effective_from <= ${date}::date order by tax_class, effective_from desc`,
-      ),
+      ratesOnDay(q, date),
     ] as const,
     ([rows]) => {
       const found = new Map(rows.map((r) => [r.tax_class, r.rate_bp]));

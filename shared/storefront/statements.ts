@@ -1,6 +1,6 @@
 import type { SQL } from "drizzle-orm";
 import { product, productVariant } from "../db/schema";
-import { EXAMPLE, pg, statement } from "../db/statement";
+import { EXAMPLE, orNull, pg, statement } from "../db/statement";
 import { CURRENT_STORE, sql } from "../db/steps";
 
 /** The storefront's statements in SQL (decision 0026): the cart's changes (./cart-changes.ts) and the catalogue (./catalog.ts). */
@@ -122,4 +122,11 @@ export const sitemapPaths = statement("storefront.sitemapPaths", {
      union all
      select '/pages/' || handle, updated_at from page where store_id = ${CURRENT_STORE} and status = 'published'
      order by path`,
+});
+
+/** A unit's opening by hostname: the store serving it through a verified domain (privileged lookup) set as the unit's store; null when none. */
+export const openByHostname = statement("storefront.openByHostname", {
+  row: { store_id: orNull(pg.text()) },
+  examples: [["shop.example.test"]],
+  sql: (hostname: string) => sql`select nullif(set_config('app.store_id', coalesce(privileged.store_id_by_hostname(${hostname})::text, ''), true), '') as store_id`,
 });

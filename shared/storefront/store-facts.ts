@@ -2,6 +2,8 @@ import { sha256Hex } from "../core/tokens";
 import type { Database } from "../db/database";
 import { storefrontFacts } from "../db/statements";
 import { storeOpeningStatement } from "../db/openings";
+import { sentOf } from "../db/statement";
+import { openByHostname } from "./statements";
 import { errorFields, type Logger } from "../core/log";
 import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
 
@@ -43,7 +45,7 @@ export async function loadHostAndFacts(db: Database, hostname: string): Promise<
   const facts = storefrontFacts();
   const [opened, rows] = await db.sendHttp(
     [
-      { sql: "select nullif(set_config('app.store_id', coalesce(privileged.store_id_by_hostname($1)::text, ''), true), '') as store_id", params: [hostname], method: "execute" },
+      sentOf(openByHostname, hostname),
       { sql: facts.text, params: [...facts.params], method: "execute" },
     ],
     { readOnly: true },

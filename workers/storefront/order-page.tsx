@@ -2,10 +2,11 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { FC } from "hono/jsx";
 import { plan, together } from "#shared/db/plan";
-import { raw, sql } from "#shared/db/steps";
+import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
+import { buyerOrderFacts } from "#shared/orders/statements/order-view";
 import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/rules/status";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
@@ -53,24 +54,11 @@ const Status: FC<{ of: string; value: string; words: Readonly<Record<string, str
   </dd>
 );
 
-/** A pre-order balance (docs/order-status.md, "Pre-orders"): whether it was asked for, and what is left to pay. */
-interface Balance {
-  state: "none" | "later" | "due" | "expired";
-  left: number;
-}
-
 const BALANCE_WORDS = {
   later: (left: string) => `Your deposit is in. We will ask for the balance of ${left} when your pre-ordered items arrive.`,
   due: (left: string) => `Your pre-ordered items have arrived: the balance of ${left} is due.`,
   expired: (left: string) => `The time to pay the balance of ${left} is over: the store will contact you.`,
 } as const;
-
-interface ShopperShipment {
-  awb: string;
-  courierName: string | null;
-  trackingUrl: string | null;
-  status: string;
-}
 
 const SHIPMENT_WORDS: Readonly<Record<string, string>> = {
   pending: "handed to the courier",
@@ -95,19 +83,7 @@ export async function orderPage(c: ShopContext) {
     const shown = plan(
       [
         orderViewStatement(q, storeSql, sql`(select o.id from shop_order o where o.store_id = ${storeSql} and o.id = ${orderId} and ${opensOrder(hashes)})`),
-        raw<{ status: string | null; payment_method: string; balance: Balance; shipments: ShopperShipment[] }>(
-          q,
-          sql`select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
-             o.payment_method,
-             json_build_object('state', case when o.balance_amount = 0 then 'none' when o.balance_expired_at is not null then 'expired'
-                 when o.balance_requested_at is not null then 'due' else 'later' end, 'left', o.total -
-               (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')))
-               as balance,
-             coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
-                 'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
-                 and s.status <> 'cancelled'), '[]'::json) as shipments
-           from shop_order o where o.store_id = ${storeSql} and o.id = ${orderId} and ${opensOrder(hashes)}`,
-        ),
+        buyerOrderFacts(q, storeSql, orderId, opensOrder(hashes)),
       ] as const,
       ([[view], [facts]]) => ({ view: view?.order ?? null, facts }),
     );

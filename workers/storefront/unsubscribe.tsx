@@ -3,8 +3,9 @@ import { sha256Hex } from "#shared/core/tokens";
 import { isUuid } from "#shared/db/ids";
 import { markEmits } from "#shared/db/changes";
 import { plan } from "#shared/db/plan";
-import { raw, sql } from "#shared/db/steps";
+import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
+import { unsubscribe as unsubscribeStatement, unsubscribeLink } from "#shared/marketing/statements";
 import { Alert, ShopPage, type ShopHead } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
@@ -32,23 +33,11 @@ async function find(c: ShopContext, unsubscribe: boolean): Promise<Found | null>
   const { db, store } = c.var.shop;
   const hash = await sha256Hex(key);
   const storeSql = sql`${store.id}::uuid`;
-  const message = sql`select m.customer_id, m.recipient, c.accepts_marketing as consent from marketing_message m
-    join customer c on c.store_id = m.store_id and c.id = m.customer_id
-    where m.store_id = ${storeSql} and m.id = ${id} and m.unsubscribe_key_hash = ${hash}`;
-  type Row = { customer_id: string; recipient: string; consent: boolean };
-  // Unsubscribing is one statement: the consent turned off only while it is on, the message marked and
-  // the customer.updated event written only for that change (one round trip, the customer row locked).
-  const unsubscribed = sql`with m as (${message} for update of c),
-               turned as (update customer set accepts_marketing = false, marketing_consent_updated_at = now(), marketing_consent_source = 'unsubscribe_link', updated_at = now()
-                          where store_id = ${storeSql} and id = (select customer_id from m) and (select consent from m) returning id),
-               marked as (update marketing_message set unsubscribed_at = now() where store_id = ${storeSql} and id = ${id} and exists (select 1 from turned)),
-               event as (insert into outbox_event (store_id, kind, payload)
-                         select ${storeSql}, 'customer.updated', jsonb_build_object('customerId', id, 'fields', jsonb_build_array('acceptsMarketing'), 'source', 'unsubscribe_link') from turned)
-             select customer_id, recipient, consent from m`;
+  // Unsubscribing is one statement (one round trip, the customer row locked).
   const row = await sendStoreUnit(
     db,
     store.id,
-    (q) => plan([unsubscribe ? markEmits(raw<Row>(q, unsubscribed)) : raw<Row>(q, message)] as const, ([[found]]) => found),
+    (q) => plan([unsubscribe ? markEmits(unsubscribeStatement(q, storeSql, id, hash)) : unsubscribeLink(q, storeSql, id, hash)] as const, ([[found]]) => found),
     { readOnly: !unsubscribe },
   );
   if (!row) return null;

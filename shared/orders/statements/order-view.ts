@@ -1,6 +1,6 @@
 import type { SQL } from "drizzle-orm";
 import { shopOrder } from "../../db/schema";
-import { EXAMPLE, pg, statement } from "../../db/statement";
+import { EXAMPLE, orNull, pg, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
 
 /** The statements that show an order: to the merchant (../order-view.ts, ../order-detail.ts) and to its buyer (../access.ts). */
@@ -200,4 +200,35 @@ export const buyerKeys = statement("orders.buyerKeys", {
   examples: [[STORE, ID, sql`true`]],
   sql: (store: SQL, orderId: string, opens: SQL) =>
     sql`select o.access_key_hash, o.email_key_hash from shop_order o where o.store_id = ${store} and o.id = ${orderId} and ${opens}`,
+});
+
+/** A pre-order balance as the buyer's order page says it (docs/order-status.md, "Pre-orders"): whether it was asked for, and what is left to pay. */
+export interface BuyerBalance {
+  state: "none" | "later" | "due" | "expired";
+  left: number;
+}
+
+/** A shipment as the buyer's order page shows it. */
+export interface BuyerShipment {
+  awb: string;
+  courierName: string | null;
+  trackingUrl: string | null;
+  status: string;
+}
+
+/** What the buyer's order page says of an order `opens` opens: its newest attempt's status, the balance, the shipments not cancelled. */
+export const buyerOrderFacts = statement("orders.buyerOrderFacts", {
+  row: { status: orNull(pg.text()), payment_method: shopOrder.paymentMethod, balance: pg.json<BuyerBalance>(), shipments: pg.json<BuyerShipment[]>() },
+  examples: [[STORE, ID, sql`true`]],
+  sql: (store: SQL, orderId: string, opens: SQL) =>
+    sql`select (select a.status from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id order by a.attempt desc limit 1) as status,
+       o.payment_method,
+       json_build_object('state', case when o.balance_amount = 0 then 'none' when o.balance_expired_at is not null then 'expired'
+           when o.balance_requested_at is not null then 'due' else 'later' end, 'left', o.total -
+         (select coalesce(sum(a.amount), 0) from payment_attempt a where a.store_id = o.store_id and a.order_id = o.id and a.status in ('captured', 'refunded')))
+         as balance,
+       coalesce((select json_agg(json_build_object('awb', s.awb, 'courierName', s.courier_name, 'trackingUrl', s.tracking_url,
+           'status', s.status) order by s.created_at) from shipment s where s.store_id = o.store_id and s.order_id = o.id
+           and s.status <> 'cancelled'), '[]'::json) as shipments
+     from shop_order o where o.store_id = ${store} and o.id = ${orderId} and ${opens}`,
 });

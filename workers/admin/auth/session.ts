@@ -2,7 +2,11 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { constantTimeEqual } from "#shared/core/crypto";
 import { randomSecret, sha256Hex } from "#shared/core/tokens";
+import { findSession as findSessionStatement, startSession, touchSession as touchSessionStatement } from "#shared/auth/statements";
 import type { Database } from "#shared/db/database";
+import { session } from "#shared/db/schema";
+import { changeAlone, poolRows } from "#shared/db/statement";
+import { eq } from "drizzle-orm";
 import type { SessionInfo } from "#shared/procedures/define";
 import { ABSOLUTE_LIFETIME_SECONDS, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS } from "#shared/auth/sessions";
 
@@ -20,30 +24,11 @@ export const SESSION_COOKIE = "wc_session";
 
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
-interface SessionRow {
-  id_hash: string;
-  user_id: string;
-  active_store_id: string | null;
-  email: string;
-  name: string | null;
-}
-
 /** The valid session behind a cookie value, or null (unknown, idle too long or past its lifetime). */
 export async function findSession(db: Database, sessionId: string): Promise<SessionInfo | null> {
   if (!SESSION_ID.test(sessionId)) return null;
   const idHash = await sha256Hex(sessionId);
-  const { rows } = await db.pool.query<SessionRow>(
-    `with s as (
-       select id_hash, user_id, active_store_id, last_seen_at from session
-       where id_hash = $1 and expires_at > now() and last_seen_at > now() - make_interval(secs => $2)
-     ), touched as (
-       update session set last_seen_at = now()
-       where id_hash = (select id_hash from s) and last_seen_at < now() - make_interval(secs => $3)
-     )
-     select s.id_hash, s.user_id, s.active_store_id, u.email, u.name
-     from s join user_account u on u.id = s.user_id`,
-    [idHash, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS],
-  );
+  const rows = await poolRows(db, findSessionStatement, idHash, IDLE_TIMEOUT_SECONDS, TOUCH_AFTER_SECONDS);
   const row = rows[0];
   if (!row) return null;
   return { idHash: row.id_hash, userId: row.user_id, email: row.email, name: row.name, activeStoreId: row.active_store_id };
@@ -57,10 +42,7 @@ export async function sessionPrincipal(sessionId: string | undefined): Promise<{
 
 /** Marks a session used now (after the answer, when its unit said its last use is older than 5 minutes). */
 export async function touchSession(db: Database, idHash: string): Promise<void> {
-  await db.sendHttp(
-    [{ sql: "update session set last_seen_at = now() where id_hash = $1 and last_seen_at < now() - make_interval(secs => $2)", params: [idHash, TOUCH_AFTER_SECONDS], method: "execute" }],
-    { readOnly: false },
-  );
+  await changeAlone(db, touchSessionStatement, idHash, TOUCH_AFTER_SECONDS);
 }
 
 /** Starts a session (a fresh id on every sign-in) and clears that person's dead sessions on the way. */
@@ -71,20 +53,21 @@ export async function createSession(
   meta: { userAgent: string | null; ip: string | null },
 ): Promise<string> {
   const sessionId = randomSecret(32);
-  await db.pool.query(
-    `with gone as (
-       delete from session where user_id = $2 and (expires_at <= now() or last_seen_at <= now() - make_interval(secs => $6))
-     )
-     insert into session (id_hash, user_id, active_store_id, expires_at, user_agent, ip)
-     values ($1, $2, $3, now() + make_interval(secs => $7), $4, $5)`,
-    [await sha256Hex(sessionId), userId, activeStoreId, meta.userAgent?.slice(0, 400) ?? null, meta.ip, IDLE_TIMEOUT_SECONDS, ABSOLUTE_LIFETIME_SECONDS],
-  );
+  await poolRows(db, startSession, {
+    idHash: await sha256Hex(sessionId),
+    userId,
+    activeStoreId,
+    userAgent: meta.userAgent?.slice(0, 400) ?? null,
+    ip: meta.ip,
+    idleSeconds: IDLE_TIMEOUT_SECONDS,
+    lifetimeSeconds: ABSOLUTE_LIFETIME_SECONDS,
+  });
   return sessionId;
 }
 
 export async function destroySession(db: Database, sessionId: string): Promise<void> {
   if (!SESSION_ID.test(sessionId)) return;
-  await db.pool.query("delete from session where id_hash = $1", [await sha256Hex(sessionId)]);
+  await db.orm.delete(session).where(eq(session.idHash, await sha256Hex(sessionId)));
 }
 
 /** Secure everywhere except plain-http local development (browsers refuse Secure cookies over http there). */
