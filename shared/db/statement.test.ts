@@ -120,9 +120,66 @@ async function onClient<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
   }
 }
 
+// Every source file of the Workers and the domain, as text (tests aside).
+const sources = import.meta.glob(["../**/*.{ts,tsx}", "../../workers/**/*.{ts,tsx}", "!../**/*.test.{ts,tsx}", "!../../workers/**/*.test.{ts,tsx}"], {
+  query: "?raw",
+  import: "default",
+  eager: true,
+}) as Record<string, string>;
+
+/** The statement modules (decision 0026): the db floor's own files, each area's statements, and the routines' one writer. */
+function isStatementModule(path: string): boolean {
+  return path.startsWith("./") || /\/statements(\.ts|\/[^/]+\.ts)$/.test(path) || path.endsWith("/orders/routines.ts");
+}
+
+/** Ways product code sends SQL text of its own, each with the words a failure shows. */
+const SQL_TEXT: [string, RegExp][] = [
+  ["imports raw() from db/steps", /import\s*(type\s*)?\{[^}]*\braw\b[^}]*\}\s*from\s*"[^"]*db\/steps"/],
+  ["queries a client or the pool", /\$client\.query\(|\.pool\.query\(/],
+  ["sends SQL text with Database.rows", /\bdb\.rows\b/],
+  ["hands SQL text to a unit", /\bsql:\s*["'`]/],
+  ["runs sql`…` with drizzle's execute", /\.execute\(\s*sql`/],
+  ["declares a statement", /import\s*\{[^}]*\bstatement\b[^}]*\}\s*from\s*"[^"]*db\/statement"/],
+];
+
+function sqlOutsideModules(files: Record<string, string>): string[] {
+  return Object.entries(files).flatMap(([path, text]) =>
+    isStatementModule(path) ? [] : SQL_TEXT.filter(([, pattern]) => pattern.test(text)).map(([what]) => `${path} ${what}`),
+  );
+}
+
 describe("declared statements", () => {
+  it("no product file outside the statement modules writes SQL statements of its own", () => {
+    expect(Object.keys(sources).length).toBeGreaterThan(200);
+    expect(sqlOutsideModules(sources)).toEqual([]);
+  });
+
+  it("the source check finds each way of writing SQL outside a module (it can fail)", () => {
+    const found = sqlOutsideModules({
+      "../orders/a.ts": 'import { raw, sql, type Q } from "../db/steps";',
+      "../orders/b.ts": "await tx.$client.query(`update shop_order set note = $1`, [note]);",
+      "../../workers/admin/c.ts": "await db.pool.query(\"delete from session where id_hash = $1\", [hash]);",
+      "../procedures/d.ts": "const [row] = await db.rows<{ n: number }>(\"select 1 as n\");",
+      "../storefront/e.ts": "await db.sendHttp([{ sql: \"select 1\", params: [], method: \"execute\" }], { readOnly: true });",
+      "../jobs/f.ts": "return q.execute(sql`delete from api_activity`);",
+      "../marketing/g.ts": 'import { pg, statement } from "../db/statement";',
+      "../marketing/statements.ts": 'import { pg, statement } from "../db/statement";',
+      "../orders/statements/locks.ts": 'import { raw } from "../../db/steps";',
+      "./with-store.ts": "await tx.$client.query(`savepoint ${name}`);",
+    });
+    expect(found).toEqual([
+      "../orders/a.ts imports raw() from db/steps",
+      "../orders/b.ts queries a client or the pool",
+      "../../workers/admin/c.ts queries a client or the pool",
+      "../procedures/d.ts sends SQL text with Database.rows",
+      "../storefront/e.ts hands SQL text to a unit",
+      "../jobs/f.ts runs sql`…` with drizzle's execute",
+      "../marketing/g.ts declares a statement",
+    ]);
+  });
+
   it("every statement of every statement module answers the row it declares", async () => {
-    expect(declared.length).toBeGreaterThan(0);
+    expect(declared.length).toBeGreaterThan(100);
     const problems = await onClient(async (client) => (await Promise.all(declared.map((s) => drift(client, s)))).flat());
     expect(problems).toEqual([]);
   });

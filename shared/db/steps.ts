@@ -14,7 +14,7 @@ import { drizzle, type PgRemoteDatabase } from "drizzle-orm/pg-proxy";
  */
 export type Q = PgRemoteDatabase;
 
-/** A statement of a plan: a drizzle query built on a Q, or `raw()` SQL. Nothing runs until a unit sends it. */
+/** A statement of a plan: a drizzle query built on a Q, or a declared statement (./statement.ts). Nothing runs until a unit sends it. */
 export interface Step<R = unknown> {
   execute(): Promise<R>;
 }
@@ -31,7 +31,11 @@ export interface Sent {
 /** What runs the statements of one unit, in order, in one transaction; answers each statement's rows. */
 export type Runner = (statements: Sent[]) => Promise<unknown[][]>;
 
-/** A statement in SQL written where it is used: the caller's values are bind parameters, never text. */
+/**
+ * SQL written where it is used, for tests only: product code declares its statements in the statement
+ * modules (./statement.ts, decision 0026), and shared/db/statement.test.ts fails on a product file that
+ * imports this. The caller's values are bind parameters, never text.
+ */
 export function raw<Row extends Record<string, unknown>>(q: Q, statement: SQL): Step<Row[]> {
   return q.execute(statement) as unknown as Step<Row[]>;
 }
