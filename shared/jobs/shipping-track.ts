@@ -7,7 +7,7 @@ import { sendStoreUnit } from "../db/unit";
 import { all, changeFrom } from "../orders/readings";
 import type { OrderReading } from "../orders/routines";
 import { orderAfter, shipmentChange, shipmentReadingPlan, type ShipmentReading } from "../orders/shipment-status";
-import { decideShipmentStatus, type ShipmentStatus } from "../rules/status";
+import { decideShipmentStatus } from "../rules/status";
 import { isCourierError, type TrackingReport } from "../shipping/courier";
 import { forEachStore, type Counts } from "./per-store";
 import { markTracked, openShipments } from "./statements";

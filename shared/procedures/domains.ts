@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, markEmits } from "../db/changes";
 import { mapPlan, plan } from "../db/plan";
-import { domainCheck, outboxEvent, storeDomain } from "../db/schema";
+import { domainCheck, storeDomain } from "../db/schema";
 import type { Q } from "../db/steps";
 import { lockDomains, primaryChanged } from "./statements/store";
 import { FAILED_REASON_TEXT, heldByAStore, TAKEN_AT_ADD } from "../domains/claims";

@@ -1,10 +1,7 @@
 import { z } from "zod";
 import { plan } from "../db/plan";
-import { sql } from "../db/steps";
 import { lowStock as lowStockStatement, waitingOrders as waitingOrdersStatement } from "./statements/store";
-import { AVAILABLE } from "../storefront/catalog";
 import { storeProcedure } from "./define";
-import { tallyRows } from "./tally";
 
 /**
  * What the admin home shows a member who runs the day (issue 13 item 7): orders waiting for someone, and
