@@ -105,6 +105,29 @@ function rowAsRead(q: Q, store: SQL, report: GatewayRefundReport, { claimed, kno
   ];
 }
 
+/** The row a report answers, settled as the report says; a dashboard refund's row written so (`newId`). */
+function settledRow(
+  q: Q,
+  store: SQL,
+  r: { known: { id: string } | null; newId: string; attempt: { id: string; orderId: string }; report: GatewayRefundReport },
+  status: "processed" | "failed",
+  error: string | null,
+): Step {
+  const { known, newId, attempt, report } = r;
+  if (known) return settleRefund(q, store, known.id, report.refundId, status, error);
+  return q.insert(refundTable).values({
+    id: newId,
+    storeId: store,
+    orderId: attempt.orderId,
+    paymentAttemptId: attempt.id,
+    amount: report.amount,
+    reason: "Refunded at the gateway",
+    status,
+    providerRefundId: report.refundId,
+    lastError: error,
+  });
+}
+
 /**
  * The change for a report read as `reading`; `newId` names the row of a dashboard refund. Answers whether
  * anything changed (a refund already processed changes nothing; nor does a refund of a payment that does
@@ -136,18 +159,7 @@ export function gatewayRefundChange(q: Q, store: SQL, reading: GatewayRefundRead
     steps: [
       ...captured.steps,
       ...rowAsRead(q, store, report, row),
-      known
-        ? settleRefund(q, store, known.id, report.refundId, "processed", null)
-        : q.insert(refundTable).values({
-            id: newId,
-            storeId: store,
-            orderId: attempt.orderId,
-            paymentAttemptId: attempt.id,
-            amount: report.amount,
-            reason: "Refunded at the gateway",
-            status: "processed",
-            providerRefundId: report.refundId,
-          }),
+      settledRow(q, store, { known, newId, attempt, report }, "processed", null),
       emitStep(q, "order.refunded", { orderId: attempt.orderId, refundId: refund.id, amount: refund.amount, ...(refund.returnId ? { returnId: refund.returnId } : {}) }),
       ...(refunded ? refunded.steps : []),
       ...recompute.guard,
@@ -178,19 +190,7 @@ export function gatewayRefundFailedChange(q: Q, store: SQL, reading: GatewayRefu
       lockAttemptStep(q, store, attempt.id),
       lockOrderStep(q, store, attempt.orderId),
       ...rowAsRead(q, store, report, row),
-      known
-        ? settleRefund(q, store, known.id, report.refundId, "failed", error)
-        : q.insert(refundTable).values({
-            id: newId,
-            storeId: store,
-            orderId: attempt.orderId,
-            paymentAttemptId: attempt.id,
-            amount: report.amount,
-            reason: "Refunded at the gateway",
-            status: "failed",
-            providerRefundId: report.refundId,
-            lastError: error,
-          }),
+      settledRow(q, store, { known, newId, attempt, report }, "failed", error),
       addTaskStep(q, store, {
         kind: "refund_failed",
         orderId: attempt.orderId,
