@@ -190,7 +190,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       ])
       .returning({ id: storeDomain.id });
     // The pending domain was checked a moment ago and is not due for an hour, so a verify job run at the
-    // real time leaves every test's fresh store alone (shared/domains/verify.ts).
+    // real time leaves every test's fresh store alone (shared/jobs/domains-verify.ts).
     const now = Date.now();
     await tx.insert(domainCheck).values({
       storeId: id,

@@ -1,7 +1,7 @@
 import { OrderStatusError, type AttemptStatus } from "#shared/rules/status";
 import { mulberry32 } from "./prng";
 
-/** Helpers of the order-status property tests (shared/orders/status*.test.ts). */
+/** Helpers of the order-status property tests (shared/rules/status.test.ts, shared/orders/status-*.test.ts). */
 
 /** Seeded choices over mulberry32, so a failing run can be replayed from its seed. */
 export function prng(seed: number) {

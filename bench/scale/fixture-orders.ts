@@ -4,7 +4,7 @@ import { CITIES, PINS, SCALE, STATES, u, type Step } from "./fixture-catalog";
  * The scale fixture, part 2: orders, their lines, parcels, shipments, payment attempts and refunds.
  *
  * Each order gets an outcome code from its age and a few dice, and the code fixes its statuses exactly as
- * shared/orders/status.ts would compute them from the rows written for it (attempt, refunds, parcels and
+ * shared/rules/status.ts would compute them from the rows written for it (attempt, refunds, parcels and
  * shipments): see OUTCOMES. Orders younger than their payment window may be unpaid; older unpaid ones are
  * expired or cancelled; paid ones move through shipping with age. Money follows docs/gst.md: prices include
  * GST, a store sells one tax class, the tax is extracted once per parcel (rounded half up) on its goods

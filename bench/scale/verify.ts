@@ -2,7 +2,7 @@ import type pg from "pg";
 
 /**
  * Invariants the fixture must keep beyond the schema's own checks, each a count of rows that break it
- * (all must be 0). The order statuses are recomputed from the rows exactly as shared/orders/status.ts
+ * (all must be 0). The order statuses are recomputed from the rows exactly as shared/rules/status.ts
  * recomputeOrder does (payment from attempts and processed refunds, fulfilment from parcels and their
  * shipments), so the fixture holds no order that the recompute routine would change.
  */

@@ -3,7 +3,7 @@ import type { RoleName } from "../db/schema";
 /**
  * Roles and permissions, defined in code in this one module (ARCHITECTURE §4). A role is a set of
  * permission strings; a procedure names at most one permission. The README's role × permission table
- * is generated from ROLE_PERMISSIONS (`npm run docs`, shared/docs.ts) and shared/docs.test.ts keeps the two equal.
+ * is generated from ROLE_PERMISSIONS (`npm run docs`, shared/registry/docs.ts) and shared/registry/docs.test.ts keeps the two equal.
  */
 
 /** The areas a grant can cover (SPEC "api_grant"), each granted as read or write. */

@@ -40,7 +40,7 @@ export function challengeConfigFromEnv(env: Record<string, unknown>): ChallengeC
   const e = parsed.data;
   const production = env.APP_ENV !== "development" && env.APP_ENV !== "test";
   // The local challenge passes whoever holds the dummy token: a production deployment that fell back to it
-  // would have no challenge at all. APP_ENV defaults to production (shared/http/env.ts).
+  // would have no challenge at all. APP_ENV defaults to production (shared/core/env.ts).
   if (e.CHALLENGE === "local" && production) throw new Error("Challenge configuration: CHALLENGE: the local challenge is for development and tests only");
   if (e.CHALLENGE === "turnstile" && production) {
     const test = e.TURNSTILE_SITE_KEY in TEST_SITE_KEYS ? "TURNSTILE_SITE_KEY" : e.TURNSTILE_SECRET_KEY in TEST_SECRET_KEYS ? "TURNSTILE_SECRET_KEY" : null;

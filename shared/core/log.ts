@@ -2,7 +2,7 @@ import { redactFields, redactText } from "./redact";
 
 /**
  * Structured logging: one JSON object per line, which Workers Logs and `wrangler tail` index by field.
- * Callers pass fields, never secrets; every line still goes through `redactFields` (shared/redact.ts),
+ * Callers pass fields, never secrets; every line still goes through `redactFields` (shared/core/redact.ts),
  * so a token, email, password hash or credential that slips into a field is written as `[redacted:…]`.
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";

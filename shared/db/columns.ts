@@ -7,7 +7,7 @@ const PG_INSTANT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?)([+-]\d\d)(
  * A timestamptz read as a Date through ISO 8601 (`…T…+05:30`), which JavaScript parses with the year as
  * written: drizzle's own `new Date(text)` takes Postgres's form through the legacy parser, which reads the
  * years 0001-0099 as 1901-1999. Other forms (years past 9999, BC) keep drizzle's reading; no input can
- * write them (shared/http/inputs.ts).
+ * write them (shared/core/inputs.ts).
  */
 export function instantOfPostgres(value: Date | string): Date {
   if (typeof value !== "string") return value;

@@ -1,7 +1,7 @@
 import { formatMoney } from "../storefront/catalog";
 
 /**
- * The shopper's messages, one per template (shared/events/routing.ts NOTIFICATION_TEMPLATES), each with
+ * The shopper's messages, one per template (shared/jobs/routing.ts NOTIFICATION_TEMPLATES), each with
  * the store's name. Plain words, a text and an HTML part; values are escaped in the HTML.
  */
 export interface NotificationFacts {

@@ -24,7 +24,7 @@ import {
 } from "../rules/status";
 
 /**
- * The two routines of ARCHITECTURE §15 around their pure decisions (shared/orders/status.ts):
+ * The two routines of ARCHITECTURE §15 around their pure decisions (shared/rules/status.ts):
  *
  * - the payment routine is the only writer of a payment attempt's status, whatever the trigger (the
  *   gateway call, a webhook, the client's confirmation, 'Mark as paid', expiry reconciliation); it only

@@ -37,7 +37,7 @@ export function gatewayConfigFromEnv(env: Record<string, unknown>): GatewayConfi
   const e = parsed.data;
   if (e.PAYMENT_GATEWAY === "local") {
     // Its payments are make-believe: a production deployment that fell back to it would ship goods for free.
-    // APP_ENV defaults to production (shared/http/env.ts), so only an explicit development or test allows it.
+    // APP_ENV defaults to production (shared/core/env.ts), so only an explicit development or test allows it.
     if (env.APP_ENV !== "development" && env.APP_ENV !== "test") throw new Error("Payment gateway configuration: PAYMENT_GATEWAY: the local gateway is for development and tests only");
     return { provider: "local", rootSecret: e.LOCAL_GATEWAY_SECRET, behaviour: parseLocalBehaviour(e.LOCAL_GATEWAY_BEHAVIOUR) };
   }

@@ -7,7 +7,7 @@ import { grantPermissionDenied, permissionDenied, type Caller } from "./principa
 /**
  * The pipeline's checks (./run.ts checkCaller) as data for a unit's opening (migration 0024
  * unit.caller_allowed): the database admits the caller in the same round trip as the work. Both sides
- * read the one definition of roles and grant areas (shared/auth/permissions.ts, shared/api/grants.ts);
+ * read the one definition of roles and grant areas (shared/auth/permissions.ts, shared/auth/grants.ts);
  * shared/pipeline/check.test.ts proves they decide alike for every role, grant and setting.
  */
 export type Door = "session" | "token" | "mcp" | "approval";

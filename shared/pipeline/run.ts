@@ -97,7 +97,7 @@ export type OwnUnits = (db: Database, principal: Principal, proc: StoreProcedure
 
 const ownUnits = new WeakMap<StoreProcedure, OwnUnits>();
 
-/** Registers `proc`'s own units (by the module that joins the procedures, shared/registry.ts). */
+/** Registers `proc`'s own units (by the module that joins the procedures, shared/registry/procedures.ts). */
 export function sendsOwnUnits(proc: StoreProcedure, units: OwnUnits): void {
   ownUnits.set(proc, units);
 }

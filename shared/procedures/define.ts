@@ -203,7 +203,7 @@ export type ParsedInput<T> = { success: true; data: T } | { success: false; erro
 
 /**
  * A procedure's input as every door parses it (no input given is `{}`): first what no input may carry
- * (text Postgres cannot hold, nesting past the limit: shared/http/storable.ts), then its zod schema.
+ * (text Postgres cannot hold, nesting past the limit: shared/core/storable.ts), then its zod schema.
  */
 export function parseProcedureInput<I extends z.ZodType>(proc: { input: I }, raw: unknown): ParsedInput<z.output<I>> {
   const value = raw === undefined ? {} : raw;

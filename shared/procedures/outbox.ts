@@ -8,7 +8,7 @@ import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 
-/** Outbox rows the relay gave up on (shared/events/relay.ts): seen with their error, sent again by Retry. */
+/** Outbox rows the relay gave up on (shared/jobs/outbox.ts): seen with their error, sent again by Retry. */
 export const listDeadEvents = storeProcedure({
   router: "outbox",
   name: "dead",

@@ -24,7 +24,7 @@ import { taskProcedures } from "./tasks";
 
 /**
  * The store's own procedures. The doors serve these plus the assistant's (AI approvals) through
- * shared/registry.ts; this list knows nothing of the assistant, which builds on it.
+ * shared/registry/procedures.ts; this list knows nothing of the assistant, which builds on it.
  */
 export const BASE_PROCEDURES: readonly Procedure[] = [
   ...storeProcedures,

@@ -5,7 +5,7 @@ import { PROCEDURES } from "./procedures";
 
 /**
  * The README's generated tables (between `<!-- name:start -->` and `<!-- name:end -->` markers).
- * `npm run docs` writes them; shared/docs.test.ts fails when the README is stale.
+ * `npm run docs` writes them; shared/registry/docs.test.ts fails when the README is stale.
  */
 export function rolePermissionTable(): string {
   const head = `| Permission | ${ROLES.map((r) => ROLE_LABELS[r]).join(" | ")} |`;

@@ -46,7 +46,7 @@ export const indianStateSchema = z
   .transform((code) => FORMER_CODES[code] ?? code)
   .pipe(z.enum(INDIAN_STATE_CODES, { error: "must be an ISO 3166-2:IN state or union territory code such as IN-MH" }));
 
-/** Rate per tax class in basis points (1800 = 18 %), as on one day (shared/orders/gst-rates.ts). */
+/** Rate per tax class in basis points (1800 = 18 %), as on one day (shared/rules/gst-rates.ts). */
 export type GstRates = Readonly<Record<TaxClass, number>>;
 
 export interface TaxLine {

@@ -1,7 +1,7 @@
 /**
  * The courier port (docs/shipping.md). Adapters do I/O with the courier only: no database. Every failure
  * of a call to the courier is a CourierError, never a raw error; a bad webhook signature or token is
- * `null`, never an error. The statuses are the shipment row's (shared/orders/status.ts SHIPMENT_STATUSES).
+ * `null`, never an error. The statuses are the shipment row's (shared/rules/status.ts SHIPMENT_STATUSES).
  */
 import { z } from "zod";
 import type { ShipmentStatus } from "../rules/status";

@@ -41,7 +41,7 @@ export function courierConfigFromEnv(env: Record<string, unknown>): CourierConfi
   const e = parsed.data;
   if (e.COURIER === "local") {
     // Its parcels are make-believe: a production deployment that fell back to it would never ship anything.
-    // APP_ENV defaults to production (shared/http/env.ts), so only an explicit development or test allows it.
+    // APP_ENV defaults to production (shared/core/env.ts), so only an explicit development or test allows it.
     if (env.APP_ENV !== "development" && env.APP_ENV !== "test") throw new Error("Courier configuration: COURIER: the local courier is for development and tests only");
     return {
       provider: "local",

@@ -1,6 +1,6 @@
 /**
- * What the local servers that stand in for a provider's API in tests share (shared/payments/razorpay-server.ts,
- * shared/shipping/shiprocket-server.ts): a log of the requests and failures on demand.
+ * What the local servers that stand in for a provider's API in tests share (test/fakes/razorpay-server.ts,
+ * test/fakes/shiprocket-server.ts): a log of the requests and failures on demand.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";

@@ -6,7 +6,7 @@ import { hasUnstorableText, NUL_MESSAGE, unstorableIssue } from "#shared/core/st
 /**
  * The storefront's one check of what a shopper sends, before the hostname is looked up or anything else
  * touches the database (docs/decisions/0023-inputs-at-the-door.md): the path, the query and a JSON or
- * form body carry no text Postgres cannot hold and no nesting past the limit (shared/http/storable.ts).
+ * form body carry no text Postgres cannot hold and no nesting past the limit (shared/core/storable.ts).
  * A path with a NUL names no page (404); anything else is a 400 naming the field, as JSON under /api/ and
  * as the error page elsewhere. Bodies are read from a copy, so the routes read them as before.
  */

@@ -5,7 +5,7 @@ import type { RateLimiter } from "#shared/limits/rate-limiter";
 import type { Scheduler } from "./scheduler";
 
 /** Bindings from wrangler.toml (generated types, with the Durable Objects typed) plus the variables
- * and secrets of shared/http/env.ts. */
+ * and secrets of shared/core/env.ts. */
 export type WorkerBindings = Omit<Cloudflare.WorkerEnv, "SCHEDULER" | "RATE_LIMITER"> & {
   SCHEDULER: DurableObjectNamespace<Scheduler>;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
