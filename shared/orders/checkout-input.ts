@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { indianStateSchema } from "../rules/gst";
-import type { AttemptRead } from "./checkout-reading";
+import type { AttemptRead } from "./statements/order-view";
 import type { OrderView } from "./order-view";
 
 /** What checkout takes from the shopper (the API's JSON, the checkout page's form) and what it answers (./checkout.ts). */

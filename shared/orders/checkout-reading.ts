@@ -2,6 +2,7 @@ import type { SQL } from "drizzle-orm";
 import type { GstRates } from "../rules/gst";
 import { ratesPlan } from "../rules/gst-rates";
 import { orderViewStatement, type OrderView } from "./order-view";
+import type { AttemptRead } from "./statements/order-view";
 import { plan, type Plan } from "../db/plan";
 import type { RowOfStatement } from "../db/statement";
 import { sql, type Q } from "../db/steps";
@@ -36,15 +37,6 @@ export interface DiscountRead {
   live: boolean;
 }
 
-/** A payment attempt: its number, idempotency key, status, provider and amount in minor units. */
-export interface AttemptRead {
-  id: string;
-  attempt: number;
-  idempotencyKey: string;
-  status: string;
-  provider: string;
-  amount: number;
-}
 
 export interface CheckoutReading {
   cart: CartRow | null;

@@ -59,13 +59,17 @@ export interface AttemptReview {
   at: string;
 }
 
-export interface AttemptView {
+/** A payment attempt: its number, idempotency key, status, provider and amount in minor units. */
+export interface AttemptRead {
   id: string;
   attempt: number;
   idempotencyKey: string;
   status: string;
   provider: string;
   amount: number;
+}
+
+export interface AttemptView extends AttemptRead {
   createdAt: Date;
   review: AttemptReview | null;
 }
