@@ -18,6 +18,8 @@ export interface SeedLocation {
   city: string;
   /** ISO 3166-2:IN: where it ships from (the GST origin). */
   state: string;
+  /** Its tax identity (migration 0036): a valid-format GSTIN of `state` (dummy PAN ABCDE1234F), legal name, address. */
+  tax?: { gstin: string; legalName: string; addressLine1: string; addressLine2?: string; postalCode: string };
 }
 
 export interface SeedVariant {
@@ -83,7 +85,10 @@ const BQ = "boutique";
 
 const DEMO: StoreSeed = {
   locations: [
-    { key: WH, name: "Mumbai Warehouse", sellsOnline: true, city: "Mumbai", state: "IN-MH" },
+    {
+      key: WH, name: "Mumbai Warehouse", sellsOnline: true, city: "Mumbai", state: "IN-MH",
+      tax: { gstin: "27ABCDE1234F1Z0", legalName: "Demo Retail Private Limited", addressLine1: "Unit 4, Sagar Industrial Estate", addressLine2: "LBS Marg, Kurla West", postalCode: "400070" },
+    },
     { key: BQ, name: "Bandra Boutique", sellsOnline: false, city: "Mumbai", state: "IN-MH" },
   ],
   products: [
@@ -306,7 +311,12 @@ const DEMO: StoreSeed = {
 const DL = "delhi";
 
 const OTHER: StoreSeed = {
-  locations: [{ key: DL, name: "Delhi Warehouse", sellsOnline: true, city: "New Delhi", state: "IN-DL" }],
+  locations: [
+    {
+      key: DL, name: "Delhi Warehouse", sellsOnline: true, city: "New Delhi", state: "IN-DL",
+      tax: { gstin: "07ABCDE1234F1Z2", legalName: "Other Crafts LLP", addressLine1: "Plot 12, Okhla Industrial Area Phase II", postalCode: "110020" },
+    },
+  ],
   products: [
     {
       handle: "phulkari-dupatta", title: "Phulkari Dupatta", status: "active", vendor: "Patiala Phulkari", hsnCode: "6214",

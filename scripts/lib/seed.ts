@@ -1,5 +1,6 @@
 import pg from "pg";
 import { hashPassword } from "#shared/auth/password";
+import { checkGstin } from "#shared/rules/gstin";
 import { seedCounts, STORE_SEEDS, type StoreSeed } from "./seed-data";
 
 export { seedCounts, STORE_SEEDS } from "./seed-data";
@@ -40,6 +41,11 @@ function checkStoreSeed(slug: string, data: StoreSeed): void {
   unique("customer email", data.customers.map((c) => c.email.toLowerCase()));
   unique("discount code", data.discounts.map((d) => d.code));
   unique("page handle", data.pages.map((p) => p.handle));
+  for (const l of data.locations) {
+    const gstin = l.tax && checkGstin(l.tax.gstin);
+    if (gstin && !gstin.ok) throw new Error(`seed data of store ${slug}: location ${l.name}: GSTIN ${l.tax!.gstin} ${gstin.reason}`);
+    if (gstin && gstin.ok && gstin.state !== l.state) throw new Error(`seed data of store ${slug}: location ${l.name}: GSTIN ${gstin.gstin} is not of ${l.state}`);
+  }
   const keys = data.locations.map((l) => l.key);
   for (const p of data.products) {
     for (const v of p.variants) {
@@ -76,6 +82,17 @@ async function seedStoreData(client: pg.Client, storeId: string, data: StoreSeed
     `update location l set state = s.state from jsonb_to_recordset($2::jsonb) as s(name text, state text)
      where l.store_id = $1::uuid and l.name = s.name and l.state is null`,
     [storeId, json(data.locations.map((l) => ({ name: l.name, state: l.state })))],
+  );
+  // The tax identity (migration 0036), also once on databases seeded before it; the GSTIN's state is the seed's.
+  await client.query(
+    `update location l set gstin = t.gstin, legal_name = t.legal_name, address_line1 = t.address_line1,
+            address_line2 = t.address_line2, postal_code = t.postal_code
+     from jsonb_to_recordset($2::jsonb) as t(name text, gstin text, legal_name text, address_line1 text, address_line2 text, postal_code text)
+     where l.store_id = $1::uuid and l.name = t.name and l.gstin is null`,
+    [
+      storeId,
+      json(data.locations.flatMap((l) => (l.tax ? [{ name: l.name, gstin: l.tax.gstin, legal_name: l.tax.legalName, address_line1: l.tax.addressLine1, address_line2: l.tax.addressLine2 ?? null, postal_code: l.tax.postalCode }] : []))),
+    ],
   );
 
   inserted += await run(

@@ -189,6 +189,13 @@ export const location = pgTable("location", {
   city: text("city"),
   /** ISO 3166-2:IN code of where it ships from (its GST origin); null: not known (treated as another state). */
   state: text("state"),
+  /** Its GST registration (migration 0036; shared/rules/gstin.ts): when set, `state` is the GSTIN's state. */
+  gstin: text("gstin"),
+  /** The registered legal name and address printed on its tax invoices. */
+  legalName: text("legal_name"),
+  addressLine1: text("address_line1"),
+  addressLine2: text("address_line2"),
+  postalCode: text("postal_code"),
   /** Reservation order among locations that sell online: lower first. */
   priority: integer("priority").notNull().default(100),
   createdAt: createdAt(),

@@ -51,6 +51,9 @@ export const shopOrder = pgTable("shop_order", {
   /** Migration 0032: the buyer's network (a hash, never the address), the discount whose use was counted, and the facts that close the order. */
   buyerNetworkHash: text("buyer_network_hash"),
   discountId: uuid("discount_id"),
+  /** A business purchase (migration 0036): the buyer's GSTIN and legal name, printed on the invoice. */
+  buyerGstin: text("buyer_gstin"),
+  buyerLegalName: text("buyer_legal_name"),
   cancelledAt: ts("cancelled_at"),
   expiredAt: ts("expired_at"),
   placedAt: ts("placed_at").notNull().defaultNow(),
