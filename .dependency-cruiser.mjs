@@ -10,6 +10,7 @@ export const AREAS = {
   events: [],
   mail: [],
   rules: [],
+  documents: [],
   apps: [],
   payments: ["rules"],
   shipping: ["rules"],
