@@ -22,6 +22,7 @@ const UNIQUE: Record<string, { field: string; message: string }> = {
   product_store_id_handle_key: { field: "handle", message: "Another product already uses this handle; choose a different one." },
   product_variant_sku_key: { field: "sku", message: "Another variant already uses this SKU; SKUs are unique within a store." },
   location_store_id_name_key: { field: "name", message: "A location with this name already exists." },
+  location_store_id_gstin_key: { field: "gstin", message: "Another location of this store already has this GSTIN; a GSTIN names one location." },
   customer_email_key: { field: "email", message: "A customer with this email already exists." },
   discount_code_key: { field: "code", message: "A discount with this code already exists." },
   page_store_id_handle_key: { field: "handle", message: "Another page already uses this handle; choose a different one." },

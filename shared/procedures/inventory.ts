@@ -12,13 +12,20 @@ const LOCATIONS_MAX = 200;
 const DELTA_MAX = 1_000_000;
 
 const variantNotFound = () => new AppError("NOT_FOUND", "Variant not found in this store.");
-const locationNotFound = () => new AppError("NOT_FOUND", "Location not found in this store.");
+export const locationNotFound = () => new AppError("NOT_FOUND", "Location not found in this store.");
 
-const locationColumns = {
+/** A location as the procedures answer it, with its tax identity (locations.updateTaxIdentity, ./tax-identity.ts). */
+export const locationColumns = {
   id: location.id,
   name: location.name,
   sellsOnline: location.sellsOnline,
   city: location.city,
+  state: location.state,
+  gstin: location.gstin,
+  legalName: location.legalName,
+  addressLine1: location.addressLine1,
+  addressLine2: location.addressLine2,
+  postalCode: location.postalCode,
   createdAt: location.createdAt,
 };
 
@@ -30,7 +37,7 @@ export const listLocations = storeProcedure({
   router: "locations",
   name: "list",
   description:
-    "The store's stock locations (warehouses, shops) ordered by name, with their ids. Only locations that sell online count toward what the storefront can sell.",
+    "The store's stock locations (warehouses, shops) ordered by name, with their ids, state, GSTIN, legal name and address. Only locations that sell online count toward what the storefront can sell.",
   access: "inventory.read",
   mutates: false,
   input: z.strictObject({}),

@@ -21,6 +21,7 @@ import { restockProcedures } from "./restock";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
 import { taskProcedures } from "./tasks";
+import { taxIdentityProcedures } from "./tax-identity";
 
 /**
  * The store's own procedures. The doors serve these plus the assistant's (AI approvals) through
@@ -32,6 +33,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...staffProcedures,
   ...productProcedures,
   ...inventoryProcedures,
+  ...taxIdentityProcedures,
   ...restockProcedures,
   ...customersProcedures,
   ...marketingProcedures,
