@@ -103,6 +103,8 @@ export function checkoutChange(q: Q, store: SQL, p: Placement): Plan<Placed> {
         balance: p.balance,
         discountId: p.discount?.id ?? null,
         networkHash: p.networkHash,
+        buyerGstin: input.gstin ?? null,
+        buyerLegalName: input.legalName ?? null,
       }),
       insertOrderLines(q, store, orderId, p.orderLines),
       insertParcels(q, store, orderId, p.parcels),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { indianStateSchema } from "../rules/gst";
+import { gstinSchema } from "../rules/gstin";
 import type { AttemptRead } from "./statements/order-view";
 import type { OrderView } from "./order-view";
 
@@ -22,7 +23,10 @@ export const checkoutInput = z.strictObject({
   }),
   paymentMethod: z.enum(["gateway", "manual_transfer"]),
   acceptsMarketing: z.boolean().optional().describe("The shopper ticked 'Email me news and offers' (never pre-ticked)"),
-});
+  // A business purchase (docs/gst.md "Tax identity"): any state's GSTIN; the place of supply stays the delivery state.
+  gstin: gstinSchema.optional().describe("A business purchase: the buyer's GSTIN (15 characters), printed on the tax invoice"),
+  legalName: text(200).optional().describe("The business's legal name for the tax invoice (only with gstin)"),
+}).refine((input) => input.legalName === undefined || input.gstin !== undefined, { path: ["gstin"], message: "is required with a legal name (a business purchase)" });
 export type CheckoutInput = z.infer<typeof checkoutInput>;
 
 /** A payment attempt as checkout and the payment steps answer it (read in checkout-reading.ts). */

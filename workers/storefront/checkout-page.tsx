@@ -147,6 +147,12 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
             {errors["shippingAddress.state"] ? <p class="field-error">{errors["shippingAddress.state"]}</p> : null}
             <input type="hidden" name="shippingAddress.country" value="IN" />
             <fieldset>
+              <legend>Business purchase (optional)</legend>
+              <p class="muted">Give your GSTIN to have it and your legal name on the tax invoice.</p>
+              <Field name="gstin" label="GSTIN" autocomplete="off" values={values} errors={errors} />
+              <Field name="legalName" label="Legal name of the business" autocomplete="organization" values={values} errors={errors} />
+            </fieldset>
+            <fieldset>
               <legend>Payment</legend>
               <label>
                 <input type="radio" name="paymentMethod" value="gateway" checked={method === "gateway"} /> Pay online now
@@ -189,7 +195,7 @@ function nested(values: Values): Record<string, unknown> {
   const address: Record<string, string> = {};
   const top: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
-    if (value === "" && (key === "phone" || key === "shippingAddress.line2")) continue;
+    if (value === "" && (key === "phone" || key === "shippingAddress.line2" || key === "gstin" || key === "legalName")) continue;
     if (key === "acceptsMarketing") top[key] = value === "yes";
     else if (key.startsWith("shippingAddress.")) address[key.slice("shippingAddress.".length)] = value;
     else top[key] = value;

@@ -148,6 +148,12 @@ export async function orderPage(c: ShopContext) {
           </ul>
         </>
       ) : null}
+      {order.buyerGstin ? (
+        <p data-buyer-gstin>
+          Business purchase: GSTIN <strong>{order.buyerGstin}</strong>
+          {order.buyerLegalName ? <> ({order.buyerLegalName})</> : null}, shown on your tax invoice.
+        </p>
+      ) : null}
       <h2>Parcels</h2>
       <ol>
         {order.parcels.map((p) => (

@@ -59,6 +59,9 @@ export interface PlacedOrder {
   balance: number;
   discountId: string | null;
   networkHash: string | null;
+  /** A business purchase: the buyer's GSTIN and legal name (migration 0036). */
+  buyerGstin: string | null;
+  buyerLegalName: string | null;
 }
 
 /** The order, numbered by the store's counter (the first is 1001). */
@@ -84,6 +87,8 @@ export const insertOrder = statement("orders.insertOrder", {
         balance: 0,
         discountId: null,
         networkHash: null,
+        buyerGstin: null,
+        buyerLegalName: null,
       },
     ],
   ],
@@ -91,10 +96,12 @@ export const insertOrder = statement("orders.insertOrder", {
     sql`with counter as (insert into order_counter as c (store_id, next_number) values (${store}, 1002)
                            on conflict (store_id) do update set next_number = c.next_number + 1 returning next_number - 1 as number)
         insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
-          subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount, discount_id, buyer_network_hash)
+          subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount, discount_id, buyer_network_hash,
+          buyer_gstin, buyer_legal_name)
         select ${o.orderId}, ${store}, counter.number, ${o.cartId}, ${o.email}, ${o.phone}, ${json(o.shippingAddress)},
           ${o.destination}, ${o.paymentMethod}, ${o.currency}, ${o.money.subtotal}, ${o.money.discount}, ${o.money.shipping}, ${o.money.tax}, ${o.money.total},
-          ${o.discountCode}, ${o.expiresAt}, ${o.now}, ${o.accessKeyHash}, ${o.balance}, ${o.discountId}::uuid, ${o.networkHash}
+          ${o.discountCode}, ${o.expiresAt}, ${o.now}, ${o.accessKeyHash}, ${o.balance}, ${o.discountId}::uuid, ${o.networkHash},
+          ${o.buyerGstin}, ${o.buyerLegalName}
         from counter`,
 });
 

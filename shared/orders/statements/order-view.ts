@@ -33,6 +33,9 @@ export interface OrderView {
   shipping: number;
   tax: number;
   total: number;
+  /** A business purchase (migration 0036): the buyer's GSTIN and legal name; null otherwise. */
+  buyerGstin: string | null;
+  buyerLegalName: string | null;
   parcels: ParcelView[];
 }
 
@@ -135,7 +138,7 @@ export const orderView = statement("orders.orderView", {
     sql`select json_build_object(
        'id', o.id, 'number', o.number, 'email', o.email, 'status', o.status, 'paymentStatus', o.payment_status,
        'fulfillmentStatus', o.fulfillment_status, 'currency', o.currency, 'subtotal', o.subtotal, 'discount', o.discount,
-       'shipping', o.shipping, 'tax', o.tax, 'total', o.total,
+       'shipping', o.shipping, 'tax', o.tax, 'total', o.total, 'buyerGstin', o.buyer_gstin, 'buyerLegalName', o.buyer_legal_name,
        'parcels', coalesce((select json_agg(json_build_object('id', f.id, 'locationId', f.location_id, 'subtotal', f.subtotal,
            'discount', f.discount, 'shipping', f.shipping, 'tax', f.tax, 'cgst', f.cgst, 'sgst', f.sgst, 'igst', f.igst) order by f.position)
          from fulfillment_order f where f.store_id = o.store_id and f.order_id = o.id), '[]'::json)) as order

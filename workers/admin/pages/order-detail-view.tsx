@@ -49,6 +49,12 @@ export const Customer: FC<{ order: OrderDetail }> = ({ order }) => {
             <span class="muted"> · no phone</span>
           )}
         </p>
+        {order.buyerGstin ? (
+          <p data-buyer-gstin>
+            Business purchase: GSTIN <strong>{order.buyerGstin}</strong>
+            {order.buyerLegalName ? ` · ${order.buyerLegalName}` : ""}
+          </p>
+        ) : null}
         <address>
           {[a["name"], a["line1"], a["line2"], place, a["country"] === "IN" ? "India" : a["country"]].filter(Boolean).map((text) => (
             <>
