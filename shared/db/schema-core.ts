@@ -162,8 +162,12 @@ export const product = pgTable("product", {
   updatedAt: updatedAt(),
 });
 
-/** GST classes of India (rates after the 2025 rationalisation); checkout computes tax per parcel from them. */
-export const TAX_CLASSES = ["gst_exempt", "gst_0", "gst_5", "gst_18", "gst_40"] as const;
+/**
+ * GST classes of India (rates after the 2025 rationalisation; docs/gst.md); checkout computes tax per parcel
+ * from them. gst_3: gold, silver, jewellery; gst_1_5: cut and polished diamonds; gst_0_25: rough diamonds and
+ * precious stones; gst_apparel and gst_footwear take their rate from the unit's value (migration 0037).
+ */
+export const TAX_CLASSES = ["gst_exempt", "gst_0", "gst_5", "gst_18", "gst_40", "gst_3", "gst_1_5", "gst_0_25", "gst_apparel", "gst_footwear"] as const;
 export type TaxClass = (typeof TAX_CLASSES)[number];
 
 export const productVariant = pgTable("product_variant", {

@@ -142,6 +142,9 @@ export const gstRate = pgTable(
     taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull(),
     effectiveFrom: date("effective_from", { mode: "string" }).notNull(),
     rateBp: integer("rate_bp").notNull(),
+    /** Value-based classes (migration 0037): rate_bp up to this unit value before GST, rate_above_bp above. */
+    thresholdMinor: bigint("threshold_minor", { mode: "number" }),
+    rateAboveBp: integer("rate_above_bp"),
   },
   (t) => [primaryKey({ columns: [t.taxClass, t.effectiveFrom] })],
 );

@@ -129,7 +129,7 @@ function price(reading: CheckoutReading, cart: CartRow, parcels: PlannedParcel[]
       originState: originOf(stateOf.get(p.locationId)),
       lines: p.lines.map((pl) => {
         const l = lineOf.get(pl.variantId)!;
-        return { taxClass: l.tax_class as TaxClass, amount: Number(l.unit_price) * pl.quantity };
+        return { taxClass: l.tax_class as TaxClass, amount: Number(l.unit_price) * pl.quantity, quantity: pl.quantity };
       }),
     })),
     discount: taken.amount,

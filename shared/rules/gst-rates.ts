@@ -3,7 +3,7 @@ import { TAX_CLASSES, type TaxClass } from "../db/schema";
 import { plan, type Plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { readOn, type StoreTx } from "../db/with-store";
-import type { GstRates } from "./gst";
+import type { ClassRate, GstRates } from "./gst";
 import { ratesOnDay } from "./statements";
 
 // India keeps one time zone, UTC+05:30, with no daylight saving.
@@ -16,7 +16,9 @@ const day = z.iso.date();
 
 /**
  * The rate in force for every tax class on a day in India (a Date is taken as the instant of supply), in
- * one query on the global gst_rate table (migration 0010). Any unit of work may read it.
+ * one query on the global gst_rate table (migrations 0010, 0037): basis points, or for a value-based class
+ * its two rates and the threshold between them (resolved per line by ./gst.ts, resolveRate). Any unit of
+ * work may read it.
  */
 export function ratesPlan(q: Q, on: Date | string): Plan<GstRates> {
   const date = typeof on === "string" ? day.parse(on) : indianDate(on);
@@ -25,10 +27,15 @@ export function ratesPlan(q: Q, on: Date | string): Plan<GstRates> {
       ratesOnDay(q, date),
     ] as const,
     ([rows]) => {
-      const found = new Map(rows.map((r) => [r.tax_class, r.rate_bp]));
+      const found = new Map(rows.map((r): [TaxClass, ClassRate] => [
+        r.tax_class,
+        r.threshold_minor === null || r.rate_above_bp === null
+          ? r.rate_bp
+          : { rateBp: r.rate_bp, thresholdMinor: Number(r.threshold_minor), rateAboveBp: r.rate_above_bp },
+      ]));
       const missing = TAX_CLASSES.filter((c) => !found.has(c));
       if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
-      return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, number>;
+      return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, ClassRate>;
     },
   );
 }

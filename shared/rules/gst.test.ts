@@ -8,6 +8,7 @@ import {
   indianStateSchema,
   orderMoney,
   parcelTax,
+  resolveRate,
   splitProportionally,
   taxIn,
   type GstRates,
@@ -18,8 +19,14 @@ import { indianDate, ratesOn } from "./gst-rates";
 import { mulberry32 } from "../../test/prng";
 
 const db = testDb();
-const AFTER: GstRates = { gst_exempt: 0, gst_0: 0, gst_5: 500, gst_18: 1800, gst_40: 4000 };
-const BEFORE: GstRates = { ...AFTER, gst_40: 2800 };
+const APPAREL = { rateBp: 500, thresholdMinor: 250_000, rateAboveBp: 1800 };
+const APPAREL_BEFORE = { rateBp: 500, thresholdMinor: 100_000, rateAboveBp: 1200 };
+const AFTER: GstRates = {
+  gst_exempt: 0, gst_0: 0, gst_5: 500, gst_18: 1800, gst_40: 4000, gst_3: 300, gst_1_5: 150, gst_0_25: 25, gst_apparel: APPAREL, gst_footwear: APPAREL,
+};
+const BEFORE: GstRates = { ...AFTER, gst_40: 2800, gst_apparel: APPAREL_BEFORE, gst_footwear: APPAREL_BEFORE };
+// Cut and polished diamonds were 3 % until 2018-01-25 (then 0.25 %, 1.5 % from 2022-07-18).
+const START: GstRates = { ...BEFORE, gst_1_5: 300 };
 const MH = "IN-MH";
 const KA = "IN-KA";
 
@@ -185,7 +192,7 @@ describe("Indian states", () => {
   });
 });
 
-describe("gst_rate (migration 0010) through ratesOn", () => {
+describe("gst_rate (migrations 0010, 0037) through ratesOn", () => {
   let storeId = "";
   beforeAll(async () => {
     storeId = (await makeStore(db)).id;
@@ -195,7 +202,7 @@ describe("gst_rate (migration 0010) through ratesOn", () => {
   it("answers the slabs before and after 2025-09-22, by the day in India", async () => {
     expect(await read("2025-09-21")).toEqual(BEFORE);
     expect(await read("2025-09-22")).toEqual(AFTER);
-    expect(await read("2017-07-01")).toEqual(BEFORE);
+    expect(await read("2017-07-01")).toEqual(START);
     expect(indianDate(new Date("2025-09-21T18:29:59.999Z"))).toBe("2025-09-21");
     expect(await read(new Date("2025-09-21T18:29:59.999Z"))).toEqual(BEFORE);
     expect(await read(new Date("2025-09-21T18:30:00.000Z"))).toEqual(AFTER); // 00:00 on the 22nd in India
@@ -231,7 +238,7 @@ function randomCart(next: () => number) {
   const destinationState = pick(INDIAN_STATE_CODES);
   const parcels = Array.from({ length: int(1, 4) }, () => ({
     originState: next() < 0.5 ? destinationState : pick(INDIAN_STATE_CODES),
-    lines: Array.from({ length: int(1, 5) }, () => ({ taxClass: pick<TaxClass>(TAX_CLASSES), amount: amount() })),
+    lines: Array.from({ length: int(1, 5) }, () => ({ taxClass: pick<TaxClass>(TAX_CLASSES), amount: amount(), quantity: int(1, 5) })),
   }));
   const subtotal = parcels.flatMap((p) => p.lines).reduce((s, l) => s + l.amount, 0);
   const discount = pick([0, int(0, subtotal), subtotal]);
@@ -277,7 +284,7 @@ describe("property: random carts", () => {
         p.lineDiscounts.forEach((d, j) => expect(d <= input.lines[j]!.amount, at).toBe(true));
         expect(sum(p.byRate.map((r) => r.goods)), at).toBe(p.subtotal - p.discount);
         expect(sum(p.byRate.map((r) => r.shipping)), at).toBe(p.shipping);
-        expect(new Set(p.byRate.map((r) => r.rateBp)), at).toEqual(new Set(input.lines.map((l) => cart.rates[l.taxClass])));
+        expect(new Set(p.byRate.map((r) => r.rateBp)), at).toEqual(new Set(input.lines.map((l, j) => resolveRate(cart.rates, { ...l, amount: l.amount - p.lineDiscounts[j]! }))));
         for (const r of p.byRate) {
           // Rounded to nearest: |tax − amount × r / (1 + r)| ≤ ½.
           const d = 10_000n + BigInt(r.rateBp);

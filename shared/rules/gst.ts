@@ -3,6 +3,8 @@
  * example are in docs/gst.md; in short:
  * - prices are GST-inclusive, so tax is extracted: tax = amount × r / (100 % + r), rounded half up once per
  *   parcel per rate (never per line);
+ * - a value-based class (apparel, footwear) takes its rate per line from the unit's value before GST and
+ *   after discount (resolveRate);
  * - CGST + SGST (halves; CGST gets the odd paisa first) when the parcel ships from the ship-to state, IGST
  *   otherwise;
  * - a parcel's shipping is split over its rates in proportion to the goods' value at each rate;
@@ -46,13 +48,28 @@ export const indianStateSchema = z
   .transform((code) => FORMER_CODES[code] ?? code)
   .pipe(z.enum(INDIAN_STATE_CODES, { error: "must be an ISO 3166-2:IN state or union territory code such as IN-MH" }));
 
-/** Rate per tax class in basis points (1800 = 18 %), as on one day (shared/rules/gst-rates.ts). */
-export type GstRates = Readonly<Record<TaxClass, number>>;
+/**
+ * A value-based rate (apparel per piece, footwear per pair): `rateBp` while the unit's value before GST,
+ * at that rate, is at most `thresholdMinor`; `rateAboveBp` above it.
+ */
+export interface ValueRate {
+  rateBp: number;
+  thresholdMinor: number;
+  rateAboveBp: number;
+}
+
+/** A class's rate on a day: basis points (1800 = 18 %), or a value-based rate. */
+export type ClassRate = number | ValueRate;
+
+/** Rate per tax class, as on one day (shared/rules/gst-rates.ts). */
+export type GstRates = Readonly<Record<TaxClass, ClassRate>>;
 
 export interface TaxLine {
   taxClass: TaxClass;
   /** Inclusive of GST, minor units. In parcelTax: the line total after its discount share; in orderMoney: before. */
   amount: number;
+  /** Units in the line: required for a value-based class (its rate is judged per unit), else unused. */
+  quantity?: number;
 }
 
 export interface ParcelTaxInput {
@@ -113,6 +130,26 @@ export function taxIn(amount: number, rateBp: number): number {
 }
 
 /**
+ * A line's rate in basis points. A value-based class is judged on the unit's value before GST and after
+ * discount, at its lower rate: that rate iff amount / quantity / (1 + rateBp) ≤ thresholdMinor, in
+ * integers amount × 10 000 ≤ thresholdMinor × (10 000 + rateBp) × quantity, exactly (no rounding); else
+ * rateAboveBp. `line.amount` is the line total after its share of the discount, inclusive of GST; every
+ * unit of a line has the same value, so a line never straddles the threshold.
+ */
+export function resolveRate(rates: GstRates, line: TaxLine): number {
+  const rate = rates[line.taxClass];
+  if (rate === undefined) throw new RangeError(`no GST rate for tax class ${JSON.stringify(line.taxClass)}`);
+  if (typeof rate === "number") return rate;
+  const { quantity } = line;
+  if (quantity === undefined || !Number.isSafeInteger(quantity) || quantity < 1) {
+    throw new RangeError(`a ${line.taxClass} line needs its quantity, a whole number of at least 1 (got ${quantity})`);
+  }
+  assertMinor(line.amount, "amount");
+  const within = BigInt(line.amount) * 10_000n <= BigInt(rate.thresholdMinor) * (10_000n + BigInt(rate.rateBp)) * BigInt(quantity);
+  return within ? rate.rateBp : rate.rateAboveBp;
+}
+
+/**
  * Splits `whole` into parts proportional to `weights` (largest remainder): each part is the exact share
  * rounded down, and the units left over go one each to the largest remainders, ties to the earlier part.
  * The parts always sum to `whole` and each is within one unit of its exact share. A part with weight 0
@@ -140,7 +177,7 @@ export function splitProportionally(whole: number, weights: readonly number[]): 
 }
 
 /**
- * A parcel's GST. Goods are grouped by rate; the shipping is split over the rates in proportion to the
+ * A parcel's GST. Each line's rate is resolved (resolveRate), goods are grouped by rate; the shipping is split over the rates in proportion to the
  * goods' value at each rate (goods at 0 %, exempt included, carry 0 % shipping); each rate's goods plus
  * shipping is taxed once. Intra-state, each rate's tax is halved into CGST and SGST and an odd paisa goes
  * to CGST, then SGST, alternating over the parcel's rates, so the parcel's CGST is ⌈tax / 2⌉ and its SGST
@@ -155,8 +192,7 @@ export function parcelTax(input: ParcelTaxInput): ParcelTax {
   const goods = new Map<number, number>();
   lines.forEach((line, i) => {
     assertMinor(line.amount, `lines[${i}].amount`);
-    const rate = rates[line.taxClass];
-    if (rate === undefined) throw new RangeError(`no GST rate for tax class ${JSON.stringify(line.taxClass)}`);
+    const rate = resolveRate(rates, line);
     goods.set(rate, (goods.get(rate) ?? 0) + line.amount);
   });
   const rateList = [...goods.keys()].sort((a, b) => a - b);
@@ -243,7 +279,7 @@ export function orderMoney(input: OrderMoneyInput): OrderMoney {
     const parcelShipping = shippings[i]!;
     const lineDiscounts = splitProportionally(parcelDiscount, p.lines.map((l) => l.amount));
     const tax = parcelTax({
-      lines: p.lines.map((l, j) => ({ taxClass: l.taxClass, amount: l.amount - lineDiscounts[j]! })),
+      lines: p.lines.map((l, j) => ({ ...l, amount: l.amount - lineDiscounts[j]! })),
       shipping: parcelShipping,
       originState: p.originState,
       destinationState: input.destinationState,

@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { PRODUCT_STATUSES, TAX_CLASSES } from "#shared/db/schema";
+import { PRODUCT_STATUSES, TAX_CLASSES, type TaxClass } from "#shared/db/schema";
 import type { FieldIssue } from "#shared/core/errors";
 import { CheckField, SelectField, TextArea, TextField } from "./fields";
 import type { Field, FailedPost } from "./form-post";
@@ -39,7 +39,12 @@ export interface ProductFormState {
 }
 
 export const MAX_ROWS = 50;
-const TAX_LABELS: Record<string, string> = { gst_exempt: "GST exempt", gst_0: "GST 0 %", gst_5: "GST 5 %", gst_18: "GST 18 %", gst_40: "GST 40 %" };
+const TAX_LABELS: Record<TaxClass, string> = {
+  gst_exempt: "GST exempt", gst_0: "GST 0 %", gst_5: "GST 5 %", gst_18: "GST 18 %", gst_40: "GST 40 %",
+  gst_3: "GST 3 % (gold, silver, jewellery)", gst_1_5: "GST 1.5 % (cut and polished diamonds)",
+  gst_0_25: "GST 0.25 % (rough diamonds, precious stones)",
+  gst_apparel: "Apparel: GST 5 % up to ₹2,500 a piece, 18 % above", gst_footwear: "Footwear: GST 5 % up to ₹2,500 a pair, 18 % above",
+};
 const blankVariant = (): VariantDraft => ({ id: "", title: "", sku: "", price: "", compareAt: "", taxClass: "gst_18", preorder: false });
 
 export function emptyDraft(rows = 2): ProductDraft {
@@ -184,7 +189,7 @@ export const ProductForm: FC<{ csrf: string; currency: string; action: string; s
           <TextField id={`v${i}-sku`} name={`v${i}.sku`} label="SKU" value={v.sku} error={errors[`v${i}.sku`]} maxlength={64} />
           <TextField id={`v${i}-price`} name={`v${i}.price`} label="Price (₹)" value={v.price} error={errors[`v${i}.price`]} inputmode="decimal" />
           <TextField id={`v${i}-compareAt`} name={`v${i}.compareAt`} label="Compare-at price (₹, optional)" value={v.compareAt} error={errors[`v${i}.compareAt`]} inputmode="decimal" />
-          <SelectField id={`v${i}-taxClass`} name={`v${i}.taxClass`} label="GST class" value={v.taxClass} error={errors[`v${i}.taxClass`]} options={TAX_CLASSES.map((t) => [t, TAX_LABELS[t] ?? t] as const)} />
+          <SelectField id={`v${i}-taxClass`} name={`v${i}.taxClass`} label="GST class" value={v.taxClass} error={errors[`v${i}.taxClass`]} options={TAX_CLASSES.map((t) => [t, TAX_LABELS[t]] as const)} />
           <CheckField id={`v${i}-preorder`} name={`v${i}.preorder`} label="Sell as a pre-order while out of stock" checked={v.preorder} error={errors[`v${i}.preorder`]} />
           {v.id && removeHref ? (
             <p>
