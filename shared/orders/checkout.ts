@@ -120,7 +120,8 @@ function price(reading: CheckoutReading, cart: CartRow, parcels: PlannedParcel[]
   const shipping = settings.freeOver !== null && afterDiscount >= settings.freeOver ? 0 : settings.fee;
 
   // Money: each parcel's lines (a cart line may be split over parcels), then the order's discount and
-  // shipping split by parcel subtotal and the GST inside each parcel (shared/rules/gst.ts).
+  // shipping split by parcel subtotal and the GST inside each parcel (shared/rules/gst.ts; a value-based
+  // class's rate is resolved per line on its value after discount, so each line carries its quantity).
   const lineOf = new Map(lines.map((l) => [l.variant_id, l]));
   const stateOf = new Map(stock.map((s) => [s.location_id, s.state]));
   const destination = input.shippingAddress.state as IndianStateCode;
