@@ -27,6 +27,7 @@ main:has(.document){max-width:60rem}
 .document th,.document td{border-bottom:1px solid var(--line,#ccc);padding:.3rem .4rem;text-align:left;vertical-align:top}
 .document th{background:var(--bg,#eee)}.document .num{text-align:right;white-space:nowrap}
 .document .totals{margin-left:auto;width:auto;min-width:50%}.document .grand td{font-weight:700}
+.document caption{text-align:left;font-weight:600}
 .document .notes{color:var(--muted,#555);font-size:.8rem}
 @page{size:A4;margin:12mm}
 @media print{
