@@ -88,6 +88,21 @@ describe("renderDocumentPdf", () => {
     expect(all).toContain("Mumbai Rs. 400050");
   });
 
+  it("cuts a description or an address with no spaces to fit, quickly", async () => {
+    const long = "A".repeat(20_000);
+    const model: DocumentModel = {
+      ...exampleInvoice(),
+      recipient: { name: `Meera ${long}`, address: [long, "Mumbai 400050"] },
+      lines: [{ ...exampleInvoice().lines[0]!, description: `Kurta ${long}` }],
+    };
+    const { pages, all } = await pdfText(await renderDocumentPdf(model));
+    expect(pages).toHaveLength(1);
+    expect(all).toContain("Mumbai 400050");
+    expect(all).toContain("Kurta");
+    expect(all).toContain("A\u2026");
+    expect(all.length).toBeLessThan(3_000);
+  });
+
   it("gives the same bytes for the same model", async () => {
     const model = exampleInvoice(40);
     const [a, b] = [await renderDocumentPdf(model), await renderDocumentPdf(model)];

@@ -26,6 +26,7 @@ const CELL = 8;
 const LEADING = 1.25;
 const PAD = 3;
 const MAX_DESCRIPTION_LINES = 3;
+const MAX_BLOCK_LINES = 2; // per name or address line of a party
 const GREY = rgb(0.55, 0.55, 0.55);
 const SHADE = rgb(0.93, 0.93, 0.93);
 
@@ -144,12 +145,21 @@ class Pen {
 
 const rowHeight = (lines: number) => lines * CELL * LEADING + 2 * PAD;
 
+/** How many leading characters of the text fit the width (binary search: a width only grows with the text). */
+function fitting(text: string, width: number, font: PDFFont, size: number): number {
+  let [low, high] = [0, text.length];
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (font.widthOfTextAtSize(text.slice(0, mid), size) <= width) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
 /** The text cut to the width with an ellipsis. */
 function fit(text: string, width: number, font: PDFFont, size: number): string {
   if (font.widthOfTextAtSize(text, size) <= width) return text;
-  let cut = text;
-  while (cut && font.widthOfTextAtSize(`${cut}\u2026`, size) > width) cut = cut.slice(0, -1);
-  return `${cut.trimEnd()}\u2026`;
+  return `${text.slice(0, fitting(text, width - font.widthOfTextAtSize("\u2026", size), font, size)).trimEnd()}\u2026`;
 }
 
 /** Words over lines of at most `width` points; a word wider than a line is broken; the last line is cut. */
@@ -164,17 +174,17 @@ function wrap(text: string, width: number, font: PDFFont, size: number, maxLines
     }
     if (current) lines.push(current);
     current = word;
-    while (font.widthOfTextAtSize(current, size) > width && current.length > 1) {
-      let cut = current.length - 1;
-      while (cut > 1 && font.widthOfTextAtSize(current.slice(0, cut), size) > width) cut--;
+    while (current.length > 1 && lines.length <= maxLines && font.widthOfTextAtSize(current, size) > width) {
+      const cut = Math.max(1, fitting(current, width, font, size));
       lines.push(current.slice(0, cut));
       current = current.slice(cut);
     }
+    if (lines.length > maxLines) break; // the rest is cut below anyway
   }
   if (current || lines.length === 0) lines.push(current);
   if (lines.length <= maxLines) return lines;
   const kept = lines.slice(0, maxLines);
-  kept[maxLines - 1] = fit(`${kept[maxLines - 1]} ${lines.slice(maxLines).join(" ")}`, width, font, size);
+  kept[maxLines - 1] = fit(`${kept[maxLines - 1]} ${lines[maxLines]}`, width, font, size);
   return kept;
 }
 
@@ -191,8 +201,8 @@ function blocks(pen: Pen, parts: { label: string; party: DocumentParty }[]): voi
   const column = WIDTH / parts.length;
   const laid = parts.map(({ label, party }) => ({
     label: toWinAnsi(label),
-    name: wrap(toWinAnsi(party.name), column - 12, pen.bold, BODY),
-    rest: partyLines(party).flatMap((l) => wrap(toWinAnsi(l), column - 12, pen.regular, BODY)),
+    name: wrap(toWinAnsi(party.name), column - 12, pen.bold, BODY, MAX_BLOCK_LINES),
+    rest: partyLines(party).flatMap((l) => wrap(toWinAnsi(l), column - 12, pen.regular, BODY, MAX_BLOCK_LINES)),
   }));
   const height = Math.max(...laid.map((b) => 1 + b.name.length + b.rest.length)) * BODY * LEADING;
   pen.room(height);
