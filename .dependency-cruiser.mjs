@@ -18,7 +18,7 @@ export const AREAS = {
   marketing: ["events", "mail"],
   domains: ["events", "storefront"],
   orders: ["auth", "limits", "rules", "storefront", "marketing", "payments", "shipping"],
-  notifications: ["events", "mail", "marketing", "orders", "storefront"],
+  notifications: ["events", "mail", "marketing", "orders", "rules", "storefront"],
   restock: ["events", "mail", "notifications", "storefront"],
 };
 

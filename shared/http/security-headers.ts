@@ -8,7 +8,9 @@ import type { Context, MiddlewareHandler } from "hono";
  *   when APP_ENV is production;
  * - every HTML answer: a Content-Security-Policy with no inline script and no inline style except the
  *   pieces registered below by their SHA-256 hash, and `frame-ancestors` ('none' unless the app says a
- *   page may be framed by its own site), with `X-Frame-Options` for browsers that predate it.
+ *   page may be framed by its own site), with `X-Frame-Options` for browsers that predate it. The one
+ *   exception is a page that sets `SANDBOXED_PAGE_POLICY` itself: it keeps that (the admin's local mailbox
+ *   shows an email's HTML, whose inline styles the usual policy forbids, in a sandbox with no script).
  *
  * Inline pieces are registered when their module loads (`inlineScript`, `inlineStyle` at the top level of
  * a module), never while rendering: an edge-cached page can be answered by an isolate that has not rendered
@@ -47,6 +49,13 @@ async function sha256(text: string): Promise<string> {
 }
 
 export type Framing = "none" | "self";
+
+/**
+ * The policy of a page that shows HTML it did not write (an email in the local mailbox): `sandbox` (no
+ * script, no form, an opaque origin), nothing loaded but https and data images, inline styles only, never
+ * framed. A page sets it as its content-security-policy header and the middleware keeps it.
+ */
+export const SANDBOXED_PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
 
 /** The Content-Security-Policy of an HTML answer. */
 export async function contentSecurityPolicy(framing: Framing): Promise<string> {
@@ -92,7 +101,8 @@ export function securityHeaders(options: SecurityHeaderOptions, production: (c: 
     if ((headers.get("content-type") ?? "").toLowerCase().startsWith("text/html")) {
       // An error page is never framed, whatever page was asked for.
       const framing = res.ok ? (options.framing?.(c.req.path) ?? "none") : "none";
-      headers.set("content-security-policy", await contentSecurityPolicy(framing));
+      // Only the sandboxed policy below is kept when a page chose it; any other policy a page or a library set is replaced.
+      if (!res.ok || headers.get("content-security-policy") !== SANDBOXED_PAGE_POLICY) headers.set("content-security-policy", await contentSecurityPolicy(framing));
       headers.set("x-frame-options", framing === "none" ? "DENY" : "SAMEORIGIN");
     }
     if (res !== c.res) c.res = res;

@@ -83,6 +83,18 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
     returnNumber: o.return_number ?? undefined,
     expiresAt: typeof message.payload["expiresAt"] === "string" ? message.payload["expiresAt"] : undefined,
     reason: typeof message.payload["reason"] === "string" ? message.payload["reason"] : undefined,
+    order: {
+      status: o.status,
+      paymentStatus: o.payment_status,
+      fulfillmentStatus: o.fulfillment_status,
+      subtotal: o.subtotal,
+      discount: o.discount,
+      shipping: o.shipping,
+      tax: o.tax,
+      address: o.shipping_address,
+      lines: o.lines,
+      parcels: o.parcels,
+    },
   };
   if (link && read.base) facts.orderUrl = `${read.base}${orderPath(orderId, link.key)}`;
   const rendered = renderNotification(template, facts)!;

@@ -47,9 +47,9 @@ export const listMailbox = storeProcedure({
   access: "orders.read",
   mutates: false,
   customerDetails: true,
-  input: z.strictObject({ ...pagingInput, tag: z.string().trim().max(60).optional() }),
+  input: z.strictObject({ ...pagingInput, tag: z.string().trim().max(60).optional(), id: z.uuid().optional().describe("One message (the mailbox page's HTML view)") }),
   read(q, { store }, input) {
-    const where = and(eq(mailboxMessage.storeId, store), input.tag ? eq(mailboxMessage.tag, input.tag) : undefined);
+    const where = and(eq(mailboxMessage.storeId, store), input.tag ? eq(mailboxMessage.tag, input.tag) : undefined, input.id ? eq(mailboxMessage.id, input.id) : undefined);
     return pagePlan(
       q
         .select({
@@ -58,6 +58,7 @@ export const listMailbox = storeProcedure({
           to: mailboxMessage.recipient,
           subject: mailboxMessage.subject,
           text: mailboxMessage.textBody,
+          html: mailboxMessage.htmlBody,
           tag: mailboxMessage.tag,
           createdAt: mailboxMessage.createdAt,
         })

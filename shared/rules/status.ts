@@ -90,6 +90,26 @@ export const FULFILLMENT_STATUSES = [
 ] as const;
 export type FulfillmentStatus = (typeof FULFILLMENT_STATUSES)[number];
 
+/** The payment and delivery statuses in the shopper's words (their order page and their emails). */
+export const PAYMENT_WORDS = {
+  unpaid: "not paid",
+  pending: "waiting for payment",
+  authorized: "authorised",
+  partially_paid: "partly paid",
+  paid: "paid",
+  partially_refunded: "partly refunded",
+  refunded: "refunded",
+} satisfies Record<PaymentStatus, string>;
+
+export const FULFILLMENT_WORDS = {
+  unfulfilled: "not shipped yet",
+  partially_fulfilled: "partly shipped",
+  fulfilled: "shipped",
+  rto_initiated: "coming back to us (not delivered)",
+  delivered: "delivered",
+  rto_delivered: "back with us (not delivered)",
+} satisfies Record<FulfillmentStatus, string>;
+
 export const SHIPMENT_STATUSES = [
   "pending",
   "in_transit",

@@ -7,7 +7,7 @@ import { sendStoreUnit } from "#shared/db/unit";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
 import { buyerOrderFacts } from "#shared/orders/statements/order-view";
-import type { FulfillmentStatus, OrderStatus, PaymentStatus } from "#shared/rules/status";
+import { FULFILLMENT_WORDS, PAYMENT_WORDS, type OrderStatus } from "#shared/rules/status";
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { notFoundPage } from "./catalog-pages";
@@ -27,25 +27,6 @@ const ORDER_WORDS = {
   cancelled: "cancelled",
   expired: "expired (not paid in time)",
 } satisfies Record<OrderStatus, string>;
-
-const PAYMENT_WORDS = {
-  unpaid: "not paid",
-  pending: "waiting for payment",
-  authorized: "authorised",
-  partially_paid: "partly paid",
-  paid: "paid",
-  partially_refunded: "partly refunded",
-  refunded: "refunded",
-} satisfies Record<PaymentStatus, string>;
-
-const FULFILLMENT_WORDS = {
-  unfulfilled: "not shipped yet",
-  partially_fulfilled: "partly shipped",
-  fulfilled: "shipped",
-  rto_initiated: "coming back to us (not delivered)",
-  delivered: "delivered",
-  rto_delivered: "back with us (not delivered)",
-} satisfies Record<FulfillmentStatus, string>;
 
 /** One status in words, with its value for machines (`data-value`). */
 const Status: FC<{ of: string; value: string; words: Readonly<Record<string, string>> }> = ({ of, value, words }) => (

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { emit } from "#shared/db/outbox";
 import { withStore } from "#shared/db/with-store";
 import { createLogger } from "#shared/core/log";
+import { SANDBOXED_PAGE_POLICY } from "#shared/http/security-headers";
 import { localMailer } from "#shared/mail/local";
 import { sendNotification } from "#shared/notifications/send";
 import { page, sessionFor } from "../../../test/admin";
@@ -27,5 +28,35 @@ describe("Notifications pages", () => {
     const box = await (await page(owner, "/mailbox")).text();
     expect(box).toContain(`Payment received for order #${order.number} · ${s.name}`);
     expect(box).toContain(`We have received your payment of`);
+  });
+
+  it("open a message's HTML part on its own page under a sandboxed policy with no script; another store's message is not found", async () => {
+    const { s } = await orderShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const { order } = await placeTestOrder(db, s, { email: "ravi@example.test" });
+    const eventId = await withStore(db, s.id, (tx) => emit(tx, "order.placed", { orderId: order.id }));
+    const message = { eventId, storeId: s.id, kind: "order.placed", payload: { orderId: order.id }, createdAt: new Date().toISOString(), route: "notification:order_confirmation" };
+    expect(await sendNotification(message, { db, log, mail: { mailer: localMailer(db), fromDomain: "mail.test" } })).toBe("sent");
+    const box = await (await page(owner, "/mailbox")).text();
+    const href = /<a href="(\/mailbox\/[0-9a-f-]{36})" data-part="html">/.exec(box)![1]!;
+    const res = await page(owner, href);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get("content-security-policy")!;
+    expect(csp).toBe(SANDBOXED_PAGE_POLICY);
+    expect(csp).toContain("sandbox");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toMatch(/script-src/);
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    const html = await res.text();
+    expect(html).toContain('<table role="presentation" width="600"');
+    expect(html).toContain(`Thank you for your order #${order.number}`);
+    expect(html).toContain("Payment: <strong>");
+
+    const other = await orderShop(db);
+    const stranger = await sessionFor(db, other.s.ownerUserId, other.s.id);
+    const elsewhere = await page(stranger, href);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect((await page(owner, "/mailbox/not-a-uuid")).status).toBe(404);
   });
 });

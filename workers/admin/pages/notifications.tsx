@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { z } from "zod";
 import { listMailbox, listNotifications } from "#shared/procedures/notifications";
+import { SANDBOXED_PAGE_POLICY } from "#shared/http/security-headers";
 import { hasNextPage, type Paged } from "#shared/procedures/paging";
 import type { AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
@@ -85,9 +86,39 @@ notificationsPage.get("/mailbox", async (c) => {
             <IstTime at={m.createdAt} /> · from {m.from} · to {m.to}
           </p>
           <pre class="mail">{m.text}</pre>
+          <p>
+            <a href={`/mailbox/${m.id}`} data-part="html">
+              Open the HTML part
+            </a>
+          </p>
         </Section>
       ))}
       <Pager path="/mailbox" list={box} />
     </AdminPage>,
   );
+});
+
+/**
+ * One message's HTML part as the shopper's mail client would show it, on a page of its own under
+ * SANDBOXED_PAGE_POLICY (shared/http/security-headers.ts keeps it): no script, no form, nothing loaded but
+ * https images, only the email's inline styles; never framed, and its address (the order link's key is in
+ * the message, not in it) is not sent on.
+ */
+notificationsPage.get("/mailbox/:id", async (c) => {
+  // A malformed id finds nothing (the nil UUID is no message's id).
+  const id = z.uuid().catch("00000000-0000-0000-0000-000000000000").parse(c.req.param("id"));
+  const { chrome, read } = await storePage(c, { box: call(listMailbox, { page: 1, pageSize: 1, id }) });
+  const [message] = read.box().items;
+  if (!message) {
+    return c.html(
+      <AdminPage title="Not in the mailbox" chrome={chrome}>
+        <h1>Not in the mailbox</h1>
+        <p class="muted">
+          This message is not in this store's local mailbox. Open the <a href="/mailbox">mailbox</a> and choose one.
+        </p>
+      </AdminPage>,
+      404,
+    );
+  }
+  return c.html(message.html, 200, { "content-security-policy": SANDBOXED_PAGE_POLICY, "referrer-policy": "no-referrer" });
 });
