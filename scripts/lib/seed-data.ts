@@ -89,7 +89,11 @@ const DEMO: StoreSeed = {
       key: WH, name: "Mumbai Warehouse", sellsOnline: true, city: "Mumbai", state: "IN-MH",
       tax: { gstin: "27ABCDE1234F1Z0", legalName: "Demo Retail Private Limited", addressLine1: "Unit 4, Sagar Industrial Estate", addressLine2: "LBS Marg, Kurla West", postalCode: "400070" },
     },
-    { key: BQ, name: "Bandra Boutique", sellsOnline: false, city: "Mumbai", state: "IN-MH" },
+    {
+      // A second registration in the same state (CGST rule 11 allows one per place of business): entity number 2.
+      key: BQ, name: "Bandra Boutique", sellsOnline: false, city: "Mumbai", state: "IN-MH",
+      tax: { gstin: "27ABCDE1234F2ZZ", legalName: "Demo Retail Private Limited", addressLine1: "Shop 3, Hill Road", addressLine2: "Bandra West", postalCode: "400050" },
+    },
   ],
   products: [
     {
