@@ -25,6 +25,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   outbox: "outbox_event",
   apps: "store_app",
   campaigns: "campaign",
+  notifications: "mailbox_message",
 };
 const TABLE_OF_FIELD: Record<string, string> = {
   productId: "product",
@@ -55,7 +56,7 @@ async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
     ...["api_grant", "api_activity", "ai_approval", "store_domain", "short_link", "page_view", "store"],
     ...["shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt", "outbox_event"],
     ...["shipment", "shipment_event", "order_return", "order_return_line", "refund", "merchant_task"],
-    ...["store_app", "app_delivery", "campaign", "marketing_automation", "marketing_enrolment", "marketing_message", "restock_subscription"],
+    ...["store_app", "app_delivery", "campaign", "marketing_automation", "marketing_enrolment", "marketing_message", "restock_subscription", "mailbox_message"],
   ];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};
