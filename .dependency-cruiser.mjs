@@ -17,7 +17,7 @@ export const AREAS = {
   storefront: [],
   marketing: ["events", "mail"],
   domains: ["events", "storefront"],
-  orders: ["auth", "limits", "rules", "storefront", "marketing", "payments", "shipping"],
+  orders: ["auth", "limits", "rules", "documents", "storefront", "marketing", "payments", "shipping"],
   notifications: ["events", "mail", "marketing", "orders", "rules", "storefront"],
   restock: ["events", "mail", "notifications", "storefront"],
 };

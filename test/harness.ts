@@ -45,6 +45,8 @@ import {
   restockSubscription,
   shipment,
   shipmentEvent,
+  taxDocumentCounter,
+  taxInvoice,
   shopOrder,
   shortLink,
   staffInvitation,
@@ -130,6 +132,17 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     .values({ storeId: tx.storeId, orderId, fulfillmentOrderId: parcel!.id, provider: "manual", awb: `LC${orderId.slice(0, 8)}` })
     .returning({ id: shipment.id });
   await tx.insert(shipmentEvent).values({ storeId: tx.storeId, shipmentId: sent!.id, status: "pending", source: "merchant" });
+  await tx.insert(taxDocumentCounter).values({ storeId: tx.storeId, gstin: "07ABCDE1234F1Z2", financialYear: "2024-25", kind: "invoice", nextNumber: 2 });
+  await tx.insert(taxInvoice).values({
+    storeId: tx.storeId,
+    orderId,
+    fulfillmentOrderId: parcel!.id,
+    gstin: "07ABCDE1234F1Z2",
+    financialYear: "2024-25",
+    number: "INV/24-25/000001",
+    issuedAt: new Date(),
+    document: { title: "Tax invoice", number: "INV/24-25/000001" },
+  });
   const [ret] = await tx.insert(orderReturn).values({ storeId: tx.storeId, orderId, number: 1, reason: "Fixture" }).returning({ id: orderReturn.id });
   await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
   await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100 });

@@ -1,5 +1,5 @@
 /** The drizzle tables of shipments, returns, refunds and merchant tasks (migrations/0013; see ./schema.ts). */
-import { bigint, boolean, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./columns";
 import { storeRef } from "./schema-core";
 
@@ -89,4 +89,27 @@ export const merchantTask = pgTable("merchant_task", {
   createdAt: createdAt(),
   doneAt: ts("done_at"),
   doneBy: uuid("done_by"),
+});
+
+/** A series of tax documents' next serial number: per GSTIN, financial year and kind (migration 0038). */
+export const taxDocumentCounter = pgTable("tax_document_counter", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  gstin: text("gstin").notNull(),
+  financialYear: text("financial_year").notNull(),
+  kind: text("kind", { enum: ["invoice", "credit_note"] }).notNull(),
+  nextNumber: integer("next_number").notNull(),
+});
+
+/** A parcel's tax invoice, its printed content frozen at issue (migration 0038; shared/orders/invoices.ts). */
+export const taxInvoice = pgTable("tax_invoice", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  fulfillmentOrderId: uuid("fulfillment_order_id").notNull(),
+  gstin: text("gstin").notNull(),
+  financialYear: text("financial_year").notNull(),
+  number: text("number").notNull(),
+  issuedAt: ts("issued_at").notNull(),
+  document: jsonb("document").notNull(),
 });

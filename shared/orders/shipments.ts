@@ -16,6 +16,7 @@ import { shipmentChange, shipmentReadingPlan, type ShipmentApplied, type Shipmen
 import type { ShipmentStatus } from "../rules/status";
 import { lockParcelLines, lockStockRows } from "./statements/locks";
 import { lockParcelStock, orderToShip, parcelLinesToShip, parcelToShip, shipParcelUnits } from "./statements/shipments";
+import { draftInvoice, invoiceReadingPlan, issueInvoiceStep, type InvoiceReading } from "./invoices";
 
 /**
  * Shipments (docs/order-status.md, "Shipments"): a parcel handed to a courier, and the one routine that
@@ -42,6 +43,8 @@ export interface FulfilReading {
   facts: OrderReading;
   parcel: { id: string; locationId: string; locationName: string | null; originState: string | null; value: number; shipments: number };
   lines: ParcelLine[];
+  /** What its tax invoice is made of (./invoices.ts), issued by the change. */
+  invoice?: InvoiceReading | undefined;
 }
 
 const SHIPPABLE: ReadonlySet<string> = new Set(["paid", "partially_refunded"]);
@@ -79,11 +82,12 @@ export function fulfilReadingPlan(q: Q, store: SQL, input: FulfilInput, lock = f
         return { order, parcel, lines: lines.map((l) => (l.levelId && fresh.has(l.levelId) ? { ...l, onHand: fresh.get(l.levelId)!.on_hand, levelReserved: fresh.get(l.levelId)!.reserved } : l)) };
       },
     ),
+    invoice: invoiceReadingPlan(q, store, input),
   });
   return {
     steps: read.steps,
     finish(results) {
-      const { facts, rows } = read.finish(results);
+      const { facts, rows, invoice } = read.finish(results);
       const { order, parcel, lines } = rows;
       if (!facts || !order) throw orderNotFound();
       refuseClosed({ status: facts.facts.status, number: order.number }, "fulfilled");
@@ -102,7 +106,7 @@ export function fulfilReadingPlan(q: Q, store: SQL, input: FulfilInput, lock = f
           issues: short.map((l) => ({ path: `lines.${l.flId}`, message: `${l.title}: ${l.quantity} to ship, ${Math.max(0, l.onHand - l.levelReserved + l.reserved)} in stock for it` })),
         });
       }
-      return { order, facts, parcel: { ...parcel, locationId: parcel.locationId }, lines };
+      return { order, facts, parcel: { ...parcel, locationId: parcel.locationId }, lines, invoice };
     },
   };
 }
@@ -170,11 +174,14 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
  * its lines and stock rows locked and still holding the units; the shipment and its first event; its
  * units out of the location's stock (reserved units first, then what is on hand for pre-ordered units
  * that were backordered) with an adjustment row each; `shipment.created`; the order recomputed. Answers
- * the shipment's id and the order as the change left it.
+ * the shipment's id and the order as the change left it. The parcel's tax invoice is issued at `now` by the
+ * same unit (./invoices.ts: its number taken from its series in the same transaction), unless its location
+ * has no GSTIN.
  */
-export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: Booked, memberId: SQL): Plan<{ shipmentId: string; order: OrderView }> {
+export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: Booked, memberId: SQL, now = new Date()): Plan<{ shipmentId: string; order: OrderView }> {
   const { order, parcel, lines } = reading;
   const { shipmentId, created } = booked;
+  const invoice = reading.invoice ? draftInvoice(reading.invoice, { orderId: order.id, parcelId: parcel.id }, now) : undefined;
   const recompute = recomputeSteps(q, store, reading.facts, (facts) => ({ ...facts, shipments: [...facts.shipments, { parcelId: parcel.id, status: created.status }] }));
   const items = lines.map((l) => ({ fl: l.flId, level: l.levelId, quantity: l.quantity, reserved: l.reserved }));
   const view = orderViewStatement(q, store, order.id);
@@ -197,6 +204,7 @@ export function fulfilChange(q: Q, store: SQL, reading: FulfilReading, booked: B
       conflict("awb_taken", `Tracking number ${created.awb} is already on another shipment of this store.`),
     ),
     q.insert(shipmentEvent).values({ storeId: store, shipmentId, status: created.status, source: "merchant" }),
+    ...(invoice && "draft" in invoice ? [issueInvoiceStep(q, store, invoice.draft)] : []),
     // The shipped units leave the location: on hand down by the quantity, reserved down by what the parcel held.
     shipParcelUnits(q, store, items, parcel.locationId, `Order #${order.number}`, memberId),
     emitStep(q, "shipment.created", { orderId: order.id, shipmentId, parcelId: parcel.id, awb: created.awb, courierName: created.courierName }),

@@ -9,6 +9,7 @@ import { discountsProcedures } from "./discounts";
 import { domainProcedures } from "./domains";
 import { fulfilmentProcedures } from "./fulfilment";
 import { inventoryProcedures } from "./inventory";
+import { invoiceProcedures } from "./invoices";
 import { linkProcedures } from "./links";
 import { marketingProcedures } from "./marketing";
 import { mcpSettingsProcedures } from "./mcp-settings";
@@ -39,6 +40,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...marketingProcedures,
   ...orderProcedures,
   ...fulfilmentProcedures,
+  ...invoiceProcedures,
   ...taskProcedures,
   ...outboxProcedures,
   ...overviewProcedures,

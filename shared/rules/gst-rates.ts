@@ -26,18 +26,29 @@ export function ratesPlan(q: Q, on: Date | string): Plan<GstRates> {
     [
       ratesOnDay(q, date),
     ] as const,
-    ([rows]) => {
-      const found = new Map(rows.map((r): [TaxClass, ClassRate] => [
-        r.tax_class,
-        r.threshold_minor === null || r.rate_above_bp === null
-          ? r.rate_bp
-          : { rateBp: r.rate_bp, thresholdMinor: Number(r.threshold_minor), rateAboveBp: r.rate_above_bp },
-      ]));
-      const missing = TAX_CLASSES.filter((c) => !found.has(c));
-      if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
-      return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, ClassRate>;
-    },
+    ([rows]) => ratesOfRows(rows, date),
   );
+}
+
+/** A gst_rate row as read: the rate, or a value-based class's two rates and the threshold (int8 as text or number). */
+export interface RateRow {
+  tax_class: TaxClass;
+  rate_bp: number;
+  threshold_minor: string | number | null;
+  rate_above_bp: number | null;
+}
+
+/** Every class's rate from the rows in force on `date` (one per class), refusing a class with none. */
+export function ratesOfRows(rows: readonly RateRow[], date: string): GstRates {
+  const found = new Map(rows.map((r): [TaxClass, ClassRate] => [
+    r.tax_class,
+    r.threshold_minor === null || r.rate_above_bp === null
+      ? r.rate_bp
+      : { rateBp: r.rate_bp, thresholdMinor: Number(r.threshold_minor), rateAboveBp: r.rate_above_bp },
+  ]));
+  const missing = TAX_CLASSES.filter((c) => !found.has(c));
+  if (missing.length > 0) throw new Error(`No GST rate on ${date} for ${missing.join(", ")}`);
+  return Object.fromEntries(TAX_CLASSES.map((c) => [c, found.get(c)!])) as Record<TaxClass, ClassRate>;
 }
 
 /** The same, inside a transaction that is open already. */

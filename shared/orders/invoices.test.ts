@@ -1,0 +1,189 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import type { DocumentModel } from "#shared/documents/model";
+import { providerServices } from "#shared/pipeline/providers";
+import { parcelTax, type IndianStateCode } from "#shared/rules/gst";
+import { financialYear, issueInvoice } from "./invoices";
+import { testDb } from "../../test/harness";
+import { orderShop, paidGatewayOrder, placeTestOrder } from "../../test/orders";
+import { callerFor } from "../../test/procedures";
+
+const db = testDb();
+
+const MH_GSTIN = "27ABCDE1234F1Z0";
+const KA_GSTIN = "29ABCDE1234F1ZW";
+
+/** A shop whose Maharashtra warehouse is registered, and a registered location in Karnataka. */
+async function registeredShop() {
+  const { s, sql } = await orderShop(db);
+  await sql("update location set gstin = $1, legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'", [MH_GSTIN]);
+  const [mh] = await sql<{ id: string }>("select id from location");
+  const [ka] = await sql<{ id: string }>(
+    "insert into location (store_id, name, state, gstin, legal_name, address_line1, city, postal_code) values ($1, 'Bengaluru', 'IN-KA', $2, 'Saanjh Crafts Private Limited', '8 Residency Road', 'Bengaluru', '560025') returning id",
+    [s.id, KA_GSTIN],
+  );
+  return { s, sql, mh: mh!.id, ka: ka!.id };
+}
+
+/**
+ * An order shipping to Maharashtra with one ₹10.00 unit (18 %) in each parcel, a parcel per origin given,
+ * its parcels' money as checkout stores it (shared/rules/gst.ts parcelTax).
+ */
+async function parcelsOrder(storeId: string, origins: readonly { locationId: string; state: IndianStateCode }[]) {
+  return withStore(db, storeId, async (tx) => {
+    const c = tx.$client;
+    const [v] = (await c.query<{ id: string }>("select id from product_variant limit 1")).rows;
+    const n = origins.length;
+    const [o] = (
+      await c.query<{ id: string }>(
+        `insert into shop_order (store_id, number, email, shipping_address, ship_to_state, payment_method, currency, subtotal, total, tax)
+         values ($1, 5000 + (select count(*) from shop_order), 'buyer@example.test', $2, 'IN-MH', 'gateway', 'INR', $3, $3, 0) returning id`,
+        [storeId, JSON.stringify({ name: "Meera Iyer", line1: "Flat 12B, Sea Breeze", city: "Mumbai", state: "IN-MH", postalCode: "400050", country: "IN" }), 1000 * n],
+      )
+    ).rows;
+    const [line] = (
+      await c.query<{ id: string }>(
+        "insert into order_line (store_id, order_id, variant_id, product_title, variant_title, tax_class, quantity, unit_price, line_total) values ($1, $2, $3, 'Kurta', 'Default', 'gst_18', $4, 1000, $5) returning id",
+        [storeId, o!.id, v!.id, n, 1000 * n],
+      )
+    ).rows;
+    const parcelIds: string[] = [];
+    for (const [position, origin] of origins.entries()) {
+      const t = parcelTax({ lines: [{ taxClass: "gst_18", amount: 1000, quantity: 1 }], shipping: 0, originState: origin.state, destinationState: "IN-MH", rates: { gst_18: 1800 } as never });
+      const [p] = (
+        await c.query<{ id: string }>(
+          "insert into fulfillment_order (store_id, order_id, location_id, origin_state, subtotal, tax, cgst, sgst, igst, position) values ($1, $2, $3, $4, 1000, $5, $6, $7, $8, $9) returning id",
+          [storeId, o!.id, origin.locationId, origin.state, t.tax, t.cgst, t.sgst, t.igst, position],
+        )
+      ).rows;
+      await c.query("insert into fulfillment_order_line (store_id, fulfillment_order_id, order_line_id, quantity, reserved) values ($1, $2, $3, 1, 0)", [storeId, p!.id, line!.id]);
+      parcelIds.push(p!.id);
+    }
+    return { orderId: o!.id, parcelIds };
+  });
+}
+
+const issued = (storeId: string, orderId: string, parcelId: string, now: Date) => withStore(db, storeId, (tx) => issueInvoice(tx, { orderId, parcelId }, now));
+
+describe("tax invoices", () => {
+  it("financial years run 1 April to 31 March in India", () => {
+    expect(financialYear(new Date("2026-03-31T18:29:59Z"))).toBe("2025-26"); // 31 Mar 23:59:59 IST
+    expect(financialYear(new Date("2026-03-31T18:30:00Z"))).toBe("2026-27"); // 1 Apr 00:00 IST
+    expect(financialYear(new Date("2099-12-31T00:00:00Z"))).toBe("2099-00");
+  });
+
+  it("shipping a parcel issues its invoice in the same unit: every rule-46 field, CGST + SGST within the state, its totals the parcel's", async () => {
+    const { s, sql } = await registeredShop();
+    const paid = await paidGatewayOrder(db, s, 2);
+    const call = callerFor(db, s.ownerUserId, s.id, providerServices(env));
+    const [parcel] = await sql<{ id: string; tax: string; cgst: string; sgst: string; igst: string; total: string }>(
+      "select id, tax, cgst, sgst, igst, subtotal - discount + shipping as total from fulfillment_order where order_id = $1",
+      [paid.orderId],
+    );
+    expect(((await call("orders.invoices", { id: paid.orderId })) as { invoices: unknown[] }).invoices).toEqual([]);
+    await call("orders.fulfill", { orderId: paid.orderId, parcelId: parcel!.id, tracking: { awb: "DLV-123456", courierName: "Delhivery" } });
+    const { invoices } = (await call("orders.invoices", { id: paid.orderId })) as {
+      invoices: { number: string; gstin: string; financialYear: string; parcelId: string; issuedAt: string; document: DocumentModel }[];
+    };
+    const fy = financialYear(new Date());
+    expect(invoices).toHaveLength(1);
+    const [invoice] = invoices;
+    expect(invoice).toMatchObject({ number: `INV/${fy.slice(2)}/000001`, gstin: MH_GSTIN, financialYear: fy, parcelId: parcel!.id });
+    const d = invoice!.document;
+    // Rule 46: (a) supplier, (b) number, (c) date, (d)-(f) recipient with address and state, (h)-(m) the lines, (n) place of supply, (p) reverse charge, (q) signatory.
+    expect(d).toMatchObject({
+      title: "Tax invoice",
+      number: invoice!.number,
+      date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+      supplier: { name: "Saanjh Crafts Private Limited", gstin: MH_GSTIN, state: { name: "Maharashtra", code: "27" }, address: expect.arrayContaining(["Unit 4, Laxmi Industrial Estate"]) },
+      recipient: { name: "Asha Rao", gstin: null, state: { name: "Maharashtra", code: "27" }, address: expect.arrayContaining(["12 MG Road"]) },
+      placeOfSupply: { name: "Maharashtra", code: "27" },
+      stateTaxLabel: "SGST",
+    });
+    expect(d.columns).toEqual(expect.arrayContaining(["description", "quantity", "unit", "taxableValue", "rate", "cgst", "sgst", "total"]));
+    expect(d.columns).not.toContain("igst");
+    for (const line of d.lines) expect(Object.keys(line)).toEqual(expect.arrayContaining(["description", "quantity", "unit", "taxableValue", "rateBp", "cgst", "sgst", "igst", "total"]));
+    expect(d.notes).toEqual(expect.arrayContaining([expect.stringMatching(/reverse charge/), expect.stringMatching(/authorised signatory: Saanjh Crafts/)]));
+    // The invoice's totals are the parcel's stored money, line by line too.
+    const total = (label: string) => d.totals!.find((t) => t.label === label)?.amount;
+    const sum = (key: "cgst" | "sgst" | "igst" | "total" | "taxableValue") => d.lines.reduce((n, l) => n + (l[key] ?? 0), 0);
+    expect({ cgst: total("CGST"), sgst: total("SGST"), total: total("Invoice total"), tax: total("CGST")! + total("SGST")! }).toEqual({
+      cgst: Number(parcel!.cgst),
+      sgst: Number(parcel!.sgst),
+      total: Number(parcel!.total),
+      tax: Number(parcel!.tax),
+    });
+    expect(Number(parcel!.cgst)).toBeGreaterThan(0);
+    expect({ cgst: sum("cgst"), sgst: sum("sgst"), igst: sum("igst"), total: sum("total") }).toEqual({ cgst: Number(parcel!.cgst), sgst: Number(parcel!.sgst), igst: 0, total: Number(parcel!.total) });
+    expect(sum("taxableValue")).toBe(total("Taxable value"));
+    // Frozen: an issued invoice is not changed.
+    await expect(sql("update tax_invoice set number = 'INV/X/1'")).rejects.toThrow(/cannot be changed/);
+  });
+
+  it("a parcel shipped across states is charged IGST; a location with no GSTIN issues none, and says why", async () => {
+    const { s, sql } = await registeredShop();
+    const placed = await placeTestOrder(db, s, { state: "IN-KA" });
+    const parcel = placed.order.parcels[0]!;
+    const made = await issued(s.id, placed.order.id, parcel.id, new Date());
+    expect(made).toMatchObject({ number: expect.stringMatching(/^INV\/\d{2}-\d{2}\/000001$/) });
+    const [row] = await sql<{ document: DocumentModel; tax: string; igst: string }>(
+      "select t.document, f.tax, f.igst from tax_invoice t join fulfillment_order f on f.id = t.fulfillment_order_id where t.order_id = $1",
+      [placed.order.id],
+    );
+    expect(Number(row!.igst)).toBeGreaterThan(0);
+    expect(row!.document.columns).toContain("igst");
+    expect(row!.document.columns).not.toContain("cgst");
+    expect(row!.document.placeOfSupply).toEqual({ name: "Karnataka", code: "29" });
+    expect(row!.document.totals).toEqual(expect.arrayContaining([{ label: "IGST", amount: Number(row!.igst) }]));
+    // Issued once: a second issue for the parcel is skipped.
+    expect(await issued(s.id, placed.order.id, parcel.id, new Date())).toMatchObject({ skipped: { reason: "invoiced" } });
+
+    await sql("update location set gstin = null");
+    const other = await placeTestOrder(db, s);
+    expect(await issued(s.id, other.order.id, other.order.parcels[0]!.id, new Date())).toEqual({
+      skipped: { reason: "no_gstin", message: expect.stringMatching(/no GSTIN.*Settings → Locations/) },
+    });
+  });
+
+  it("50 concurrent shipments across two GSTINs, some rolled back, number each series gaplessly from 000001", async () => {
+    const { s, sql, mh, ka } = await registeredShop();
+    const origins = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? { locationId: mh, state: "IN-MH" as const } : { locationId: ka, state: "IN-KA" as const }));
+    const { orderId, parcelIds } = await parcelsOrder(s.id, origins);
+    const now = new Date("2026-01-15T06:00:00Z");
+    const rolledBack = new Set([3, 10, 17, 24, 31, 44]);
+    const first = await Promise.allSettled(
+      parcelIds.map((parcelId, i) =>
+        withStore(db, s.id, async (tx) => {
+          const made = await issueInvoice(tx, { orderId, parcelId }, now);
+          if (rolledBack.has(i)) throw new Error("the shipment failed after its invoice: rolled back");
+          return made;
+        }),
+      ),
+    );
+    expect(first.filter((r) => r.status === "rejected")).toHaveLength(rolledBack.size);
+    // The rolled-back shipments ship again later: their numbers follow, with no gap.
+    for (const i of rolledBack) await issued(s.id, orderId, parcelIds[i]!, now);
+    const rows = await sql<{ gstin: string; number: string; fulfillment_order_id: string }>("select gstin, number, fulfillment_order_id from tax_invoice where order_id = $1 order by number", [orderId]);
+    const expected = Array.from({ length: 25 }, (_, i) => `INV/25-26/${String(i + 1).padStart(6, "0")}`);
+    expect(rows.filter((r) => r.gstin === MH_GSTIN).map((r) => r.number)).toEqual(expected);
+    expect(rows.filter((r) => r.gstin === KA_GSTIN).map((r) => r.number)).toEqual(expected);
+    expect(new Set(rows.map((r) => r.fulfillment_order_id)).size).toBe(50);
+    expect(await sql("select gstin, financial_year, kind, next_number from tax_document_counter order by gstin")).toEqual(
+      expect.arrayContaining([
+        { gstin: MH_GSTIN, financial_year: "2025-26", kind: "invoice", next_number: 26 },
+        { gstin: KA_GSTIN, financial_year: "2025-26", kind: "invoice", next_number: 26 },
+      ]),
+    );
+  });
+
+  it("a new financial year starts a new series at 000001 (31 March 23:59 IST vs 1 April 00:00 IST)", async () => {
+    const { s, mh } = await registeredShop();
+    const { orderId, parcelIds } = await parcelsOrder(s.id, [0, 1, 2].map(() => ({ locationId: mh, state: "IN-MH" as const })));
+    expect(await issued(s.id, orderId, parcelIds[0]!, new Date("2026-03-31T18:28:00Z"))).toMatchObject({ number: "INV/25-26/000001" });
+    expect(await issued(s.id, orderId, parcelIds[1]!, new Date("2026-03-31T18:29:00Z"))).toMatchObject({ number: "INV/25-26/000002" });
+    expect(await issued(s.id, orderId, parcelIds[2]!, new Date("2026-03-31T18:30:00Z"))).toMatchObject({ number: "INV/26-27/000001" });
+    const [april] = await withStore(db, s.id, (tx) => tx.$client.query<{ document: DocumentModel }>("select document from tax_invoice where number = 'INV/26-27/000001'")).then((r) => r.rows);
+    expect(april!.document.date).toBe("2026-04-01");
+  });
+});

@@ -1,0 +1,125 @@
+import type { SQL } from "drizzle-orm";
+import { fulfillmentOrder, location, shopOrder, taxInvoice, type TaxClass } from "../../db/schema";
+import { EXAMPLE, narrow, orNull, pg, statement } from "../../db/statement";
+import { sql } from "../../db/steps";
+import type { DocumentModel } from "../../documents/model";
+
+/** The statements of tax invoices (../invoices.ts): what an invoice is made from, its issue, an order's invoices. */
+
+const { id: ID, store: STORE } = EXAMPLE;
+
+export interface InvoiceLineRow {
+  description: string;
+  sku: string | null;
+  taxClass: TaxClass;
+  quantity: number;
+  unitPrice: number;
+}
+
+export interface InvoiceRateRow {
+  tax_class: TaxClass;
+  rate_bp: number;
+  threshold_minor: number | null;
+  rate_above_bp: number | null;
+}
+
+/**
+ * What a parcel's invoice is made of: whether it has one, its location's registration, its stored money,
+ * the order's buyer and address, its lines in order (as checkout split the parcel's discount over them),
+ * and the GST rates of the day the order was placed in India (as checkout priced it).
+ */
+export const parcelToInvoice = statement("orders.parcelToInvoice", {
+  row: {
+    invoiced: pg.bool(),
+    gstin: orNull(location.gstin),
+    legalName: orNull(location.legalName),
+    addressLine1: orNull(location.addressLine1),
+    addressLine2: orNull(location.addressLine2),
+    city: orNull(location.city),
+    postalCode: orNull(location.postalCode),
+    originState: fulfillmentOrder.originState,
+    subtotal: pg.float8(),
+    discount: pg.float8(),
+    shipping: pg.float8(),
+    tax: pg.float8(),
+    cgst: pg.float8(),
+    sgst: pg.float8(),
+    igst: pg.float8(),
+    orderNumber: shopOrder.number,
+    placedAt: shopOrder.placedAt,
+    shipToState: shopOrder.shipToState,
+    shippingAddress: shopOrder.shippingAddress,
+    buyerGstin: shopOrder.buyerGstin,
+    buyerLegalName: shopOrder.buyerLegalName,
+    lines: pg.jsonb<InvoiceLineRow[]>(),
+    rates: pg.jsonb<InvoiceRateRow[]>(),
+  },
+  examples: [[STORE, { orderId: ID, parcelId: ID }]],
+  sql: (store: SQL, p: { orderId: string; parcelId: string }) =>
+    sql`select exists (select 1 from tax_invoice t where t.store_id = f.store_id and t.fulfillment_order_id = f.id) as invoiced,
+          l.gstin, l.legal_name as "legalName", l.address_line1 as "addressLine1", l.address_line2 as "addressLine2", l.city, l.postal_code as "postalCode",
+          f.origin_state as "originState", f.subtotal::float8 as subtotal, f.discount::float8 as discount, f.shipping::float8 as shipping,
+          f.tax::float8 as tax, f.cgst::float8 as cgst, f.sgst::float8 as sgst, f.igst::float8 as igst,
+          o.number as "orderNumber", o.placed_at as "placedAt", o.ship_to_state as "shipToState", o.shipping_address as "shippingAddress",
+          o.buyer_gstin as "buyerGstin", o.buyer_legal_name as "buyerLegalName",
+          coalesce((select jsonb_agg(jsonb_build_object(
+                      'description', ol.product_title || case when ol.variant_title = 'Default' then '' else ' — ' || ol.variant_title end,
+                      'sku', ol.sku, 'taxClass', ol.tax_class, 'quantity', fl.quantity, 'unitPrice', ol.unit_price) order by ol.position, fl.id)
+                    from fulfillment_order_line fl join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
+                    where fl.store_id = f.store_id and fl.fulfillment_order_id = f.id), '[]'::jsonb) as lines,
+          (select jsonb_agg(to_jsonb(r)) from (select distinct on (tax_class) tax_class, rate_bp, threshold_minor, rate_above_bp from gst_rate
+                    where effective_from <= (o.placed_at at time zone 'Asia/Kolkata')::date order by tax_class, effective_from desc) r) as rates
+        from fulfillment_order f
+        join shop_order o on o.store_id = f.store_id and o.id = f.order_id
+        left join location l on l.store_id = f.store_id and l.id = f.location_id
+        where f.store_id = ${store} and f.order_id = ${p.orderId} and f.id = ${p.parcelId}`,
+});
+
+export interface InvoiceDraft {
+  orderId: string;
+  parcelId: string;
+  gstin: string;
+  financialYear: string;
+  /** The number's prefix: the serial number (6 digits, more past 999,999) follows it. */
+  prefix: string;
+  issuedAt: Date;
+  /** The document without its number (added here, once the series gave it). */
+  document: Omit<DocumentModel, "number">;
+}
+
+/**
+ * Issues an invoice: the series' counter row upserted (locked until commit; a rollback gives the number
+ * back), the invoice inserted with that number in its document. One statement, in the unit that ships.
+ */
+export const issueTaxInvoice = statement("orders.issueTaxInvoice", {
+  row: { id: taxInvoice.id, number: taxInvoice.number },
+  examples: [[STORE, { orderId: ID, parcelId: ID, gstin: "27ABCDE1234F1Z0", financialYear: "2025-26", prefix: "INV/25-26/", issuedAt: new Date(0), document: {} as InvoiceDraft["document"] }]],
+  sql: (store: SQL, d: InvoiceDraft) =>
+    sql`with counter as (
+          insert into tax_document_counter (store_id, gstin, financial_year, kind, next_number)
+          values (${store}, ${d.gstin}, ${d.financialYear}, 'invoice', 2)
+          on conflict (store_id, gstin, financial_year, kind) do update set next_number = tax_document_counter.next_number + 1
+          returning next_number - 1 as serial),
+        numbered as (select ${d.prefix} || case when serial < 1000000 then lpad(serial::text, 6, '0') else serial::text end as number from counter)
+        insert into tax_invoice (store_id, order_id, fulfillment_order_id, gstin, financial_year, number, issued_at, document)
+        select ${store}, ${d.orderId}, ${d.parcelId}, ${d.gstin}, ${d.financialYear}, number, ${d.issuedAt}, ${JSON.stringify(d.document)}::jsonb || jsonb_build_object('number', number)
+        from numbered
+        returning id, number`,
+});
+
+/** An order's invoices, oldest first, with their documents. */
+export const orderInvoices = statement("orders.orderInvoices", {
+  row: {
+    id: taxInvoice.id,
+    parcelId: taxInvoice.fulfillmentOrderId,
+    number: taxInvoice.number,
+    gstin: taxInvoice.gstin,
+    financialYear: taxInvoice.financialYear,
+    issuedAt: taxInvoice.issuedAt,
+    document: narrow<DocumentModel>(taxInvoice.document),
+  },
+  examples: [[STORE, ID]],
+  sql: (store: SQL, orderId: string) =>
+    sql`select id, fulfillment_order_id as "parcelId", number, gstin, financial_year as "financialYear", issued_at as "issuedAt", document
+        from tax_invoice where store_id = ${store} and order_id = ${orderId} order by issued_at, number`,
+});
