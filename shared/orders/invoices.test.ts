@@ -144,6 +144,15 @@ describe("tax invoices", () => {
     expect(await issued(s.id, other.order.id, other.order.parcels[0]!.id, new Date())).toEqual({
       skipped: { reason: "no_gstin", message: expect.stringMatching(/no GSTIN.*Settings → Locations/) },
     });
+    // Shipped from there, the parcel has no invoice, and orders.invoices says why.
+    const paid = await paidGatewayOrder(db, s, 1);
+    const call = callerFor(db, s.ownerUserId, s.id, providerServices(env));
+    const [unregistered] = await sql<{ id: string }>("select id from fulfillment_order where order_id = $1", [paid.orderId]);
+    await call("orders.fulfill", { orderId: paid.orderId, parcelId: unregistered!.id, tracking: { awb: "DLV-654321", courierName: "Delhivery" } });
+    expect(await call("orders.invoices", { id: paid.orderId })).toEqual({
+      invoices: [],
+      notIssued: [{ parcelId: unregistered!.id, reason: "no_gstin", message: expect.stringMatching(/no GSTIN/) }],
+    });
   });
 
   it("50 concurrent shipments across two GSTINs, some rolled back, number each series gaplessly from 000001", async () => {

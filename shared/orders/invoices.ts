@@ -9,7 +9,7 @@ import { INDIAN_STATE_NAMES, isIndianStateCode, parcelTax, resolveRate, splitPro
 import { indianDate, ratesOfRows } from "../rules/gst-rates";
 import { GST_STATE_CODES, gstStateCodeOf } from "../rules/gstin";
 import { orderNotFound } from "./order-detail";
-import { issueTaxInvoice, orderInvoices, parcelToInvoice, type InvoiceDraft } from "./statements/invoices";
+import { issueTaxInvoice, orderInvoices, parcelsNotInvoiced, parcelToInvoice, type InvoiceDraft } from "./statements/invoices";
 
 /**
  * Tax invoices (docs/gst.md "Tax invoices"; CGST Rules, rule 46): one per parcel, issued in the unit that
@@ -28,6 +28,11 @@ export interface InvoiceSkipped {
   reason: "invoiced" | "no_gstin" | "no_legal_identity";
   message: string;
 }
+
+const SKIPPED = {
+  no_gstin: { reason: "no_gstin", message: "No tax invoice: the parcel's location has no GSTIN (Settings → Locations)." },
+  no_legal_identity: { reason: "no_legal_identity", message: "No tax invoice: the location's GSTIN has no legal name or address (Settings → Locations)." },
+} as const satisfies Record<string, InvoiceSkipped>;
 
 /** The financial year of an instant in India, 1 April to 31 March: 2026-03-31 23:59 IST → "2025-26". */
 export function financialYear(at: Date): string {
@@ -59,12 +64,8 @@ function addressLines(a: Record<string, string | undefined>, state: IndianStateC
 export function draftInvoice(reading: InvoiceReading, p: { orderId: string; parcelId: string }, now: Date): { draft: InvoiceDraft } | { skipped: InvoiceSkipped } {
   if (reading.invoiced) return { skipped: { reason: "invoiced", message: "This parcel has its tax invoice already." } };
   const { gstin, legalName, addressLine1 } = reading;
-  if (!gstin) {
-    return { skipped: { reason: "no_gstin", message: "No tax invoice: the parcel's location has no GSTIN (Settings → Locations)." } };
-  }
-  if (!legalName || !addressLine1) {
-    return { skipped: { reason: "no_legal_identity", message: "No tax invoice: the location's GSTIN has no legal name or address (Settings → Locations)." } };
-  }
+  if (!gstin) return { skipped: SKIPPED.no_gstin };
+  if (!legalName || !addressLine1) return { skipped: SKIPPED.no_legal_identity };
   const destination = reading.shipToState;
   if (!isIndianStateCode(destination)) throw new Error(`order #${reading.orderNumber} ships to ${destination}, not an Indian state`);
   const origin = reading.originState && isIndianStateCode(reading.originState) ? reading.originState : null;
@@ -162,16 +163,25 @@ export async function issueInvoice(tx: StoreTx, p: { orderId: string; parcelId: 
   });
 }
 
-/** An order's invoices, oldest first; an order not of this store is not found. */
+/**
+ * An order's invoices, oldest first, and its shipped parcels that have none with the reason their location
+ * gives today (a parcel shipped without one keeps none: an invoice is issued when it ships). An order not
+ * of this store is not found.
+ */
 export function orderInvoicesPlan(q: Q, store: SQL, orderId: string) {
   return plan(
     [
       q.select({ id: shopOrder.id }).from(shopOrder).where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId))),
       orderInvoices(q, store, orderId),
+      parcelsNotInvoiced(q, store, orderId),
     ] as const,
-    ([[order], rows]) => {
+    ([[order], invoices, missing]) => {
       if (!order) throw orderNotFound();
-      return rows;
+      const notIssued = missing.map((p) => ({
+        parcelId: p.parcelId,
+        ...(!p.hasGstin ? SKIPPED.no_gstin : !p.hasIdentity ? SKIPPED.no_legal_identity : { reason: "shipped_before", message: "No tax invoice: the parcel shipped before its location had a GSTIN, legal name and address." }),
+      }));
+      return { invoices, notIssued };
     },
   );
 }

@@ -123,3 +123,17 @@ export const orderInvoices = statement("orders.orderInvoices", {
     sql`select id, fulfillment_order_id as "parcelId", number, gstin, financial_year as "financialYear", issued_at as "issuedAt", document
         from tax_invoice where store_id = ${store} and order_id = ${orderId} order by issued_at, number`,
 });
+
+/** An order's shipped parcels without an invoice, with what their location lacks today. */
+export const parcelsNotInvoiced = statement("orders.parcelsNotInvoiced", {
+  row: { parcelId: fulfillmentOrder.id, hasGstin: pg.bool(), hasIdentity: pg.bool() },
+  examples: [[STORE, ID]],
+  sql: (store: SQL, orderId: string) =>
+    sql`select f.id as "parcelId", coalesce(l.gstin is not null, false) as "hasGstin",
+          coalesce(l.legal_name is not null and l.address_line1 is not null, false) as "hasIdentity"
+        from fulfillment_order f left join location l on l.store_id = f.store_id and l.id = f.location_id
+        where f.store_id = ${store} and f.order_id = ${orderId}
+          and exists (select 1 from shipment s where s.store_id = f.store_id and s.fulfillment_order_id = f.id)
+          and not exists (select 1 from tax_invoice t where t.store_id = f.store_id and t.fulfillment_order_id = f.id)
+        order by f.position, f.id`,
+});
