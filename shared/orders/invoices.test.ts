@@ -6,7 +6,10 @@ import { providerServices } from "#shared/pipeline/providers";
 import { parcelTax, type IndianStateCode } from "#shared/rules/gst";
 import { financialYear, issueInvoice } from "./invoices";
 import { testDb } from "../../test/harness";
-import { orderShop, paidGatewayOrder, placeTestOrder } from "../../test/orders";
+import { address, orderShop, paidGatewayOrder, placeTestOrder } from "../../test/orders";
+import { placeOrder } from "#shared/orders/checkout";
+import { newCartToken } from "#shared/storefront/cart";
+import { addLine, createCart } from "#shared/storefront/cart-changes";
 import { callerFor } from "../../test/procedures";
 
 const db = testDb();
@@ -153,6 +156,39 @@ describe("tax invoices", () => {
       invoices: [],
       notIssued: [{ parcelId: unregistered!.id, reason: "no_gstin", message: expect.stringMatching(/no GSTIN/) }],
     });
+  });
+
+  it("a parcel of several classes with a percent discount and shipping: the lines' rates resolved again, the totals the parcel's", async () => {
+    const { s, sql } = await registeredShop();
+    const [p] = await sql<{ product_id: string }>("select product_id from product_variant where id = $1", [s.variantId]);
+    const [kurta] = await sql<{ id: string }>(
+      "insert into product_variant (store_id, product_id, title, sku, price_minor, tax_class) values ($1, $2, 'Indigo / M', 'KURTA-M', 262501, 'gst_apparel') returning id",
+      [s.id, p!.product_id],
+    );
+    await sql("insert into inventory_level (store_id, variant_id, location_id, on_hand) select $1, $2, id, 5 from location where gstin = $3", [s.id, kurta!.id, MH_GSTIN]);
+    const placed = await withStore(db, s.id, async (tx) => {
+      const { token, hash } = await newCartToken();
+      const cart = await createCart(tx, hash);
+      await addLine(tx, cart, s.variantId, 2);
+      await addLine(tx, cart, kurta!.id, 1);
+      await tx.$client.query("update cart set discount_id = (select id from discount limit 1) where id = $1", [cart.id]);
+      return placeOrder(tx, token, { email: "asha@example.test", shippingAddress: address("IN-MH"), paymentMethod: "gateway" }, "local", new Date());
+    });
+    const parcel = placed.order.parcels[0]!;
+    const made = await issued(s.id, placed.order.id, parcel.id, new Date());
+    expect(made).toMatchObject({ number: expect.stringMatching(/000001$/) });
+    const [row] = await sql<{ document: DocumentModel; discount: string; tax: string; cgst: string; sgst: string; total: string }>(
+      "select t.document, f.discount, f.tax, f.cgst, f.sgst, f.subtotal - f.discount + f.shipping as total from tax_invoice t join fulfillment_order f on f.id = t.fulfillment_order_id where t.order_id = $1",
+      [placed.order.id],
+    );
+    expect(Number(row!.discount)).toBeGreaterThan(0);
+    const d = row!.document;
+    // ₹2,625.01 less 10 % is ₹2,362.51 a piece, under ₹2,625.00: 5 %, as checkout charged.
+    expect(d.lines.find((l) => l.description.includes("Indigo / M"))).toMatchObject({ quantity: 1, rateBp: 500 });
+    expect(d.lines.find((l) => l.quantity === 2)).toMatchObject({ rateBp: 1800 });
+    const sum = (key: "cgst" | "sgst" | "total") => d.lines.reduce((n, l) => n + (l[key] ?? 0), 0);
+    expect({ cgst: sum("cgst"), sgst: sum("sgst"), total: sum("total") }).toEqual({ cgst: Number(row!.cgst), sgst: Number(row!.sgst), total: Number(row!.total) });
+    expect(d.taxSummary!.map((r) => r.rateBp)).toEqual([500, 1800]);
   });
 
   it("50 concurrent shipments across two GSTINs, some rolled back, number each series gaplessly from 000001", async () => {
