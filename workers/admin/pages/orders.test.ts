@@ -116,6 +116,8 @@ describe("Orders list", () => {
     const { s, sql } = await orderShop(db);
     const owner = await sessionFor(db, s.ownerUserId, s.id);
     expect(await (await page(owner, "/orders?page=9")).text()).toContain('past the last one. <a href="/orders">Go to the first page</a>');
+    // An order with an issued tax invoice cannot be deleted (migration 0038): the fixture order's goes first.
+    await sql("delete from tax_invoice");
     await sql("delete from shop_order");
     const html = await (await page(owner, "/orders")).text();
     expect(html).toContain("No orders yet. Orders appear here as soon as shoppers check out on your storefront");
