@@ -4,6 +4,7 @@ import type { FC } from "hono/jsx";
 import { plan, together } from "#shared/db/plan";
 import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
+import { buyerInvoicesPlan } from "#shared/orders/buyer-invoices";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
 import { buyerOrderFacts } from "#shared/orders/statements/order-view";
@@ -11,6 +12,7 @@ import { FULFILLMENT_WORDS, PAYMENT_WORDS, type OrderStatus } from "#shared/rule
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { notFoundPage } from "./catalog-pages";
+import { invoicePath } from "./order-invoices";
 import { ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
@@ -68,10 +70,11 @@ export async function orderPage(c: ShopContext) {
       ] as const,
       ([[view], [facts]]) => ({ view: view?.order ?? null, facts }),
     );
-    return together({ access: buyerAccessPlan(q, storeSql, hashes), shown });
+    return together({ access: buyerAccessPlan(q, storeSql, hashes), shown, invoices: buyerInvoicesPlan(q, storeSql, orderId, opensOrder(hashes)) });
   });
   const access = await read.access;
   const { view, facts } = read.shown;
+  const invoices = read.invoices;
   const found =
     access && view && facts
       ? { order: view, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, balance: facts.balance, shipments: facts.shipments, key: access.key }
@@ -124,6 +127,18 @@ export async function orderPage(c: ShopContext) {
                     (<a href={s.trackingUrl} rel="noopener noreferrer">track it</a>)
                   </>
                 ) : null}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {invoices.length > 0 ? (
+        <>
+          <h2>Tax invoices</h2>
+          <ul>
+            {invoices.map((i) => (
+              <li data-invoice={i.id}>
+                {i.number}: <a href={invoicePath(order.id, i.id, key)}>View</a> · <a href={invoicePath(order.id, i.id, key, true)}>PDF</a>
               </li>
             ))}
           </ul>

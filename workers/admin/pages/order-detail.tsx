@@ -3,6 +3,7 @@ import type { FieldIssue } from "#shared/core/errors";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { orderNotFound } from "#shared/orders/order-detail";
 import { listLocations } from "#shared/procedures/inventory";
+import { listOrderInvoices } from "#shared/procedures/invoices";
 import { getOrder } from "#shared/procedures/orders";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { call, optional, storePage } from "./chrome";
@@ -11,6 +12,7 @@ import { AdminPage } from "./layout";
 import { OrderActions, type CallProcedure } from "./order-actions";
 import { actionsFor, findAction, ORDER_ACTIONS } from "./order-fulfilment-actions";
 import { AfterSale, Shipments } from "./order-after-sale";
+import { Invoices } from "./order-invoices";
 import { Attempts, Customer, Lines, OrderHeader, Parcels, Timeline, Totals } from "./order-detail-view";
 
 /**
@@ -31,7 +33,7 @@ function orderIdOf(c: AdminContext): string {
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200, failed?: FailedPost) {
   const id = orderIdOf(c);
   // Parcels name their location when the member may read stock locations.
-  const { chrome, me, read } = await storePage(c, { order: call(getOrder, { id }, ["NOT_FOUND"]), locations: optional(listLocations, {}) });
+  const { chrome, me, read } = await storePage(c, { order: call(getOrder, { id }, ["NOT_FOUND"]), locations: optional(listLocations, {}), invoices: optional(listOrderInvoices, { id }) });
   const [order, locations] = [read.order(), read.locations() ?? { items: [] }];
   if (!notice) {
     const done = findAction(c.req.query("done") ?? "");
@@ -54,6 +56,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       <Totals order={order} />
       <Attempts order={order} />
       <Shipments order={order} />
+      <Invoices orderId={id} invoices={read.invoices()?.invoices} />
       <AfterSale order={order} />
       <Timeline order={order} />
     </AdminPage>,

@@ -1,0 +1,69 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { extractText, getDocumentProxy } from "unpdf";
+import { randomSecret, sha256Hex } from "#shared/core/tokens";
+import { providerServices } from "#shared/pipeline/providers";
+import { call } from "../../test/call";
+import { testDb } from "../../test/harness";
+import { orderShop, paidGatewayOrder } from "../../test/orders";
+import { callerFor } from "../../test/procedures";
+import worker from "./index";
+
+/** The buyer's tax invoices from their order page (`?k=<key>`), through the real storefront Worker against real Postgres. */
+const db = testDb();
+
+/** A registered shop's paid order whose parcel shipped through orders.fulfill, and the order's key (as in the email link). */
+async function shippedOrder() {
+  const { s, sql } = await orderShop(db);
+  await sql("update location set gstin = '27ABCDE1234F1Z0', legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'");
+  const paid = await paidGatewayOrder(db, s, 1);
+  const [parcel] = await sql<{ id: string; total: string }>("select id, subtotal - discount + shipping as total from fulfillment_order where order_id = $1", [paid.orderId]);
+  await callerFor(db, s.ownerUserId, s.id, providerServices(env))("orders.fulfill", { orderId: paid.orderId, parcelId: parcel!.id, tracking: { awb: "DLV-123456", courierName: "Delhivery" } });
+  const key = randomSecret();
+  await sql("update shop_order set email_key_hash = $1 where id = $2", [await sha256Hex(key), paid.orderId]);
+  const [invoice] = await sql<{ id: string; number: string }>("select id, number from tax_invoice where order_id = $1", [paid.orderId]);
+  const open = (path: string) => call(worker, `http://storefront.test${path}`, { headers: { host: s.hostname }, redirect: "manual" });
+  return { s, sql, orderId: paid.orderId, key, invoice: invoice!, total: Number(parcel!.total), open };
+}
+
+const rupees = (minor: number) => new Intl.NumberFormat("en-IN", { minimumFractionDigits: 2 }).format(minor / 100);
+
+describe("Order page: tax invoices", () => {
+  it("the order's link shows each invoice; its page holds the document and its PDF downloads with the number and total", async () => {
+    const { orderId, key, invoice, total, open } = await shippedOrder();
+    const base = `/orders/${orderId}/invoices/${invoice.id}`;
+    const html = await (await open(`/orders/${orderId}?k=${key}`)).text();
+    expect(html).toContain(invoice.number);
+    expect(html).toContain(`<a href="${base}?k=${key}">View</a>`);
+    expect(html).toContain(`<a href="${base}.pdf?k=${key}">PDF</a>`);
+
+    const view = await open(`${base}?k=${key}`);
+    expect(view.status).toBe(200);
+    expect(view.headers.get("cache-control")).toBe("private, no-store");
+    const doc = await view.text();
+    expect(doc).toContain(`No. ${invoice.number}`);
+    expect(doc).toContain(rupees(total));
+
+    const pdf = await open(`${base}.pdf?k=${key}`);
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get("content-type")).toBe("application/pdf");
+    expect(pdf.headers.get("content-disposition")).toBe(`attachment; filename="${invoice.number.replaceAll("/", "-")}.pdf"`);
+    const bytes = new Uint8Array(await pdf.arrayBuffer());
+    const { text } = await extractText(await getDocumentProxy(bytes.slice()), { mergePages: true });
+    expect(text).toContain(invoice.number);
+    expect(text).toContain(rupees(total));
+  });
+
+  it("without the key, with a wrong one, or with another order's invoice: the store's 404", async () => {
+    const { orderId, key, invoice, open } = await shippedOrder();
+    const base = `/orders/${orderId}/invoices/${invoice.id}`;
+    expect((await open(base)).status).toBe(404);
+    expect((await open(`${base}.pdf`)).status).toBe(404);
+    expect((await open(`${base}.pdf?k=${randomSecret()}`)).status).toBe(404);
+    expect((await open(`${base}.pdf?k=${key}x`)).status).toBe(404);
+    // The shop's other order, opened by its own key, does not open this order's invoice.
+    const other = await shippedOrder();
+    expect((await other.open(`/orders/${other.orderId}/invoices/${invoice.id}.pdf?k=${other.key}`)).status).toBe(404);
+    expect((await open(`/orders/${orderId}/invoices/not-a-uuid?k=${key}`)).status).toBe(404);
+  });
+});
