@@ -10,6 +10,7 @@ import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../core/log";
 import { orderEmailKey, storefrontBasePlan } from "../mail/links";
 import { orderPath } from "../orders/access";
+import { invoicePath } from "../orders/buyer-invoices";
 import type { MailConfig } from "../mail/select";
 import { CONSENT_TEMPLATE, sendConsentRequest } from "./consent";
 import { deliver, RetryLater, type NotificationDeps } from "./deliver";
@@ -96,7 +97,11 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
       parcels: o.parcels,
     },
   };
-  if (link && read.base) facts.orderUrl = `${read.base}${orderPath(orderId, link.key)}`;
+  if (link && read.base) {
+    const base = read.base;
+    facts.orderUrl = `${base}${orderPath(orderId, link.key)}`;
+    facts.invoiceUrl = (invoiceId) => `${base}${invoicePath(orderId, invoiceId, link.key)}`;
+  }
   const rendered = renderNotification(template, facts)!;
   return deliver(message, deps, template, { email: o.email, storeName: o.store_name, sender: "orders" }, rendered);
 }

@@ -31,6 +31,8 @@ export interface ParcelToNotify extends Omit<ParcelView, "id" | "locationId"> {
   originState: string | null;
   lines: { productTitle: string; variantTitle: string; quantity: number }[];
   shipments: ShipmentToNotify[];
+  /** Its tax invoice, once the parcel shipped from a registered location (shared/orders/invoices.ts). */
+  invoice?: { id: string; number: string } | null;
 }
 
 /**
@@ -72,7 +74,8 @@ export const orderToNotify = statement("notifications.orderToNotify", {
                 from fulfillment_order_line fl join order_line l on l.store_id = fl.store_id and l.id = fl.order_line_id
                 where fl.store_id = f.store_id and fl.fulfillment_order_id = f.id), '[]'::json),
               'shipments', coalesce((select json_agg(json_build_object('awb', sh.awb, 'courier', sh.courier_name, 'trackingUrl', sh.tracking_url, 'status', sh.status) order by sh.created_at, sh.id)
-                from shipment sh where sh.store_id = f.store_id and sh.fulfillment_order_id = f.id and sh.status <> 'cancelled'), '[]'::json)) order by f.position, f.created_at)
+                from shipment sh where sh.store_id = f.store_id and sh.fulfillment_order_id = f.id and sh.status <> 'cancelled'), '[]'::json),
+              'invoice', (select json_build_object('id', t.id, 'number', t.number) from tax_invoice t where t.store_id = f.store_id and t.fulfillment_order_id = f.id)) order by f.position, f.created_at)
             from fulfillment_order f where f.store_id = o.store_id and f.order_id = o.id), '[]'::json) as parcels
         from shop_order o join store s on s.id = o.store_id where o.store_id = ${CURRENT_STORE} and o.id = ${orderId}`,
 });

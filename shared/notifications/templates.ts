@@ -41,6 +41,8 @@ export interface NotificationFacts {
   reason?: string | undefined;
   /** The order's page for this shopper (`/orders/<id>?k=`), when the store has a verified domain. */
   orderUrl?: string | undefined;
+  /** A parcel's tax invoice page for this shopper (`/orders/<id>/invoices/<invoiceId>?k=`), when there is an order link. */
+  invoiceUrl?: ((invoiceId: string) => string) | undefined;
   /** What the message shows of the order; without it, the message is its sentences alone. */
   order?: OrderDetail | undefined;
 }
@@ -127,7 +129,7 @@ export interface EmailModel {
   paragraphs: readonly string[];
   /** The message's link: `text` names it in the text part, `label` is the button's words. */
   link?: { url: string; text: string; label: string } | undefined;
-  order?: { number: number; currency: string; total: number; detail: OrderDetail } | undefined;
+  order?: { number: number; currency: string; total: number; detail: OrderDetail; invoiceUrl?: ((invoiceId: string) => string) | undefined } | undefined;
 }
 
 /** A row of amounts: its label, its amount in words of money, and whether it is the total. */
@@ -163,6 +165,7 @@ function orderFacts(order: NonNullable<EmailModel["order"]>) {
         ...gst.map((g) => ({ label: `${g.label} (included)`, value: g.value })),
       ] as Amount[],
       shipments: p.shipments.map((s) => ({ said: `${s.courier ?? "Courier"}, tracking number ${s.awb}: ${inWords(SHIPMENT_WORDS, s.status)}`, url: s.trackingUrl })),
+      invoice: p.invoice && order.invoiceUrl ? { said: `Tax invoice ${p.invoice.number}`, url: order.invoiceUrl(p.invoice.id) } : null,
     };
   });
   const totals: Amount[] = [
@@ -193,6 +196,7 @@ function orderText(number: number, f: Facts): string[] {
       ...p.lines.map((l) => `  ${l}`),
       ...amounts(p.amounts, "  "),
       ...p.shipments.map((s) => `  ${s.said}${s.url ? ` (${s.url})` : ""}`),
+      ...(p.invoice ? [`  ${p.invoice.said}: ${p.invoice.url}`] : []),
     ]),
     "",
     ...amounts(f.totals, ""),
@@ -236,6 +240,7 @@ ${f.parcels.map(
 ${p.lines.map((l) => h`<tr><td colspan="2" style="${MUTED};padding:2px 0">${l}</td></tr>`)}
 ${amountRows(p.amounts)}
 ${p.shipments.map((s) => h`<tr><td colspan="2" style="${CELL};padding:4px 0">${s.url ? h`<a href="${safeUrl(s.url)}" style="color:#0969da">${s.said}</a>` : s.said}</td></tr>`)}
+${p.invoice ? h`<tr><td colspan="2" style="${CELL};padding:4px 0" data-part="invoice"><a href="${safeUrl(p.invoice.url)}" style="color:#0969da">${p.invoice.said}</a></td></tr>` : ""}
 </table></td></tr>`,
 )}
 <tr><td style="padding-top:12px"><table ${table} data-part="totals" style="border-top:1px solid #d1d9e0">${amountRows(f.totals)}</table></td></tr>
@@ -299,6 +304,6 @@ export function renderNotification(template: string, facts: NotificationFacts): 
     preheader: body[0] ?? subject,
     paragraphs: body,
     link: facts.orderUrl ? { url: facts.orderUrl, text: "Your order", label: "View your order" } : undefined,
-    order: facts.order ? { number: facts.orderNumber, currency: facts.currency, total: facts.total, detail: facts.order } : undefined,
+    order: facts.order ? { number: facts.orderNumber, currency: facts.currency, total: facts.total, detail: facts.order, invoiceUrl: facts.invoiceUrl } : undefined,
   });
 }

@@ -11,6 +11,10 @@ import type { DocumentModel } from "../documents/model";
 const opened = (store: SQL, orderId: string, opens: SQL) =>
   and(eq(taxInvoice.storeId, store), inArray(taxInvoice.orderId, sql`(select o.id from shop_order o where o.store_id = ${store} and o.id = ${orderId} and ${opens})`));
 
+/** An invoice's page (or its PDF) for the buyer, with the order's key when they have one (the order page's links, the shipped email's). */
+export const invoicePath = (orderId: string, invoiceId: string, key: string | null, pdf = false): string =>
+  `/orders/${orderId}/invoices/${invoiceId}${pdf ? ".pdf" : ""}${key ? `?k=${encodeURIComponent(key)}` : ""}`;
+
 /** The order's invoices, oldest first: id and number (for the page's links). */
 export function buyerInvoicesPlan(q: Q, store: SQL, orderId: string, opens: SQL): Plan<{ id: string; number: string }[]> {
   return plan(

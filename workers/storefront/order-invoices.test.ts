@@ -1,7 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { extractText, getDocumentProxy } from "unpdf";
+import { createLogger } from "#shared/core/log";
 import { randomSecret, sha256Hex } from "#shared/core/tokens";
+import { emailLinkSecretFromEnv } from "#shared/mail/links";
+import { localMailer } from "#shared/mail/local";
+import { sendNotification } from "#shared/notifications/send";
 import { providerServices } from "#shared/pipeline/providers";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
@@ -65,5 +69,21 @@ describe("Order page: tax invoices", () => {
     const other = await shippedOrder();
     expect((await other.open(`/orders/${other.orderId}/invoices/${invoice.id}.pdf?k=${other.key}`)).status).toBe(404);
     expect((await open(`/orders/${orderId}/invoices/not-a-uuid?k=${key}`)).status).toBe(404);
+  });
+
+  it("the shipped email links the parcel's invoice page under the email's key", async () => {
+    const { s, sql, orderId, invoice, open } = await shippedOrder();
+    const [event] = await sql<{ id: string; created_at: Date }>("select id, created_at from outbox_event where kind = 'order.fulfilled' and payload->>'orderId' = $1", [orderId]);
+    const message = { eventId: event!.id, storeId: s.id, kind: "order.fulfilled", payload: { orderId }, createdAt: event!.created_at.toISOString(), route: "notification:order_shipped" };
+    const linkSecret = emailLinkSecretFromEnv(env as unknown as Record<string, unknown>);
+    expect(await sendNotification(message, { db, log: createLogger({ test: true }, "error"), mail: { mailer: localMailer(db), fromDomain: "mail.test" }, linkSecret })).toBe("sent");
+    const [mail] = await sql<{ text_body: string; html_body: string }>("select text_body, html_body from mailbox_message where idempotency_key = $1", [`${event!.id}:order_shipped`]);
+    const url = new URL(new RegExp(`Tax invoice ${invoice.number.replaceAll("/", "\\/")}: (\\S+)`).exec(mail!.text_body)![1]!);
+    expect(url.origin).toBe(`https://${s.hostname}`);
+    expect(url.pathname).toBe(`/orders/${orderId}/invoices/${invoice.id}`);
+    expect(mail!.html_body).toContain(`<a href="${url.href.replaceAll("&", "&#38;")}" style="color:#0969da">Tax invoice ${invoice.number}</a>`);
+    const page = await open(`${url.pathname}${url.search}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`No. ${invoice.number}`);
   });
 });

@@ -23,10 +23,6 @@ inlineStyle(DOCUMENT_CSS);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The path of an invoice from the order page, with the order's key when the page was opened by one. */
-export const invoicePath = (orderId: string, invoiceId: string, key: string | null, pdf = false): string =>
-  `/orders/${orderId}/invoices/${invoiceId}${pdf ? ".pdf" : ""}${key ? `?k=${encodeURIComponent(key)}` : ""}`;
-
 export async function orderInvoicePage(c: Context<ShopEnv>) {
   const { store, db } = c.var.shop;
   c.header("cache-control", "private, no-store");

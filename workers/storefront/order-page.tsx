@@ -4,7 +4,7 @@ import type { FC } from "hono/jsx";
 import { plan, together } from "#shared/db/plan";
 import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
-import { buyerInvoicesPlan } from "#shared/orders/buyer-invoices";
+import { buyerInvoicesPlan, invoicePath } from "#shared/orders/buyer-invoices";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
 import { buyerOrderFacts } from "#shared/orders/statements/order-view";
@@ -12,7 +12,6 @@ import { FULFILLMENT_WORDS, PAYMENT_WORDS, type OrderStatus } from "#shared/rule
 import { formatMoney } from "#shared/storefront/catalog";
 import { CART_COOKIE } from "./cart";
 import { notFoundPage } from "./catalog-pages";
-import { invoicePath } from "./order-invoices";
 import { ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
