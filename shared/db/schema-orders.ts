@@ -1,7 +1,8 @@
 /** The drizzle tables of orders, parcels, payment attempts and GST rates (see ./schema.ts). */
 import { bigint, boolean, char, date, integer, jsonb, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./columns";
-import { TAX_CLASSES, storeRef } from "./schema-core";
+import { TAX_CLASSES } from "./schema-catalogue";
+import { storeRef } from "./schema-core";
 
 // Orders, parcels and payment attempts (migrations/0009_orders.sql) -------------------------------------
 

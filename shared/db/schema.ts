@@ -3,6 +3,7 @@
  * grants and functions that drizzle does not model); test/schema.test.ts fails if the two drift.
  */
 export * from "./schema-core";
+export * from "./schema-catalogue";
 export * from "./schema-orders";
 export * from "./schema-fulfilment";
 export * from "./schema-events";

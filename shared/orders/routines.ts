@@ -16,12 +16,12 @@ import {
   recomputeOrder as decideOrder,
   reviewOf,
   type AttemptStatus,
-  type ClosedBy,
-  type OrderFacts,
   type OrderStatuses,
   type PaymentReview,
-  type ReportedMoney,
 } from "../rules/status";
+import type { AttemptChange, Applied, Facts, OrderReading, PaymentReading, PaymentTrigger } from "./routine-facts";
+
+export type { AttemptChange, Applied, OrderReading, PaymentReading, PaymentTrigger } from "./routine-facts";
 
 /**
  * The two routines of ARCHITECTURE §15 around their pure decisions (shared/rules/status.ts):
@@ -37,54 +37,7 @@ import {
  * instead of deadlocking) and stop the unit as a lost race (CR409) when either is no longer as read: a
  * change sent in its own unit after its reading (two round trips) is then read and decided again, and a
  * change on an open transaction reads with the locks taken, so it never loses.
- */
-export type PaymentTrigger = "gateway" | "webhook" | "client_confirmation" | "mark_paid" | "expiry_reconciliation" | "refund";
-
-export interface AttemptChange {
-  providerRef?: string | undefined;
-  providerPaymentId?: string | undefined;
-  error?: string | undefined;
-  /**
-   * What the trigger says the gateway holds (a webhook's payment, the gateway's answer to the expiry job,
-   * a confirmation that carries an amount): a report of money that does not add up to the attempt's
-   * amount in the order's currency moves nothing and puts the attempt under review (status.ts reviewOf).
-   */
-  reported?: (ReportedMoney & { paymentId?: string | undefined }) | undefined;
-}
-
-export interface Applied {
-  orderId: string;
-  attempt: number;
-  applied: boolean;
-  status: AttemptStatus;
-  order: OrderStatuses;
-  /** Set when the report did not add up: the attempt did not move and is under review. */
-  review?: PaymentReview;
-}
-
-type Facts = Omit<OrderFacts, "attempts" | "closed"> & {
-  attempts: readonly { attempt: number; status: AttemptStatus; amount: number }[];
-  /** cancelled_at or expired_at, as the fact that closed the order (null: open or completed). */
-  closed: ClosedBy | null;
-  paymentStatus: string;
-  fulfillmentStatus: string;
-  /** The order's currency: what a report of money is checked against. */
-  currency: string;
-};
-
-/** An order's facts as one reading saw them: what recompute decides from, and what its change checks again. */
-export interface OrderReading {
-  orderId: string;
-  facts: Facts;
-}
-
-/** A payment attempt and its order's facts, as read. */
-export interface PaymentReading {
-  attempt: { id: string; orderId: string; attempt: number; status: AttemptStatus };
-  order: OrderReading;
-}
-
-/**
+ *
  * The facts of one order in one jsonb value. Every aggregate has a fixed order, so the same rows always
  * give an equal value: the change compares a fresh reading with the one it decided from.
  */

@@ -4,15 +4,15 @@
  * relay's step from an outbox row to a RoutedEvent.
  */
 import { and, eq } from "drizzle-orm";
-import type { Database } from "../../shared/db/database";
-import { outboxEvent } from "../../shared/db/schema";
-import { withStore } from "../../shared/db/with-store";
-import type { RoutedEvent } from "../../shared/events/routes";
-import { createLogger } from "../../shared/core/log";
-import { consumeAppJob } from "../../shared/apps/attempt";
-import { APP_ROUTE, goesToAppsQueue } from "../../shared/apps/events";
-import type { AppConsumerDeps, AppDeliveryJob, AppJobsQueue } from "../../shared/apps/jobs";
-import type { FetchLike } from "../../shared/apps/send";
+import type { Database } from "#shared/db/database";
+import { outboxEvent } from "#shared/db/schema";
+import { withStore } from "#shared/db/with-store";
+import type { RoutedEvent } from "#shared/events/routes";
+import { createLogger } from "#shared/core/log";
+import { consumeAppJob } from "#shared/apps/attempt";
+import { APP_ROUTE, goesToAppsQueue } from "#shared/apps/events";
+import type { AppConsumerDeps, AppDeliveryJob, AppJobsQueue } from "#shared/apps/jobs";
+import type { FetchLike } from "#shared/apps/send";
 
 export const TEST_ROOT_SECRET = "local-app-webhook-test-root-secret-0000";
 

@@ -5,11 +5,11 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { afterEach } from "vitest";
 import { makeStore, type TestStore } from "../harness";
-import type { Database } from "../../shared/db/database";
-import { domainCheck, outboxEvent, storeDomain, type DomainCheckResult } from "../../shared/db/schema";
-import { withStore } from "../../shared/db/with-store";
-import type { RoutedEvent } from "../../shared/events/routes";
-import { verificationRecord } from "../../shared/domains/dns";
+import type { Database } from "#shared/db/database";
+import { domainCheck, outboxEvent, storeDomain, type DomainCheckResult } from "#shared/db/schema";
+import { withStore } from "#shared/db/with-store";
+import type { RoutedEvent } from "#shared/events/routes";
+import { verificationRecord } from "#shared/domains/dns";
 
 export interface TestDomain {
   id: string;

@@ -1,5 +1,5 @@
 /** Helpers for the gateway tests (they hold no logic of the adapters). */
-import { isGatewayError, type CreatePaymentInput, type GatewayError } from "../../shared/payments/gateway";
+import { isGatewayError, type CreatePaymentInput, type GatewayError } from "#shared/payments/gateway";
 
 export const ORDER_ID = "0b5c2f9e-1111-4222-8333-444455556666";
 

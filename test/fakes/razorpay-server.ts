@@ -7,7 +7,7 @@
 import { Hono, type Context } from "hono";
 import { faultInjection, jsonObject, type Fault as BaseFault } from "./provider";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { RazorpayOrder } from "../../shared/payments/razorpay-entities";
+import type { RazorpayOrder } from "#shared/payments/razorpay-entities";
 import { RazorpayState, razorpayId, type PaymentOutcome, type PayOptions } from "./razorpay-sim";
 
 export interface RazorpayServerOptions {

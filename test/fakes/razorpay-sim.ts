@@ -3,8 +3,8 @@
  * Razorpay's API documents them, payments a test makes happen, and the webhooks and checkout
  * confirmations Razorpay would sign for them.
  */
-import { hmacSha256Hex } from "../../shared/core/crypto";
-import type { RazorpayOrder, RazorpayPayment, RazorpayRefund } from "../../shared/payments/razorpay-entities";
+import { hmacSha256Hex } from "#shared/core/crypto";
+import type { RazorpayOrder, RazorpayPayment, RazorpayRefund } from "#shared/payments/razorpay-entities";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 

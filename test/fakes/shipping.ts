@@ -1,5 +1,5 @@
 /** Helpers for the courier tests (they hold no logic of the adapters). */
-import { isCourierError, type CourierError, type CreateShipmentInput } from "../../shared/shipping/courier";
+import { isCourierError, type CourierError, type CreateShipmentInput } from "#shared/shipping/courier";
 
 export const SHIPMENT_ID = "7d1e3c55-2222-4333-8444-555566667777";
 export const STORE_ID = "5f0e4c1a-aaaa-4bbb-8ccc-000000000001";

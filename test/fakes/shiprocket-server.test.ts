@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adhocOrder } from "../../shared/shipping/shiprocket";
+import { adhocOrder } from "#shared/shipping/shiprocket";
 import { shiprocketServer, type ShiprocketServer } from "./shiprocket-server";
 import { shipmentInput } from "./shipping";
 

@@ -2,7 +2,7 @@
  * The memory behind the local Shiprocket server (shiprocket-server.ts): tokens, ad-hoc orders with their
  * shipment, AWBs, scans a test makes happen, and the tracking webhooks Shiprocket would send for them.
  */
-import { SHIPROCKET_STATUS, SHIPROCKET_UNMAPPED } from "../../shared/shipping/shiprocket-status";
+import { SHIPROCKET_STATUS, SHIPROCKET_UNMAPPED } from "#shared/shipping/shiprocket-status";
 
 export interface SimScan {
   date: string;

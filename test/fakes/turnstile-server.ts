@@ -8,7 +8,7 @@
  */
 import { Hono, type Context } from "hono";
 import { faultInjection, type Fault } from "./provider";
-import { TOKEN_MAX_LENGTH } from "../../shared/challenge/challenge";
+import { TOKEN_MAX_LENGTH } from "#shared/challenge/challenge";
 
 const VALID_MS = 300_000;
 
