@@ -124,6 +124,13 @@ describe("renderDocumentPdf", () => {
     expect(all).toContain("SKU-0002");
     expect(all).not.toContain("Taxable value");
     expect(all).not.toContain("Rs.");
+    // Its own party headings and a box to write in; an invoice keeps Supplier and Recipient and has no box.
+    expect(all).toContain("SHIP FROM");
+    expect(all).toContain("SHIP TO");
+    expect(all).toContain("NOTES");
+    const invoice = (await pdfText(await renderDocumentPdf(exampleInvoice()))).all;
+    expect(invoice).toContain("SUPPLIER");
+    expect(invoice).not.toContain("NOTES");
   });
 
   it("prints IGST across states and the tax summary's half rates", async () => {
@@ -152,6 +159,8 @@ describe("renderDocumentHtml", () => {
       references: [{ label: hostile, value: hostile }],
       lines: [{ ...exampleInvoice().lines[0]!, description: hostile, hsn: hostile }],
       notes: [hostile],
+      partyHeadings: { supplier: hostile, recipient: hostile },
+      noteArea: hostile,
     };
     const html = String(renderDocumentHtml(model));
     expect(html).not.toContain("<script>");
@@ -171,5 +180,9 @@ describe("renderDocumentHtml", () => {
     const slip = String(renderDocumentHtml(examplePackingSlip()));
     expect(slip).toContain("<th>SKU</th>");
     expect(slip).not.toContain("Taxable value");
+    expect(slip).toContain("<h2>Ship from</h2>");
+    expect(slip).toContain('<section class="note-area"><h2>Notes</h2><div></div></section>');
+    expect(html).toContain("<h2>Supplier</h2>");
+    expect(html).not.toContain("note-area\"");
   });
 });

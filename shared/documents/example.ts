@@ -83,10 +83,12 @@ export function examplePackingSlip(count = 3): DocumentModel {
     title: "Packing slip",
     number: "1152-1",
     date: invoice.date,
+    partyHeadings: { supplier: "Ship from", recipient: "Ship to" },
     supplier: invoice.supplier,
     recipient: invoice.recipient,
     references: invoice.references ?? [],
     columns: PACKING_SLIP_COLUMNS,
     lines: invoice.lines,
+    noteArea: "Notes",
   };
 }

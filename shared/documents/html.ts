@@ -29,6 +29,7 @@ main:has(.document){max-width:60rem}
 .document .totals{margin-left:auto;width:auto;min-width:50%}.document .grand td{font-weight:700}
 .document caption{text-align:left;font-weight:600}
 .document .notes{color:var(--muted,#555);font-size:.8rem}
+.document .note-area div{border:1px solid var(--line,#ccc);min-height:6rem}
 @page{size:A4;margin:12mm}
 @media print{
 :root{color-scheme:light}body{background:#fff;color:#000;font-size:10pt}main{max-width:none;margin:0;padding:0}
@@ -54,6 +55,7 @@ const cell = (text: string, numeric: boolean, tag = "td") => `<${tag}${numeric ?
 
 export function renderDocumentHtml(model: DocumentModel): HtmlEscapedString {
   const specs = model.columns.map((c) => columnSpec(c, model.stateTaxLabel));
+  const headings = model.partyHeadings ?? { supplier: "Supplier", recipient: "Recipient" };
   const parts: string[] = [];
   parts.push(`<article class="document"><style>${DOCUMENT_CSS}</style>`);
   parts.push(
@@ -61,7 +63,7 @@ export function renderDocumentHtml(model: DocumentModel): HtmlEscapedString {
       `Date: <time datetime="${esc(model.date)}">${esc(formatDocumentDate(model.date))}</time></div></div>`,
   );
   parts.push(
-    `<div class="parties">${party("Supplier", model.supplier)}${party("Recipient", model.recipient)}` +
+    `<div class="parties">${party(headings.supplier, model.supplier)}${party(headings.recipient, model.recipient)}` +
       `${model.shipTo ? party("Ship to", model.shipTo) : ""}</div>`,
   );
   const facts = [
@@ -89,6 +91,7 @@ export function renderDocumentHtml(model: DocumentModel): HtmlEscapedString {
     );
   }
   if (model.notes?.length) parts.push(`<div class="notes">${model.notes.map((n) => `<p>${esc(n)}</p>`).join("")}</div>`);
+  if (model.noteArea) parts.push(`<section class="note-area"><h2>${esc(model.noteArea)}</h2><div></div></section>`);
   parts.push(`</article>`);
   return raw(parts.join("\n"));
 }

@@ -77,6 +77,8 @@ export interface DocumentModel {
   date: string;
   supplier: DocumentParty;
   recipient: DocumentParty;
+  /** The parties' headings when not "Supplier" and "Recipient" (a packing slip's "Ship from" and "Ship to"). */
+  partyHeadings?: { supplier: string; recipient: string } | null;
   /** A second address for delivery when it differs from the recipient's (rule 46(o)). */
   shipTo?: DocumentParty | null;
   placeOfSupply?: DocumentState | null;
@@ -89,6 +91,8 @@ export interface DocumentModel {
   taxSummary?: readonly TaxSummaryRow[];
   totals?: readonly DocumentTotal[];
   notes?: readonly string[];
+  /** A labelled empty box to write in by hand (a packing slip's "Notes"), printed last. */
+  noteArea?: string | null;
 }
 
 /** The rupee amount with Indian digit grouping: 12345678 paise → "1,23,456.78" (no sign symbol). */

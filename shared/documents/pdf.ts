@@ -27,6 +27,7 @@ const LEADING = 1.25;
 const PAD = 3;
 const MAX_DESCRIPTION_LINES = 3;
 const MAX_BLOCK_LINES = 2; // per name or address line of a party
+const NOTE_BOX = 72; // the height of a note area to write in
 const GREY = rgb(0.55, 0.55, 0.55);
 const SHADE = rgb(0.93, 0.93, 0.93);
 
@@ -244,9 +245,10 @@ export async function renderDocumentPdf(model: DocumentModel): Promise<Uint8Arra
   pen.rule();
   pen.gap(8);
 
+  const headings = model.partyHeadings ?? { supplier: "Supplier", recipient: "Recipient" };
   blocks(pen, [
-    { label: "Supplier", party: model.supplier },
-    { label: "Recipient", party: model.recipient },
+    { label: headings.supplier, party: model.supplier },
+    { label: headings.recipient, party: model.recipient },
     ...(model.shipTo ? [{ label: "Ship to", party: model.shipTo }] : []),
   ]);
   if (model.placeOfSupply) pen.line(toWinAnsi(`Place of supply: ${formatState(model.placeOfSupply)}`));
@@ -296,6 +298,13 @@ export async function renderDocumentPdf(model: DocumentModel): Promise<Uint8Arra
   }
   if (model.notes?.length) pen.gap(10);
   for (const note of model.notes ?? []) for (const l of wrap(toWinAnsi(note), WIDTH, regular, CELL)) pen.line(l, CELL);
+  if (model.noteArea) {
+    pen.gap(10);
+    pen.room(BODY * LEADING + NOTE_BOX);
+    pen.line(toWinAnsi(model.noteArea.toUpperCase()), BODY - 1, bold);
+    pen.page.drawRectangle({ x: MARGIN, y: pen.y - NOTE_BOX, width: WIDTH, height: NOTE_BOX, borderColor: GREY, borderWidth: 0.5 });
+    pen.gap(NOTE_BOX);
+  }
 
   // Page numbers, once the count is known.
   const count = pen.pages.length;

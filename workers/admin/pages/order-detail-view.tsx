@@ -3,6 +3,7 @@ import { INDIAN_STATE_NAMES, isIndianStateCode, UTGST_TERRITORIES } from "#share
 import type { AttemptView, OrderDetail } from "#shared/orders/order-detail";
 import type { ParcelView } from "#shared/orders/order-view";
 import { formatMoney } from "./layout";
+import { packingSlipPath } from "./packing-slip";
 import { eventWords, IstTime, StatusBadge, words } from "./order-words";
 import { Section, Table } from "./parts";
 
@@ -126,7 +127,12 @@ export const Parcels: FC<{ order: OrderDetail; locations: ReadonlyMap<string, st
       <Table columns={PARCEL_COLUMNS}>
         {order.parcels.map((p, i) => (
           <tr data-parcel={p.id}>
-            <td>{i + 1}</td>
+            <td>
+              {i + 1}
+              <div>
+                <a href={packingSlipPath(order.id, p.id)}>Packing slip</a>
+              </div>
+            </td>
             <td>{p.locationId ? (locations.get(p.locationId) ?? <span class="mono">{p.locationId.slice(0, 8)}</span>) : <span class="muted">Backordered</span>}</td>
             <td class="num">{money(p.subtotal)}</td>
             <td class="num">{p.discount > 0 ? `−${money(p.discount)}` : "—"}</td>
