@@ -46,6 +46,7 @@ import {
   shipment,
   shipmentEvent,
   taxDocumentCounter,
+  taxCreditNote,
   taxInvoice,
   shopOrder,
   shortLink,
@@ -93,7 +94,7 @@ export interface TestStore {
 
 /**
  * One placed order with a line, a parcel, its line, a payment attempt, a shipment with an event, a return
- * with a line, a refund and a merchant task, plus a webhook receipt.
+ * with a line, a refund (with its credit note) and a merchant task, plus a webhook receipt.
  */
 async function orderFixture(tx: StoreTx, variantId: string, locationId: string): Promise<string> {
   await tx.insert(orderCounter).values({ storeId: tx.storeId, nextNumber: 1002 });
@@ -133,7 +134,7 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     .returning({ id: shipment.id });
   await tx.insert(shipmentEvent).values({ storeId: tx.storeId, shipmentId: sent!.id, status: "pending", source: "merchant" });
   await tx.insert(taxDocumentCounter).values({ storeId: tx.storeId, gstin: "07ABCDE1234F1Z2", financialYear: "2024-25", kind: "invoice", nextNumber: 2 });
-  await tx.insert(taxInvoice).values({
+  const [invoice] = await tx.insert(taxInvoice).values({
     storeId: tx.storeId,
     orderId,
     fulfillmentOrderId: parcel!.id,
@@ -142,10 +143,22 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     number: "INV/24-25/000001",
     issuedAt: new Date(),
     document: { title: "Tax invoice", number: "INV/24-25/000001" },
-  });
+  }).returning({ id: taxInvoice.id });
   const [ret] = await tx.insert(orderReturn).values({ storeId: tx.storeId, orderId, number: 1, reason: "Fixture" }).returning({ id: orderReturn.id });
   await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
-  await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100 });
+  const [money] = await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100, status: "processed" }).returning({ id: refund.id });
+  await tx.insert(taxCreditNote).values({
+    storeId: tx.storeId,
+    orderId,
+    refundId: money!.id,
+    invoiceId: invoice!.id,
+    gstin: "07ABCDE1234F1Z2",
+    financialYear: "2024-25",
+    number: "CN/24-25/000001",
+    issuedAt: new Date(),
+    credited: [],
+    document: { title: "Credit note", number: "CN/24-25/000001" },
+  });
   await tx.insert(merchantTask).values({ storeId: tx.storeId, kind: "rto", orderId, subjectId: sent!.id, title: "Fixture task" });
   await tx.insert(notification).values({ storeId: tx.storeId, eventId: orderId, template: "order_confirmation", recipient: "buyer@example.test", subject: "Fixture" });
   await tx.insert(mailboxMessage).values({ storeId: tx.storeId, idempotencyKey: `fixture:${orderId}`, sender: "Fixture <shop@example.test>", recipient: "buyer@example.test", subject: "Fixture", textBody: "Fixture", htmlBody: "<p>Fixture</p>", tag: "fixture" });

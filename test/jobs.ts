@@ -8,6 +8,20 @@ import { storeGateway } from "#shared/payments/select";
 import type { LocalCourierBehaviour } from "#shared/shipping/local";
 import { DEFAULT_LOCAL_COURIER_ORIGIN, storeCourier } from "#shared/shipping/select";
 import { TEST_GATEWAY } from "./orders";
+import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
+import type { QueueLike, RelayQueues } from "#shared/jobs/outbox";
+
+/** Every work queue as one that records what the relay gave it (or refuses what `fail` names). */
+export function recordingQueues(fail: (m: RoutedEvent) => boolean = () => false): { sent: RoutedEvent[]; queues: RelayQueues } {
+  const sent: RoutedEvent[] = [];
+  const queue: QueueLike = {
+    async sendBatch(messages) {
+      for (const m of messages) if (fail(m.body)) throw new Error(`queue refused ${m.body.kind}`);
+      sent.push(...messages.map((m) => m.body));
+    },
+  };
+  return { sent, queues: Object.fromEntries(Object.keys(WORK_QUEUES).map((name) => [name, queue])) as RelayQueues };
+}
 
 /** A logger that keeps its lines (message and fields) in memory, for asserting what a job logged. */
 export function memoryLog(lines: (LogFields & { level: string; msg: string })[] = [], base: LogFields = {}): Logger & { lines: typeof lines } {

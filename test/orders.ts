@@ -77,6 +77,21 @@ export async function orderShop(db: Database): Promise<{ s: ShopStore; sql: <R =
   return { s, sql };
 }
 
+export const MH_GSTIN = "27ABCDE1234F1Z0";
+export const KA_GSTIN = "29ABCDE1234F1ZW";
+
+/** An order shop (./orders.ts orderShop) whose Maharashtra warehouse is registered for GST, and a registered location in Karnataka. */
+export async function registeredOrderShop(db: Database) {
+  const { s, sql } = await orderShop(db);
+  await sql("update location set gstin = $1, legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'", [MH_GSTIN]);
+  const [mh] = await sql<{ id: string }>("select id from location");
+  const [ka] = await sql<{ id: string }>(
+    "insert into location (store_id, name, state, gstin, legal_name, address_line1, city, postal_code) values ($1, 'Bengaluru', 'IN-KA', $2, 'Saanjh Crafts Private Limited', '8 Residency Road', 'Bengaluru', '560025') returning id",
+    [s.id, KA_GSTIN],
+  );
+  return { s, sql, mh: mh!.id, ka: ka!.id };
+}
+
 /** The gateway the test projects are configured with (vitest.config.ts bindings). */
 export const TEST_GATEWAY = { provider: "local", rootSecret: "local-gateway-test-secret" } as const;
 
@@ -88,9 +103,13 @@ export interface GatewayOrder {
   sg: StoreGateway;
 }
 
+/** What a gateway order is of: units of the shop's variant, or lines (and the State it ships to). */
+export type GatewayOrderOf = number | { lines: [string, number][]; state?: IndianStateCode };
+
 /** An order placed as above (at `at`, default now), then its payment made by the local gateway and the attempt moved to pending through the routine. */
-export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity = 1, at?: Date): Promise<GatewayOrder> {
-  const placed = await placeTestOrder(db, shop, { lines: [[shop.variantId, quantity]], ...(at ? { at } : {}) });
+export async function placeGatewayOrder(db: Database, shop: ShopStore, of: GatewayOrderOf = 1, at?: Date): Promise<GatewayOrder> {
+  const order = typeof of === "number" ? { lines: [[shop.variantId, of]] as [string, number][] } : of;
+  const placed = await placeTestOrder(db, shop, { ...order, ...(at ? { at } : {}) });
   const sg = await storeGateway(TEST_GATEWAY, shop.id);
   const created = await sg.gateway.createPayment(paymentRequest(placed.order, placed.attempt, `https://${shop.hostname}/api/checkout/${placed.order.id}/confirm`));
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, placed.attempt.id, "pending", "gateway", { providerRef: created.providerRef }));
@@ -98,8 +117,8 @@ export async function placeGatewayOrder(db: Database, shop: ShopStore, quantity 
 }
 
 /** A gateway order as above whose payment the gateway captured (the attempt knows its payment id): refundable through the gateway. */
-export async function paidGatewayOrder(db: Database, shop: ShopStore, quantity = 1): Promise<GatewayOrder & { paymentId: string }> {
-  const order = await placeGatewayOrder(db, shop, quantity);
+export async function paidGatewayOrder(db: Database, shop: ShopStore, of: GatewayOrderOf = 1): Promise<GatewayOrder & { paymentId: string }> {
+  const order = await placeGatewayOrder(db, shop, of);
   const paymentId = await localPaymentId(order.providerRef);
   await withStore(db, shop.id, (tx) => applyPaymentStatus(tx, order.attemptId, "captured", "webhook", { providerPaymentId: paymentId }));
   return { ...order, paymentId };

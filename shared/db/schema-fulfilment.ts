@@ -113,3 +113,18 @@ export const taxInvoice = pgTable("tax_invoice", {
   issuedAt: ts("issued_at").notNull(),
   document: jsonb("document").notNull(),
 });
+
+/** A credit note against a tax invoice for a refund, its printed content frozen at issue (migration 0039; shared/orders/credit-notes.ts). */
+export const taxCreditNote = pgTable("tax_credit_note", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  refundId: uuid("refund_id").notNull(),
+  invoiceId: uuid("invoice_id").notNull(),
+  gstin: text("gstin").notNull(),
+  financialYear: text("financial_year").notNull(),
+  number: text("number").notNull(),
+  issuedAt: ts("issued_at").notNull(),
+  credited: jsonb("credited").notNull(),
+  document: jsonb("document").notNull(),
+});

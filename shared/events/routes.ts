@@ -14,6 +14,7 @@ export const WORK_QUEUES = {
   marketing: { binding: "MARKETING_SEND", queue: "commerce-marketing-send" },
   restock: { binding: "BACK_IN_STOCK_RESTOCK", queue: "commerce-back-in-stock-restock" },
   domains: { binding: "DOMAINS_ROUTE", queue: "commerce-domains-route" },
+  documents: { binding: "DOCUMENTS_ISSUE", queue: "commerce-documents-issue" },
 } as const;
 export type WorkQueue = keyof typeof WORK_QUEUES;
 

@@ -7,7 +7,8 @@ import { sendNotification } from "#shared/notifications/send";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { orderShop, placeTestOrder } from "../../test/orders";
 import { callerFor } from "../../test/procedures";
-import { MAX_ATTEMPTS, relayStores, type QueueLike, type RelayQueues } from "./outbox";
+import { MAX_ATTEMPTS, relayStores } from "./outbox";
+import { recordingQueues } from "../../test/jobs";
 import type { RoutedEvent } from "../events/routes";
 
 /** The outbox relay against real Postgres, with queues that record what they were given (issue 12). */
@@ -16,17 +17,7 @@ const db = testDb();
 const holder = testDb();
 const log = createLogger({ test: true }, "error");
 
-function recorder(fail: (m: RoutedEvent) => boolean = () => false) {
-  const sent: RoutedEvent[] = [];
-  const queue: QueueLike = {
-    async sendBatch(messages) {
-      for (const m of messages) if (fail(m.body)) throw new Error(`queue refused ${m.body.kind}`);
-      sent.push(...messages.map((m) => m.body));
-    },
-  };
-  const queues: RelayQueues = { notifications: queue, appEvents: queue, appJobs: queue, marketing: queue, restock: queue, domains: queue };
-  return { sent, queues };
-}
+const recorder = recordingQueues;
 
 const rows = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
 /** Only this store's messages: other test files' stores may have rows due in the same database. */

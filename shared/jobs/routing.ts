@@ -2,6 +2,7 @@ import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
 import { ENROLLING_KINDS } from "../marketing/enrol";
 import { mayRestock } from "../restock/alerts";
 import type { WorkQueue } from "../events/routes";
+import { CREDIT_NOTE_ROUTE } from "./documents-consumer";
 
 /**
  * Which routes an event kind takes (SPEC "Events"; docs/events.md). A route is a queue and a name; the
@@ -50,6 +51,8 @@ const RULES: readonly RouteRule[] = [
   { queue: "appEvents", route: APP_ROUTE, matches: (kind) => goesToAppsQueue(kind) },
   { queue: "marketing", route: "marketing", matches: (kind) => Object.hasOwn(ENROLLING_KINDS, kind) },
   { queue: "restock", route: "restock", matches: mayRestock },
+  // A processed refund's credit notes (shared/orders/credit-notes.ts).
+  { queue: "documents", route: CREDIT_NOTE_ROUTE, matches: (kind) => kind === "order.refunded" },
 ];
 
 export function routesOf(kind: string, payload: Record<string, unknown>): Route[] {

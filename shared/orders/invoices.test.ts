@@ -6,7 +6,7 @@ import { providerServices } from "#shared/pipeline/providers";
 import { parcelTax, type IndianStateCode } from "#shared/rules/gst";
 import { financialYear, issueInvoice } from "./invoices";
 import { testDb } from "../../test/harness";
-import { address, orderShop, paidGatewayOrder, placeTestOrder } from "../../test/orders";
+import { address, KA_GSTIN, MH_GSTIN, paidGatewayOrder, placeTestOrder, registeredOrderShop } from "../../test/orders";
 import { placeOrder } from "#shared/orders/checkout";
 import { newCartToken } from "#shared/storefront/cart";
 import { addLine, createCart } from "#shared/storefront/cart-changes";
@@ -14,20 +14,7 @@ import { callerFor } from "../../test/procedures";
 
 const db = testDb();
 
-const MH_GSTIN = "27ABCDE1234F1Z0";
-const KA_GSTIN = "29ABCDE1234F1ZW";
-
-/** A shop whose Maharashtra warehouse is registered, and a registered location in Karnataka. */
-async function registeredShop() {
-  const { s, sql } = await orderShop(db);
-  await sql("update location set gstin = $1, legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'", [MH_GSTIN]);
-  const [mh] = await sql<{ id: string }>("select id from location");
-  const [ka] = await sql<{ id: string }>(
-    "insert into location (store_id, name, state, gstin, legal_name, address_line1, city, postal_code) values ($1, 'Bengaluru', 'IN-KA', $2, 'Saanjh Crafts Private Limited', '8 Residency Road', 'Bengaluru', '560025') returning id",
-    [s.id, KA_GSTIN],
-  );
-  return { s, sql, mh: mh!.id, ka: ka!.id };
-}
+const registeredShop = () => registeredOrderShop(db);
 
 /**
  * An order shipping to Maharashtra with one ₹10.00 unit (18 %) in each parcel, a parcel per origin given,
@@ -154,6 +141,7 @@ describe("tax invoices", () => {
     await call("orders.fulfill", { orderId: paid.orderId, parcelId: unregistered!.id, tracking: { awb: "DLV-654321", courierName: "Delhivery" } });
     expect(await call("orders.invoices", { id: paid.orderId })).toEqual({
       invoices: [],
+      creditNotes: [],
       notIssued: [{ parcelId: unregistered!.id, reason: "no_gstin", message: expect.stringMatching(/no GSTIN/) }],
     });
   });

@@ -9,6 +9,7 @@ import { INDIAN_STATE_NAMES, isIndianStateCode, parcelTax, resolveRate, splitPro
 import { indianDate, ratesOfRows } from "../rules/gst-rates";
 import { GST_STATE_CODES, gstStateCodeOf } from "../rules/gstin";
 import { orderNotFound } from "./order-detail";
+import { orderCreditNotes } from "./statements/credit-notes";
 import { issueTaxInvoice, orderInvoices, parcelsNotInvoiced, parcelToInvoice, type InvoiceDraft } from "./statements/invoices";
 
 /**
@@ -164,9 +165,9 @@ export async function issueInvoice(tx: StoreTx, p: { orderId: string; parcelId: 
 }
 
 /**
- * An order's invoices, oldest first, and its shipped parcels that have none with the reason their location
- * gives today (a parcel shipped without one keeps none: an invoice is issued when it ships). An order not
- * of this store is not found.
+ * An order's invoices, oldest first, its shipped parcels that have none with the reason their location
+ * gives today (a parcel shipped without one keeps none: an invoice is issued when it ships), and its credit
+ * notes (./credit-notes.ts), oldest first. An order not of this store is not found.
  */
 export function orderInvoicesPlan(q: Q, store: SQL, orderId: string) {
   return plan(
@@ -174,14 +175,15 @@ export function orderInvoicesPlan(q: Q, store: SQL, orderId: string) {
       q.select({ id: shopOrder.id }).from(shopOrder).where(and(eq(shopOrder.storeId, store), eq(shopOrder.id, orderId))),
       orderInvoices(q, store, orderId),
       parcelsNotInvoiced(q, store, orderId),
+      orderCreditNotes(q, store, orderId),
     ] as const,
-    ([[order], invoices, missing]) => {
+    ([[order], invoices, missing, creditNotes]) => {
       if (!order) throw orderNotFound();
       const notIssued = missing.map((p) => ({
         parcelId: p.parcelId,
         ...(!p.hasGstin ? SKIPPED.no_gstin : !p.hasIdentity ? SKIPPED.no_legal_identity : { reason: "shipped_before", message: "No tax invoice: the parcel shipped before its location had a GSTIN, legal name and address." }),
       }));
-      return { invoices, notIssued };
+      return { invoices, notIssued, creditNotes };
     },
   );
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
-import { relayStores, type QueueLike, type RelayQueues } from "#shared/jobs/outbox";
+import { relayStores } from "#shared/jobs/outbox";
+import { recordingQueues } from "../../test/jobs";
 import type { RoutedEvent } from "#shared/events/routes";
 import { createLogger } from "#shared/core/log";
 import { localMailer, type LocalMailBehaviour } from "#shared/mail/local";
@@ -27,9 +28,7 @@ async function soldOutShop() {
   const subscribe = (email: string, variantId = s.variantId) => withStore(db, s.id, (tx) => subscribeToRestock(tx, { variantId, email }));
   /** Relays the store's due events with recording queues; answers what went to the restock queue. */
   const relay = async (): Promise<RoutedEvent[]> => {
-    const sent: RoutedEvent[] = [];
-    const queue: QueueLike = { sendBatch: async (m) => void sent.push(...m.map((x) => x.body)) };
-    const queues: RelayQueues = { notifications: queue, appEvents: queue, appJobs: queue, marketing: queue, restock: queue, domains: queue };
+    const { sent, queues } = recordingQueues();
     await relayStores(db, [s.id], queues, log, new Date(Date.now() + 60_000));
     return sent.filter((m) => m.route === "restock");
   };

@@ -1,4 +1,5 @@
 import { Database } from "#shared/db/database";
+import { issueDocumentsFromEvent } from "#shared/jobs/documents-consumer";
 import { consumeDomainMessages } from "#shared/jobs/domains-consumer";
 import { WORK_QUEUES, type RoutedEvent } from "#shared/events/routes";
 import { jobDeps, runJobs } from "#shared/jobs/run";
@@ -22,6 +23,7 @@ type Handler = (message: unknown, deps: { db: Database; log: Logger }) => Promis
 const CONSUMERS: Partial<Record<string, (providers: Providers) => Handler>> = {
   [WORK_QUEUES.notifications.queue]: (p) => (message, deps) => sendNotification(message as RoutedEvent, { ...deps, mail: p.mail(deps.db), linkSecret: p.emailLinkSecret() }),
   [WORK_QUEUES.restock.queue]: (p) => (message, deps) => sendRestockAlerts(message as RoutedEvent, { ...deps, mail: p.mail(deps.db) }),
+  [WORK_QUEUES.documents.queue]: () => (message, deps) => issueDocumentsFromEvent(message as RoutedEvent, deps),
   // Relayed events enrol orders in automations; the marketing tick's hand-overs send messages.
   [WORK_QUEUES.marketing.queue]: (p) => (message, deps) =>
     isSendOrder(message) ? sendMarketingBatch(message, { ...deps, mail: p.mail(deps.db), linkSecret: p.emailLinkSecret() }) : enrolFromEvent(message as RoutedEvent, deps),
