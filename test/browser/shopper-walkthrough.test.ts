@@ -3,8 +3,9 @@
  * `wrangler dev`, on the seeded test database, at http://demo.localhost:<port>/ (browsers resolve
  * *.localhost to this machine). The admin Worker runs beside it on the same local state (the HOSTS KV
  * namespace it writes after a commit is the one the storefront reads), so the demo Owner can turn the
- * storefront password on and off and make a short link in the same run. Screenshots of each page land
- * in .data/screenshots/shopper-*.png.
+ * storefront password on and off and make a short link in the same run. The shipped order's tax invoice
+ * is opened and its PDF fetched, and the shipped email's HTML part is shown as a mail client would. Screenshots
+ * of each page land in .data/screenshots/shopper-*.png.
  */
 import { afterAll, describe, expect } from "vitest";
 import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "../../scripts/lib/seed";
@@ -309,5 +310,41 @@ describe("a shopper in Chromium", () => {
     await Promise.all([w.page.waitForURL((u) => /^\/customers\/[0-9a-f-]{36}$/.test(u.pathname)), w.page.locator("tbody tr a").first().click()]);
     expect(await w.page.locator("dd[data-consent]").getAttribute("data-consent")).toBe("confirmed");
     expect(await w.page.locator("dd[data-consent]").innerText()).toContain("through the confirmation email");
+  });
+
+  step("19. the shopper opens the shipped order's tax invoice from the order page and downloads its PDF", "19-tax-invoice", async () => {
+    await onStore(left.orderUrl!);
+    const invoice = w.page.locator("li[data-invoice]").first();
+    const [view, pdf] = await Promise.all(["View", "PDF"].map((text) => invoice.locator(`a:text-is("${text}")`).getAttribute("href")));
+    await Promise.all([w.page.waitForURL((u) => /^\/orders\/[0-9a-f-]{36}\/invoices\/[0-9a-f-]{36}$/.test(u.pathname)), invoice.locator('a:text-is("View")').click()]);
+    expect(new URL(w.page.url()).pathname + new URL(w.page.url()).search).toBe(view);
+    expect(await w.page.locator("article.document h1").innerText()).toBe("Tax invoice");
+    expect(await w.page.locator("article.document .meta").innerText()).toMatch(/No\. INV\/\d{2}-\d{2}\/\d{6}/);
+    expect(await w.page.locator("article.document").innerText()).toContain("Asha Rao");
+    // The PDF as the browser gets it (its own resolver knows *.localhost): a PDF, saved under the invoice's number.
+    const got = await w.page.evaluate(async (href) => {
+      const res = await fetch(href);
+      const head = new Uint8Array(await res.arrayBuffer()).subarray(0, 5);
+      return { status: res.status, type: res.headers.get("content-type"), disposition: res.headers.get("content-disposition"), head: String.fromCharCode(...head) };
+    }, pdf!);
+    expect(got).toMatchObject({ status: 200, type: "application/pdf", head: "%PDF-" });
+    expect(got.disposition).toMatch(/^attachment; filename="INV-\d{2}-\d{2}-\d{6}\.pdf"$/);
+  });
+
+  step("20. the order_shipped email's HTML part, as the shopper's mail client shows it, from the local mailbox", "20-email-html", async () => {
+    await onStore(left.orderUrl!);
+    const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
+    const mail = w.page.locator("section").filter({ has: w.page.locator(`h2:has-text("Order #${number} has shipped")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
+    const since = Date.now();
+    await inAdmin("/mailbox");
+    while ((await mail.count()) === 0 && Date.now() - since < 20_000) {
+      await w.page.waitForTimeout(500);
+      await w.page.reload();
+    }
+    const html = await mail.first().locator("a[data-part=html]").getAttribute("href");
+    await w.page.setViewportSize(PHONE);
+    const answer = await w.page.goto(`${w.worker.admin.url}${html}`);
+    expect(answer?.headers()["content-type"]).toContain("text/html");
+    expect(await w.page.locator("body").innerText()).toContain(`#${number}`);
   });
 });
