@@ -146,7 +146,7 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
   }).returning({ id: taxInvoice.id });
   const [ret] = await tx.insert(orderReturn).values({ storeId: tx.storeId, orderId, number: 1, reason: "Fixture" }).returning({ id: orderReturn.id });
   await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
-  const [money] = await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100, status: "processed" }).returning({ id: refund.id });
+  const [money] = await tx.insert(refund).values({ storeId: tx.storeId, orderId, paymentAttemptId: attempt!.id, returnId: ret!.id, amount: 100 }).returning({ id: refund.id });
   await tx.insert(taxCreditNote).values({
     storeId: tx.storeId,
     orderId,

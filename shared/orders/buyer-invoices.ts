@@ -1,32 +1,49 @@
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
-import { taxInvoice } from "../db/schema";
+import { taxCreditNote, taxInvoice } from "../db/schema";
 import { plan, type Plan } from "../db/plan";
 import { sql, type Q } from "../db/steps";
 import type { DocumentModel } from "../documents/model";
 
 /**
- * The tax invoices a buyer sees on their order page (docs/gst.md "Tax invoices"): only when `opens` (the
- * proof of shared/orders/access.ts opensOrder, on the order as `o`) opens the order, in the page's unit.
+ * The tax invoices and credit notes a buyer sees on their order page (docs/gst.md "Tax invoices", "Credit
+ * notes"): only when `opens` (the proof of shared/orders/access.ts opensOrder, on the order as `o`) opens
+ * the order, in the page's unit.
  */
-const opened = (store: SQL, orderId: string, opens: SQL) =>
-  and(eq(taxInvoice.storeId, store), inArray(taxInvoice.orderId, sql`(select o.id from shop_order o where o.store_id = ${store} and o.id = ${orderId} and ${opens})`));
+export type BuyerDocumentKind = "invoices" | "credit-notes";
 
-/** An invoice's page (or its PDF) for the buyer, with the order's key when they have one (the order page's links, the shipped email's). */
-export const invoicePath = (orderId: string, invoiceId: string, key: string | null, pdf = false): string =>
-  `/orders/${orderId}/invoices/${invoiceId}${pdf ? ".pdf" : ""}${key ? `?k=${encodeURIComponent(key)}` : ""}`;
+const TABLES = { invoices: taxInvoice, "credit-notes": taxCreditNote } as const;
 
-/** The order's invoices, oldest first: id and number (for the page's links). */
-export function buyerInvoicesPlan(q: Q, store: SQL, orderId: string, opens: SQL): Plan<{ id: string; number: string }[]> {
-  return plan(
-    [q.select({ id: taxInvoice.id, number: taxInvoice.number }).from(taxInvoice).where(opened(store, orderId, opens)).orderBy(asc(taxInvoice.issuedAt), asc(taxInvoice.number))] as const,
-    ([rows]) => rows,
-  );
+const opened = (kind: BuyerDocumentKind, store: SQL, orderId: string, opens: SQL) => {
+  const t = TABLES[kind];
+  return and(eq(t.storeId, store), inArray(t.orderId, sql`(select o.id from shop_order o where o.store_id = ${store} and o.id = ${orderId} and ${opens})`));
+};
+
+/** A document's page (or its PDF) for the buyer, with the order's key when they have one (the order page's links, the emails'). */
+export const documentPath = (kind: BuyerDocumentKind, orderId: string, documentId: string, key: string | null, pdf = false): string =>
+  `/orders/${orderId}/${kind}/${documentId}${pdf ? ".pdf" : ""}${key ? `?k=${encodeURIComponent(key)}` : ""}`;
+
+/** An invoice's page (or its PDF) for the buyer (the shipped email's link). */
+export const invoicePath = (orderId: string, invoiceId: string, key: string | null, pdf = false): string => documentPath("invoices", orderId, invoiceId, key, pdf);
+
+export interface BuyerDocuments {
+  invoices: { id: string; number: string }[];
+  creditNotes: { id: string; number: string }[];
 }
 
-/** One invoice of the order, as printed; undefined when it is not the order's or the proof does not open the order. */
-export function buyerInvoicePlan(q: Q, store: SQL, p: { orderId: string; invoiceId: string }, opens: SQL): Plan<{ number: string; document: DocumentModel } | undefined> {
+/** The order's invoices and credit notes, oldest first: id and number (for the page's links). */
+export function buyerDocumentsPlan(q: Q, store: SQL, orderId: string, opens: SQL): Plan<BuyerDocuments> {
+  const list = (kind: BuyerDocumentKind) => {
+    const t = TABLES[kind];
+    return q.select({ id: t.id, number: t.number }).from(t).where(opened(kind, store, orderId, opens)).orderBy(asc(t.issuedAt), asc(t.number));
+  };
+  return plan([list("invoices"), list("credit-notes")] as const, ([invoices, creditNotes]) => ({ invoices, creditNotes }));
+}
+
+/** One invoice or credit note of the order, as printed; undefined when it is not the order's or the proof does not open the order. */
+export function buyerDocumentPlan(q: Q, store: SQL, p: { kind: BuyerDocumentKind; orderId: string; documentId: string }, opens: SQL): Plan<{ number: string; document: DocumentModel } | undefined> {
+  const t = TABLES[p.kind];
   return plan(
-    [q.select({ number: taxInvoice.number, document: taxInvoice.document }).from(taxInvoice).where(and(opened(store, p.orderId, opens), eq(taxInvoice.id, p.invoiceId)))] as const,
+    [q.select({ number: t.number, document: t.document }).from(t).where(and(opened(p.kind, store, p.orderId, opens), eq(t.id, p.documentId)))] as const,
     ([[row]]) => (row ? { number: row.number, document: row.document as DocumentModel } : undefined),
   );
 }

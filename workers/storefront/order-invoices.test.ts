@@ -9,7 +9,8 @@ import { sendNotification } from "#shared/notifications/send";
 import { providerServices } from "#shared/pipeline/providers";
 import { call } from "../../test/call";
 import { testDb } from "../../test/harness";
-import { orderShop, paidGatewayOrder } from "../../test/orders";
+import { paidGatewayOrder, registeredOrderShop } from "../../test/orders";
+import { issueCreditNotes } from "#shared/orders/credit-notes";
 import { callerFor } from "../../test/procedures";
 import worker from "./index";
 
@@ -18,8 +19,7 @@ const db = testDb();
 
 /** A registered shop's paid order whose parcel shipped through orders.fulfill, and the order's key (as in the email link). */
 async function shippedOrder() {
-  const { s, sql } = await orderShop(db);
-  await sql("update location set gstin = '27ABCDE1234F1Z0', legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'");
+  const { s, sql } = await registeredOrderShop(db);
   const paid = await paidGatewayOrder(db, s, 1);
   const [parcel] = await sql<{ id: string; total: string }>("select id, subtotal - discount + shipping as total from fulfillment_order where order_id = $1", [paid.orderId]);
   await callerFor(db, s.ownerUserId, s.id, providerServices(env))("orders.fulfill", { orderId: paid.orderId, parcelId: parcel!.id, tracking: { awb: "DLV-123456", courierName: "Delhivery" } });
@@ -85,5 +85,26 @@ describe("Order page: tax invoices", () => {
     const page = await open(`${url.pathname}${url.search}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`No. ${invoice.number}`);
+  });
+
+  it("a refund's credit note is on the order page beside the invoice, its page and PDF under the same key, and nobody else's", async () => {
+    const { s, sql, orderId, key, total, open } = await shippedOrder();
+    const { refunds } = (await callerFor(db, s.ownerUserId, s.id, providerServices(env))("orders.refund", { orderId })) as { refunds: { id: string }[] };
+    await issueCreditNotes(db, s.id, refunds[0]!.id, new Date());
+    const [note] = await sql<{ id: string; number: string }>("select id, number from tax_credit_note where order_id = $1", [orderId]);
+    const base = `/orders/${orderId}/credit-notes/${note!.id}`;
+    const html = await (await open(`/orders/${orderId}?k=${key}`)).text();
+    expect(html).toContain("<h2>Credit notes</h2>");
+    expect(html).toContain(`<a href="${base}?k=${key}">View</a>`);
+    const doc = await (await open(`${base}?k=${key}`)).text();
+    expect(doc).toContain(`No. ${note!.number}`);
+    expect(doc).toContain(rupees(total));
+    const pdf = await open(`${base}.pdf?k=${key}`);
+    expect(pdf.headers.get("content-type")).toBe("application/pdf");
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await pdf.arrayBuffer())), { mergePages: true });
+    expect(text).toContain(note!.number);
+    expect((await open(`${base}.pdf`)).status).toBe(404);
+    const other = await shippedOrder();
+    expect((await other.open(`/orders/${other.orderId}/credit-notes/${note!.id}?k=${other.key}`)).status).toBe(404);
   });
 });

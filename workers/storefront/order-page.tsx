@@ -4,7 +4,7 @@ import type { FC } from "hono/jsx";
 import { plan, together } from "#shared/db/plan";
 import { sql } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
-import { buyerInvoicesPlan, invoicePath } from "#shared/orders/buyer-invoices";
+import { buyerDocumentsPlan, documentPath, type BuyerDocumentKind } from "#shared/orders/buyer-invoices";
 import { buyerAccessPlan, checkProof, opensOrder, orderPath, proofHashes } from "#shared/orders/access";
 import { orderViewStatement } from "#shared/orders/order-view";
 import { buyerOrderFacts } from "#shared/orders/statements/order-view";
@@ -50,6 +50,20 @@ const SHIPMENT_WORDS: Readonly<Record<string, string>> = {
   rto_delivered: "returned to us",
 };
 
+/** The order's tax invoices or credit notes: each with its page and its PDF, under the order's key when the shopper came with one. */
+const DocumentList: FC<{ title: string; kind: BuyerDocumentKind; orderId: string; rows: readonly { id: string; number: string }[]; orderKey: string | null }> = ({ title, kind, orderId, rows, orderKey }) => (
+  <>
+    <h2>{title}</h2>
+    <ul>
+      {rows.map((d) => (
+        <li data-invoice={kind === "invoices" ? d.id : undefined} data-credit-note={kind === "credit-notes" ? d.id : undefined}>
+          {d.number}: <a href={documentPath(kind, orderId, d.id, orderKey)}>View</a> · <a href={documentPath(kind, orderId, d.id, orderKey, true)}>PDF</a>
+        </li>
+      ))}
+    </ul>
+  </>
+);
+
 export async function orderPage(c: ShopContext) {
   const { store, db } = c.var.shop;
   // The link carries the order's key: no cache may keep the page, and no other site may see its address.
@@ -69,11 +83,11 @@ export async function orderPage(c: ShopContext) {
       ] as const,
       ([[view], [facts]]) => ({ view: view?.order ?? null, facts }),
     );
-    return together({ access: buyerAccessPlan(q, storeSql, hashes), shown, invoices: buyerInvoicesPlan(q, storeSql, orderId, opensOrder(hashes)) });
+    return together({ access: buyerAccessPlan(q, storeSql, hashes), shown, documents: buyerDocumentsPlan(q, storeSql, orderId, opensOrder(hashes)) });
   });
   const access = await read.access;
   const { view, facts } = read.shown;
-  const invoices = read.invoices;
+  const { invoices, creditNotes } = read.documents;
   const found =
     access && view && facts
       ? { order: view, attempt: facts.status ? { status: facts.status, payment_method: facts.payment_method } : undefined, balance: facts.balance, shipments: facts.shipments, key: access.key }
@@ -131,18 +145,8 @@ export async function orderPage(c: ShopContext) {
           </ul>
         </>
       ) : null}
-      {invoices.length > 0 ? (
-        <>
-          <h2>Tax invoices</h2>
-          <ul>
-            {invoices.map((i) => (
-              <li data-invoice={i.id}>
-                {i.number}: <a href={invoicePath(order.id, i.id, key)}>View</a> · <a href={invoicePath(order.id, i.id, key, true)}>PDF</a>
-              </li>
-            ))}
-          </ul>
-        </>
-      ) : null}
+      {invoices.length > 0 ? <DocumentList title="Tax invoices" kind="invoices" orderId={order.id} rows={invoices} orderKey={key} /> : null}
+      {creditNotes.length > 0 ? <DocumentList title="Credit notes" kind="credit-notes" orderId={order.id} rows={creditNotes} orderKey={key} /> : null}
       {order.buyerGstin ? (
         <p data-buyer-gstin>
           Business purchase: GSTIN <strong>{order.buyerGstin}</strong>

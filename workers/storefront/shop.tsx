@@ -64,7 +64,7 @@ shop.get("/-s/:storeId/cart", cartPage);
 shop.get("/-s/:storeId/checkout", checkoutPage);
 shop.post("/-s/:storeId/checkout", submitCheckout);
 shop.get("/-s/:storeId/orders/:orderId", orderPage);
-shop.get("/-s/:storeId/orders/:orderId/invoices/:file", orderInvoicePage);
+shop.get("/-s/:storeId/orders/:orderId/:kind{invoices|credit-notes}/:file", orderInvoicePage);
 shop.get("/-s/:storeId/-gateway/pay/:ref", gatewayPage);
 shop.post("/-s/:storeId/-gateway/pay/:ref", gatewayPagePost);
 shop.get("/-s/:storeId/unsubscribe/:messageId", unsubscribePage);

@@ -56,7 +56,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       <Totals order={order} />
       <Attempts order={order} />
       <Shipments order={order} />
-      <Invoices orderId={id} invoices={read.invoices()?.invoices} />
+      <Invoices orderId={id} documents={read.invoices() ?? undefined} />
       <AfterSale order={order} />
       <Timeline order={order} />
     </AdminPage>,

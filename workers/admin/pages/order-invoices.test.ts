@@ -4,7 +4,8 @@ import { extractText, getDocumentProxy } from "unpdf";
 import { providerServices } from "#shared/pipeline/providers";
 import { page, sessionFor } from "../../../test/admin";
 import { testDb } from "../../../test/harness";
-import { orderShop, paidGatewayOrder } from "../../../test/orders";
+import { orderShop, paidGatewayOrder, registeredOrderShop } from "../../../test/orders";
+import { issueCreditNotes } from "#shared/orders/credit-notes";
 import { callerFor } from "../../../test/procedures";
 
 /** An order's tax invoices on the admin order page: the block, the printable page and the PDF, through the real routes. */
@@ -14,13 +15,12 @@ const inr = (minor: number) => new Intl.NumberFormat("en-IN", { minimumFractionD
 
 /** A shop whose Maharashtra location is registered, with a paid order whose parcel shipped through orders.fulfill. */
 async function shippedOrder() {
-  const { s, sql } = await orderShop(db);
-  await sql("update location set gstin = '27ABCDE1234F1Z0', legal_name = 'Saanjh Crafts Private Limited', address_line1 = 'Unit 4, Laxmi Industrial Estate', city = 'Pune', postal_code = '411028'");
+  const { s, sql } = await registeredOrderShop(db);
   const paid = await paidGatewayOrder(db, s, 2);
   const [parcel] = await sql<{ id: string; total: string }>("select id, subtotal - discount + shipping as total from fulfillment_order where order_id = $1", [paid.orderId]);
   await callerFor(db, s.ownerUserId, s.id, providerServices(env))("orders.fulfill", { orderId: paid.orderId, parcelId: parcel!.id, tracking: { awb: "DLV-123456", courierName: "Delhivery" } });
   const [invoice] = await sql<{ id: string; number: string }>("select id, number from tax_invoice where order_id = $1", [paid.orderId]);
-  return { s, paid, invoice: invoice!, total: Number(parcel!.total) };
+  return { s, sql, paid, invoice: invoice!, total: Number(parcel!.total) };
 }
 
 describe("Order page: tax invoices", () => {
@@ -37,7 +37,7 @@ describe("Order page: tax invoices", () => {
     const view = await page(owner, base);
     expect(view.status).toBe(200);
     const doc = await view.text();
-    expect(doc).toContain(`<title>Invoice ${invoice.number}`);
+    expect(doc).toContain(`<title>Tax invoice ${invoice.number}`);
     expect(doc).toContain('<article class="document">');
     expect(doc).toContain(`No. ${invoice.number}`);
     expect(doc).toContain(inr(total));
@@ -65,5 +65,33 @@ describe("Order page: tax invoices", () => {
     const theirs = await page(owner2, `/orders/${paid.orderId}/invoices/${own.id}`);
     expect(theirs.status).toBe(404);
     expect((await page(owner2, `/orders/${paid.orderId}/invoices/not-a-uuid.pdf`)).status).toBe(404);
+  });
+
+  it("a refund's credit note is listed under the invoices, with its page and PDF; another store's is 404", async () => {
+    const { s, sql, paid, total } = await shippedOrder();
+    const call = callerFor(db, s.ownerUserId, s.id, providerServices(env));
+    const { refunds } = (await call("orders.refund", { orderId: paid.orderId, reason: "Damaged" })) as { refunds: { id: string }[] };
+    await issueCreditNotes(db, s.id, refunds[0]!.id, new Date());
+    const [note] = await sql<{ id: string; number: string }>("select id, number from tax_credit_note where order_id = $1", [paid.orderId]);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const base = `/orders/${paid.orderId}/credit-notes/${note!.id}`;
+    const html = await (await page(owner, `/orders/${paid.orderId}`)).text();
+    const block = html.slice(html.indexOf('<section id="invoices"'));
+    expect(block).toContain("<h3>Credit notes</h3>");
+    expect(block).toContain(`<a href="${base}">View</a>`);
+    const doc = await (await page(owner, base)).text();
+    expect(doc).toContain(`<title>Credit note ${note!.number}`);
+    expect(doc).toContain("Against invoice");
+    expect(doc).toContain(inr(total));
+    const pdf = await page(owner, `${base}.pdf`);
+    expect(pdf.headers.get("content-type")).toBe("application/pdf");
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await pdf.arrayBuffer())), { mergePages: true });
+    expect(text).toContain(note!.number);
+    expect(text).toContain(inr(total));
+    // An invoice id under credit-notes, another store's session: not found.
+    const [invoice] = await sql<{ id: string }>("select id from tax_invoice where order_id = $1", [paid.orderId]);
+    expect((await page(owner, `/orders/${paid.orderId}/credit-notes/${invoice!.id}`)).status).toBe(404);
+    const other = await orderShop(db);
+    expect((await page(await sessionFor(db, other.s.ownerUserId, other.s.id), base)).status).toBe(404);
   });
 });
