@@ -4,7 +4,8 @@
  * once), on the seeded test database. As Owner: a product with two variants, its first stock, a price
  * changed and seen on the storefront, stock adjusted with the keyboard only, a customer, a discount created
  * and disabled, a page edited, previewed and published, a colleague invited who accepts in a second browser
- * and is then demoted. As Staff: no Delete, no Team. Screenshots: .data/screenshots/merchant-*.png.
+ * and is then demoted. As Staff: no Delete, no Team; a shopper's order's packing slip printed, then the parcel shipped.
+ * Screenshots: .data/screenshots/merchant-*.png.
  * Every name carries this run's suffix: the test database keeps what earlier runs made.
  */
 import type { Page } from "playwright-core";
@@ -189,5 +190,56 @@ describe("a merchant runs the store from the admin", () => {
     const refused = await w.page.goto(admin("/team"));
     expect(refused?.status()).toBe(403);
     await w.screenshot("9-staff-team-403");
+  });
+
+  step("10. Staff print a paid order's packing slip before packing, then ship the parcel: the slip names its AWB", "10-packing-slip", async () => {
+    // A shopper's order of one kurta, its unit first put back on the shelf (runs on one database never run out).
+    const rpc = await adminRpcAs(w.worker.admin.url, person("owner").email, DEMO_PASSWORD);
+    const { items } = (await rpc("inventory/levels", { query: "KURTA-COT-S", pageSize: 10 })) as { items: { variantId: string; locationId: string; onHand: number }[] };
+    const shelf = items.reduce((a, b) => (b.onHand > a.onHand ? b : a));
+    await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: 1, reason: "received", note: "Merchant walkthrough" });
+    await w.page.goto(shop("/products/cotton-kurta"));
+    await w.page.check("label:has-text('S ·') input[type=radio]");
+    await Promise.all([w.page.waitForURL((u) => u.pathname === "/cart"), w.page.click("form[action='/api/cart/lines'] button[type=submit]")]);
+    await w.page.goto(shop("/checkout"));
+    await w.page.fill("#email", `slip-${run}@example.test`);
+    await w.page.fill("#phone", "+919812345678");
+    await w.page.fill("#shippingAddress-name", "Meera Iyer");
+    await w.page.fill("#shippingAddress-line1", "4 Residency Road");
+    await w.page.fill("#shippingAddress-city", "Bengaluru");
+    await w.page.fill("#shippingAddress-postalCode", "560025");
+    await w.page.selectOption("#shippingAddress-state", "IN-KA");
+    await w.page.check("input[name=paymentMethod][value=gateway]");
+    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), w.page.click("form[action='/checkout'] button[type=submit]")]);
+    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), w.page.click("button[value=pay]")]);
+    const orderId = new URL(w.page.url()).pathname.split("/")[2]!;
+
+    await w.page.goto(admin(`/orders/${orderId}`));
+    await Promise.all([
+      w.page.waitForURL((u) => u.pathname.startsWith(`/orders/${orderId}/parcels/`) && u.pathname.endsWith("/packing-slip")),
+      w.page.locator("#parcels a:text-is('Packing slip')").first().click(),
+    ]);
+    const slip = w.page.locator("article.document");
+    expect(await slip.locator("h1").innerText()).toBe("Packing slip");
+    expect(await slip.locator(".parties").innerText()).toMatch(/SHIP TO\s+Meera Iyer\s+4 Residency Road\s+Bengaluru 560025\s+Karnataka, India\s+Phone: \+919812345678/i);
+    expect(await slip.locator("table.lines tbody tr").allInnerTexts()).toEqual([expect.stringMatching(/^Cotton Kurta — S\s+KURTA-COT-S\s+1$/)]);
+    expect(await slip.innerText()).not.toMatch(/₹|AWB/);
+    expect(await w.page.locator("button[data-print]").isVisible()).toBe(true);
+    // The printed form: the slip alone, no admin menus, no Print button.
+    await w.page.emulateMedia({ media: "print" });
+    expect(await w.page.locator("header.bar").isVisible()).toBe(false);
+    expect(await w.page.locator("button[data-print]").isVisible()).toBe(false);
+    await w.screenshot("10-packing-slip");
+    await w.page.emulateMedia({ media: null });
+
+    // Packed: shipped with the store's courier; the slip now names the courier and the AWB.
+    const slipUrl = w.page.url();
+    await w.page.goto(admin(`/orders/${orderId}`));
+    const ship = w.page.locator("form[data-action=fulfill]");
+    while (await ship.count()) {
+      await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "fulfill"), ship.locator("button[type=submit]").click()]);
+    }
+    await w.page.goto(slipUrl);
+    expect(await slip.innerText()).toMatch(/AWB: \S+/);
   });
 });
