@@ -65,6 +65,7 @@ describe("tax invoices", () => {
 
   it("shipping a parcel issues its invoice in the same unit: every rule-46 field, CGST + SGST within the state, its totals the parcel's", async () => {
     const { s, sql } = await registeredShop();
+    await sql("update product set hsn_code = '6211' where id = (select product_id from product_variant where id = $1)", [s.variantId]);
     const paid = await paidGatewayOrder(db, s, 2);
     const call = callerFor(db, s.ownerUserId, s.id, providerServices(env));
     const [parcel] = await sql<{ id: string; tax: string; cgst: string; sgst: string; igst: string; total: string }>(
@@ -93,6 +94,9 @@ describe("tax invoices", () => {
     });
     expect(d.columns).toEqual(expect.arrayContaining(["description", "quantity", "unit", "taxableValue", "rate", "cgst", "sgst", "total"]));
     expect(d.columns).not.toContain("igst");
+    // Rule 46(g): the product's HSN code on its lines.
+    expect(d.columns).toContain("hsn");
+    expect(d.lines[0]).toMatchObject({ hsn: "6211" });
     for (const line of d.lines) expect(Object.keys(line)).toEqual(expect.arrayContaining(["description", "quantity", "unit", "taxableValue", "rateBp", "cgst", "sgst", "igst", "total"]));
     expect(d.notes).toEqual(expect.arrayContaining([expect.stringMatching(/reverse charge/), expect.stringMatching(/authorised signatory: Saanjh Crafts/)]));
     // The invoice's totals are the parcel's stored money, line by line too.

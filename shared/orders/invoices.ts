@@ -85,7 +85,7 @@ export function draftInvoice(reading: InvoiceReading, p: { orderId: string; parc
 
   // Each rate's tax components split over its lines and its share of shipping, by amount.
   const lineRates = taxLines.map((l) => resolveRate(rates, l));
-  const lines: DocumentLine[] = reading.lines.map((l) => ({ description: l.description, sku: l.sku, quantity: l.quantity, unit: "NOS" }));
+  const lines: DocumentLine[] = reading.lines.map((l) => ({ description: l.description, sku: l.sku, hsn: l.hsn, quantity: l.quantity, unit: "NOS" }));
   const shippingLines: DocumentLine[] = [];
   for (const r of tax.byRate) {
     const members = lineRates.flatMap((rate, i) => (rate === r.rateBp ? [i] : []));
@@ -130,8 +130,8 @@ export function draftInvoice(reading: InvoiceReading, p: { orderId: string; parc
     shipTo: null,
     placeOfSupply: stateOf(destination),
     references: [{ label: "Order", value: `#${reading.orderNumber} of ${indianDate(reading.placedAt)}` }],
-    // No HSN column: variants carry no HSN code yet (rule 46(g) lets a seller up to ₹5 crore omit it on B2C invoices).
-    columns: (intra ? INTRA_STATE_COLUMNS : INTER_STATE_COLUMNS).filter((c) => c !== "hsn"),
+    // The HSN column when a line's product has a code (rule 46(g); a seller up to ₹5 crore may omit it on B2C invoices).
+    columns: (intra ? INTRA_STATE_COLUMNS : INTER_STATE_COLUMNS).filter((c) => c !== "hsn" || lines.some((l) => l.hsn)),
     stateTaxLabel,
     lines: [...lines, ...shippingLines],
     taxSummary: tax.byRate.map((r) => ({ rateBp: r.rateBp, taxableValue: r.taxable, cgst: r.cgst, sgst: r.sgst, igst: r.igst })),

@@ -11,6 +11,8 @@ const { id: ID, store: STORE } = EXAMPLE;
 export interface InvoiceLineRow {
   description: string;
   sku: string | null;
+  /** The product's HSN code today (null when it has none, or is gone). */
+  hsn: string | null;
   taxClass: TaxClass;
   quantity: number;
   unitPrice: number;
@@ -64,7 +66,9 @@ export const parcelToInvoice = statement("orders.parcelToInvoice", {
           o.buyer_gstin as "buyerGstin", o.buyer_legal_name as "buyerLegalName",
           coalesce((select jsonb_agg(jsonb_build_object(
                       'description', ol.product_title || case when ol.variant_title = 'Default' then '' else ' — ' || ol.variant_title end,
-                      'sku', ol.sku, 'taxClass', ol.tax_class, 'quantity', fl.quantity, 'unitPrice', ol.unit_price) order by ol.position, fl.id)
+                      'sku', ol.sku, 'hsn', (select p.hsn_code from product_variant v join product p on p.store_id = v.store_id and p.id = v.product_id
+                                              where v.store_id = ol.store_id and v.id = ol.variant_id),
+                      'taxClass', ol.tax_class, 'quantity', fl.quantity, 'unitPrice', ol.unit_price) order by ol.position, fl.id)
                     from fulfillment_order_line fl join order_line ol on ol.store_id = fl.store_id and ol.id = fl.order_line_id
                     where fl.store_id = f.store_id and fl.fulfillment_order_id = f.id), '[]'::jsonb) as lines,
           (select jsonb_agg(to_jsonb(r)) from (select distinct on (tax_class) tax_class, rate_bp, threshold_minor, rate_above_bp from gst_rate
