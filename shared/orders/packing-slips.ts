@@ -17,6 +17,18 @@ import { INDIAN_STATE_NAMES, isIndianStateCode } from "../rules/gst";
 
 export const parcelNotFound = () => new AppError("NOT_FOUND", "Parcel not found on this order.");
 
+type Text = string | null;
+
+interface SlipLocation {
+  name: string;
+  city: Text;
+  state: Text;
+  legalName: Text;
+  addressLine1: Text;
+  addressLine2: Text;
+  postalCode: Text;
+}
+
 export interface PackingSlipReading {
   orderNumber: number;
   placedAt: Date;
@@ -26,7 +38,7 @@ export interface PackingSlipReading {
   position: number;
   parcels: number;
   /** Its location (null for a backordered parcel), with the legal identity the location's invoices print. */
-  location: { name: string; city: string | null; state: string | null; legalName: string | null; addressLine1: string | null; addressLine2: string | null; postalCode: string | null } | null;
+  location: SlipLocation | null;
   lines: { productTitle: string; variantTitle: string; sku: string | null; quantity: number }[];
   /** The parcel's shipment not cancelled, newest: its courier and tracking number (AWB). */
   shipment: { awb: string; courierName: string | null; provider: string } | null;
@@ -87,20 +99,23 @@ export function packingSlipPlan(q: Q, store: SQL, p: { orderId: string; parcelId
   );
 }
 
-const stateName = (code: string | null | undefined) => (code && isIndianStateCode(code) ? INDIAN_STATE_NAMES[code] : null);
-const joined = (...parts: (string | null | undefined)[]) => parts.filter(Boolean).join(" ");
+const stateName = (code: Text | undefined) => (code && isIndianStateCode(code) ? INDIAN_STATE_NAMES[code] : null);
+const present = (parts: (Text | undefined)[]) => parts.filter((x): x is string => Boolean(x));
+const joined = (parts: (Text | undefined)[], separator = " ") => present(parts).join(separator);
+
+/** Where the parcel ships from: the location's registered legal name and address when it has them, else its name and place. */
+function shipFromLines(l: SlipLocation | null, storeName: string): string[] {
+  if (l === null) return ["Not yet allocated to a location"];
+  if (!l.legalName || !l.addressLine1) return present([l.name, joined([l.city, stateName(l.state)])]);
+  const legalName = l.legalName === storeName ? null : l.legalName;
+  return present([legalName, l.addressLine1, l.addressLine2, joined([l.city, l.postalCode]), joined([stateName(l.state), "India"], ", ")]);
+}
 
 /** The slip as a document (shared/documents/): "Ship from" the store at its location, "Ship to" the order's address. */
 export function packingSlipDocument(slip: PackingSlipReading, storeName: string): DocumentModel {
-  const l = slip.location;
-  const shipFrom =
-    l === null
-      ? ["Not yet allocated to a location"]
-      : l.legalName && l.addressLine1
-        ? [...(l.legalName === storeName ? [] : [l.legalName]), l.addressLine1, l.addressLine2, joined(l.city, l.postalCode), `${stateName(l.state) ?? ""}${stateName(l.state) ? ", " : ""}India`]
-        : [l.name, joined(l.city, stateName(l.state))];
   const a = slip.shippingAddress;
-  const shipTo = [a["line1"], a["line2"], joined(a["city"], a["postalCode"]), [stateName(a["state"]), a["country"] === "IN" ? "India" : a["country"]].filter(Boolean).join(", ")];
+  const country = a["country"] === "IN" ? "India" : a["country"];
+  const shipTo = present([a["line1"], a["line2"], joined([a["city"], a["postalCode"]]), joined([stateName(a["state"]), country], ", ")]);
   const units = slip.lines.reduce((sum, line) => sum + line.quantity, 0);
   const date = indianDate(slip.placedAt);
   return {
@@ -108,8 +123,8 @@ export function packingSlipDocument(slip: PackingSlipReading, storeName: string)
     number: `${slip.orderNumber}-${slip.position}`,
     date,
     partyHeadings: { supplier: "Ship from", recipient: "Ship to" },
-    supplier: { name: storeName, address: shipFrom.filter((x): x is string => Boolean(x)) },
-    recipient: { name: a["name"] ?? "", address: [...shipTo.filter((x): x is string => Boolean(x)), ...(slip.phone ? [`Phone: ${slip.phone}`] : [])] },
+    supplier: { name: storeName, address: shipFromLines(slip.location, storeName) },
+    recipient: { name: a["name"] ?? "", address: [...shipTo, ...(slip.phone ? [`Phone: ${slip.phone}`] : [])] },
     references: [
       { label: "Order", value: `#${slip.orderNumber} of ${formatDocumentDate(date)}` },
       { label: "Parcel", value: `${slip.position} of ${slip.parcels}` },

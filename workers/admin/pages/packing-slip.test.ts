@@ -22,11 +22,13 @@ const lineRows = (html: string) => {
 async function splitOrder() {
   const { s, sql } = await orderShop(db);
   await sql(
-    "insert into location (store_id, name, state, city, gstin, legal_name, address_line1, postal_code, priority) values ($1, 'Pune Hub', 'IN-MH', 'Pune', '27ABCDE1234F1Z0', 'Saanjh Crafts Private Limited', 'Unit 4, Laxmi Industrial Estate', '411028', 200)",
+    `insert into location (store_id, name, state, city, gstin, legal_name, address_line1, postal_code, priority)
+     values ($1, 'Pune Hub', 'IN-MH', 'Pune', '27ABCDE1234F1Z0', 'Saanjh Crafts Private Limited', 'Unit 4, Laxmi Industrial Estate', '411028', 200)`,
     [s.id],
   );
   const [blue] = await sql<{ id: string; sku: string }>(
-    "insert into product_variant (store_id, product_id, title, sku, price_minor) values ($1, $2, 'Blue', 'BLUE-' || substr(md5(random()::text), 1, 6), 250000) returning id, sku",
+    `insert into product_variant (store_id, product_id, title, sku, price_minor)
+     values ($1, $2, 'Blue', 'BLUE-' || substr(md5(random()::text), 1, 6), 250000) returning id, sku`,
     [s.id, s.productId],
   );
   await sql("insert into inventory_level (store_id, variant_id, location_id, on_hand) select $1, $2, id, 3 from location where name = 'Pune Hub'", [s.id, blue!.id]);
