@@ -2,13 +2,13 @@ import { NETWORK_FACTOR, type Client } from "./address";
 import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from "./doors";
 
 /**
- * The shopper's writes and their limits, in one table (docs/decisions/0019-shopper-limits-and-challenge.md
+ * The shopper's writes (and the PDFs of their tax documents) and their limits, in one table (docs/decisions/0019-shopper-limits-and-challenge.md
  * gives the reasoning for each number). Each door is counted per client address and IPv6 /48 (./address.ts)
  * and, where it has a store key, per store, before any database work: the store is known by the request's
  * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
  * refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document";
 
 const MINUTE = 60_000;
 
@@ -56,6 +56,9 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // The links in emails: unsubscribing (a mail provider's one-click posts come from its few servers, which
   // cannot pass a challenge: no store key) and confirming marketing consent.
   emailLink: limits("email link posts", { limit: 120, windowMs: MINUTE }),
+  // Not a write, but the storefront's most expensive read: a tax invoice's or credit note's PDF is made on
+  // each request (tens of milliseconds of CPU). A shopper downloads a few; a loop is refused before any work.
+  document: limits("tax document PDFs", { limit: 60, windowMs: 10 * MINUTE }),
 };
 
 /**

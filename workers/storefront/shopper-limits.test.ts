@@ -54,6 +54,9 @@ const WRITES: [ShopperDoor, string, string, unknown][] = [
   ["payment", "POST", `/api/checkout/${crypto.randomUUID()}/confirm?k=${"a".repeat(64)}`, undefined],
   ["notify", "POST", "/products/fixture/notify", new URLSearchParams({ email: "a@example.test" })],
   ["emailLink", "POST", `/unsubscribe/${crypto.randomUUID()}?k=${"b".repeat(64)}`, new URLSearchParams({})],
+  // Not a write: a tax document's PDF, made on each request.
+  ["document", "GET", `/orders/${crypto.randomUUID()}/invoices/${crypto.randomUUID()}.pdf?k=${"c".repeat(64)}`, undefined],
+  ["document", "GET", `/orders/${crypto.randomUUID()}/credit-notes/${crypto.randomUUID()}.pdf`, undefined],
 ];
 
 describe("every shopper write is counted per address and per store before any database work", () => {
