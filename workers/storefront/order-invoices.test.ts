@@ -107,4 +107,19 @@ describe("Order page: tax invoices", () => {
     const other = await shippedOrder();
     expect((await other.open(`/orders/${other.orderId}/credit-notes/${note!.id}?k=${other.key}`)).status).toBe(404);
   });
+
+  it("a crowd of 150 PDF requests at once from one address: 60 PDFs, then 429 with Retry-After, never a 5xx", async () => {
+    const { s, orderId, key, invoice } = await shippedOrder();
+    const from = `198.51.100.${Math.floor(Math.random() * 250)}`;
+    const responses = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        call(worker, `http://storefront.test/orders/${orderId}/invoices/${invoice.id}.pdf?k=${key}`, { headers: { host: s.hostname, "cf-connecting-ip": from } }),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(60);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(90);
+    expect(responses.find((r) => r.status === 429)!.headers.get("retry-after")).toMatch(/^\d+$/);
+    await Promise.all(responses.map((r) => r.body?.cancel()));
+  });
 });
