@@ -30,6 +30,8 @@ main:has(.document){max-width:60rem}
 .document caption{text-align:left;font-weight:600}
 .document .notes{color:var(--muted,#555);font-size:.8rem}
 .document .note-area div{border:1px solid var(--line,#ccc);min-height:6rem}
+@media screen and (max-width:40rem){.document .head,.document .parties{flex-direction:column;gap:.5rem}.document .meta{text-align:left}
+.document .lines,.document .tax{display:block;overflow-x:auto}}
 @page{size:A4;margin:12mm}
 @media print{
 :root{color-scheme:light}body{background:#fff;color:#000;font-size:10pt}main{max-width:none;margin:0;padding:0}

@@ -4,7 +4,7 @@ import { plan, type Plan } from "../db/plan";
 import type { RowOfStatement } from "../db/statement";
 import { sql, type Q } from "../db/steps";
 import { changeOn, readOn, type StoreTx } from "../db/with-store";
-import { INTER_STATE_COLUMNS, INTRA_STATE_COLUMNS, type DocumentLine, type DocumentModel, type DocumentParty, type DocumentState } from "../documents/model";
+import { formatDocumentDate, INTER_STATE_COLUMNS, INTRA_STATE_COLUMNS, type DocumentLine, type DocumentModel, type DocumentParty, type DocumentState } from "../documents/model";
 import { INDIAN_STATE_NAMES, isIndianStateCode, parcelTax, resolveRate, splitProportionally, UTGST_TERRITORIES, type IndianStateCode, type TaxLine } from "../rules/gst";
 import { indianDate, ratesOfRows } from "../rules/gst-rates";
 import { GST_STATE_CODES, gstStateCodeOf } from "../rules/gstin";
@@ -129,7 +129,7 @@ export function draftInvoice(reading: InvoiceReading, p: { orderId: string; parc
     // The delivery address is the recipient's (IGST Act s.10(1)(a), (ca); Circular 209/3/2024-GST).
     shipTo: null,
     placeOfSupply: stateOf(destination),
-    references: [{ label: "Order", value: `#${reading.orderNumber} of ${indianDate(reading.placedAt)}` }],
+    references: [{ label: "Order", value: `#${reading.orderNumber} of ${formatDocumentDate(indianDate(reading.placedAt))}` }],
     // The HSN column when a line's product has a code (rule 46(g); a seller up to ₹5 crore may omit it on B2C invoices).
     columns: (intra ? INTRA_STATE_COLUMNS : INTER_STATE_COLUMNS).filter((c) => c !== "hsn" || lines.some((l) => l.hsn)),
     stateTaxLabel,
