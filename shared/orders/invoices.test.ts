@@ -183,16 +183,19 @@ describe("tax invoices", () => {
     expect(d.taxSummary!.map((r) => r.rateBp)).toEqual([500, 1800]);
   });
 
-  it("50 concurrent shipments across two GSTINs, some rolled back, number each series gaplessly from 000001", async () => {
+  it("50 concurrent shipments across two GSTINs and a financial-year boundary, some rolled back, number each series gaplessly from 000001", async () => {
     const { s, sql, mh, ka } = await registeredShop();
     const origins = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? { locationId: mh, state: "IN-MH" as const } : { locationId: ka, state: "IN-KA" as const }));
     const { orderId, parcelIds } = await parcelsOrder(s.id, origins);
-    const now = new Date("2026-01-15T06:00:00Z");
+    // Half shipped in the last minute of 2025-26 (31 March 23:59 IST), half in the first of 2026-27.
+    const march = new Date("2026-03-31T18:29:30Z");
+    const april = new Date("2026-03-31T18:30:30Z");
+    const at = (i: number) => (Math.floor(i / 2) % 2 === 0 ? march : april);
     const rolledBack = new Set([3, 10, 17, 24, 31, 44]);
     const first = await Promise.allSettled(
       parcelIds.map((parcelId, i) =>
         withStore(db, s.id, async (tx) => {
-          const made = await issueInvoice(tx, { orderId, parcelId }, now);
+          const made = await issueInvoice(tx, { orderId, parcelId }, at(i));
           if (rolledBack.has(i)) throw new Error("the shipment failed after its invoice: rolled back");
           return made;
         }),
@@ -200,18 +203,21 @@ describe("tax invoices", () => {
     );
     expect(first.filter((r) => r.status === "rejected")).toHaveLength(rolledBack.size);
     // The rolled-back shipments ship again later: their numbers follow, with no gap.
-    for (const i of rolledBack) await issued(s.id, orderId, parcelIds[i]!, now);
-    const rows = await sql<{ gstin: string; number: string; fulfillment_order_id: string }>("select gstin, number, fulfillment_order_id from tax_invoice where order_id = $1 order by number", [orderId]);
-    const expected = Array.from({ length: 25 }, (_, i) => `INV/25-26/${String(i + 1).padStart(6, "0")}`);
-    expect(rows.filter((r) => r.gstin === MH_GSTIN).map((r) => r.number)).toEqual(expected);
-    expect(rows.filter((r) => r.gstin === KA_GSTIN).map((r) => r.number)).toEqual(expected);
-    expect(new Set(rows.map((r) => r.fulfillment_order_id)).size).toBe(50);
-    expect(await sql("select gstin, financial_year, kind, next_number from tax_document_counter order by gstin")).toEqual(
-      expect.arrayContaining([
-        { gstin: MH_GSTIN, financial_year: "2025-26", kind: "invoice", next_number: 26 },
-        { gstin: KA_GSTIN, financial_year: "2025-26", kind: "invoice", next_number: 26 },
-      ]),
+    for (const i of rolledBack) await issued(s.id, orderId, parcelIds[i]!, at(i));
+    const rows = await sql<{ gstin: string; financial_year: string; number: string; fulfillment_order_id: string }>(
+      "select gstin, financial_year, number, fulfillment_order_id from tax_invoice where order_id = $1 order by number",
+      [orderId],
     );
+    expect(rows).toHaveLength(50);
+    for (const gstin of [MH_GSTIN, KA_GSTIN]) {
+      for (const fy of ["2025-26", "2026-27"]) {
+        const series = rows.filter((r) => r.gstin === gstin && r.financial_year === fy).map((r) => r.number);
+        expect(series.length, `${gstin} ${fy}`).toBeGreaterThanOrEqual(12);
+        expect(series, `${gstin} ${fy}`).toEqual(series.map((_, n) => `INV/${fy.slice(2)}/${String(n + 1).padStart(6, "0")}`));
+      }
+    }
+    expect(new Set(rows.map((r) => r.fulfillment_order_id)).size).toBe(50);
+    expect(await sql("select 1 from tax_document_counter where kind = 'invoice' and gstin = any($1)", [[MH_GSTIN, KA_GSTIN]])).toHaveLength(4);
   });
 
   it("a new financial year starts a new series at 000001 (31 March 23:59 IST vs 1 April 00:00 IST)", async () => {
