@@ -6,7 +6,7 @@ import worker from "../workers/admin/index";
 import { makeStore, type TestStore } from "./harness";
 import { MemoryOAuthClient } from "./oauth-client";
 import { addMember } from "./procedures";
-import { sessionFor, type Browser } from "./admin";
+import { randomIp, sessionFor, type Browser } from "./admin";
 import { call } from "./call";
 
 export { MemoryOAuthClient } from "./oauth-client";
@@ -14,9 +14,16 @@ export { MemoryOAuthClient } from "./oauth-client";
 /** OAuth needs https (or loopback http) for the issuer: the tests speak to the admin as this origin. */
 export const SECURE_ADMIN = "https://admin.test";
 
-/** fetch for the MCP SDK, answered by the admin Worker's real fetch handler inside workerd. */
-export const adminFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
-  call(worker, new Request(input instanceof URL ? input.toString() : input, init));
+/**
+ * fetch for the MCP SDK, answered by the admin Worker's real fetch handler inside workerd. A request that
+ * names no client address comes from a fresh one, as separate clients do: the suite's files share the
+ * runner's rate limiters (vitest.config.ts), so one file's clients never spend another's budget.
+ */
+export const adminFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const request = new Request(input instanceof URL ? input.toString() : input, init);
+  if (!request.headers.has("cf-connecting-ip")) request.headers.set("cf-connecting-ip", randomIp());
+  return call(worker, request);
+};
 
 const cookiePairs = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0]!);
 

@@ -4,7 +4,8 @@ import worker from "./index";
 
 describe("storefront when the database is overloaded", () => {
   it("53300 (no connection slot for the role): an HTML 503 page with Retry-After, not a 500", async () => {
-    const res = await call(worker, "http://storefront.test/", { headers: { host: "demo.localhost" } }, { DATABASE_URL: inject("noSlotsDatabaseUrl") });
+    // A page no earlier file left in the edge cache (the runner is shared: vitest.config.ts).
+    const res = await call(worker, `http://storefront.test/?probe=${crypto.randomUUID()}`, { headers: { host: "demo.localhost" } }, { DATABASE_URL: inject("noSlotsDatabaseUrl") });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("1");
     expect(res.headers.get("content-type")).toMatch(/text\/html/);
