@@ -29,10 +29,14 @@ create index tax_credit_note_order_idx on tax_credit_note (store_id, order_id, i
 create index tax_credit_note_invoice_idx on tax_credit_note (store_id, invoice_id);
 select internal.make_tenant_table('tax_credit_note');
 
-create or replace function internal.tax_credit_note_frozen() returns trigger
+-- An issued credit note is never changed, as an invoice is not (one trigger function for both, from now).
+create function internal.tax_document_frozen() returns trigger
 language plpgsql as $fn$
 begin
-  raise exception 'credit note % is issued: it cannot be changed', old.number using errcode = '42501';
+  raise exception '% % is issued: it cannot be changed%', tg_argv[0], old.number, coalesce(' (' || tg_argv[1] || ')', '') using errcode = '42501';
 end
 $fn$;
-create trigger tax_credit_note_frozen before update on tax_credit_note for each row execute function internal.tax_credit_note_frozen();
+create trigger tax_credit_note_frozen before update on tax_credit_note for each row execute function internal.tax_document_frozen('credit note');
+drop trigger tax_invoice_frozen on tax_invoice;
+create trigger tax_invoice_frozen before update on tax_invoice for each row execute function internal.tax_document_frozen('tax invoice', 'issue a credit note instead');
+drop function internal.tax_invoice_frozen();

@@ -12,7 +12,7 @@ import type { Page } from "playwright-core";
 import { afterAll, describe, expect } from "vitest";
 import { DEMO_PASSWORD, DEMO_PEOPLE } from "../../scripts/lib/seed";
 import { adminRpcAs, startStorefrontWithAdmin } from "./support";
-import { signIn, walkthrough } from "./walkthrough";
+import { checkOutAndPay, signIn, walkthrough } from "./walkthrough";
 
 const person = (role: "owner" | "staff") => DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === role)!;
 const run = Date.now().toString(36);
@@ -202,17 +202,16 @@ describe("a merchant runs the store from the admin", () => {
     await w.page.check("label:has-text('S ·') input[type=radio]");
     await Promise.all([w.page.waitForURL((u) => u.pathname === "/cart"), w.page.click("form[action='/api/cart/lines'] button[type=submit]")]);
     await w.page.goto(shop("/checkout"));
-    await w.page.fill("#email", `slip-${run}@example.test`);
-    await w.page.fill("#phone", "+919812345678");
-    await w.page.fill("#shippingAddress-name", "Meera Iyer");
-    await w.page.fill("#shippingAddress-line1", "4 Residency Road");
-    await w.page.fill("#shippingAddress-city", "Bengaluru");
-    await w.page.fill("#shippingAddress-postalCode", "560025");
-    await w.page.selectOption("#shippingAddress-state", "IN-KA");
-    await w.page.check("input[name=paymentMethod][value=gateway]");
-    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), w.page.click("form[action='/checkout'] button[type=submit]")]);
-    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), w.page.click("button[value=pay]")]);
-    const orderId = new URL(w.page.url()).pathname.split("/")[2]!;
+    const orderPage = await checkOutAndPay(w.page, {
+      email: `slip-${run}@example.test`,
+      phone: "+919812345678",
+      name: "Meera Iyer",
+      line1: "4 Residency Road",
+      city: "Bengaluru",
+      postalCode: "560025",
+      state: "IN-KA",
+    });
+    const orderId = orderPage.pathname.split("/")[2]!;
 
     await w.page.goto(admin(`/orders/${orderId}`));
     await Promise.all([

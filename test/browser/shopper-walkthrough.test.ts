@@ -10,7 +10,7 @@
 import { afterAll, describe, expect } from "vitest";
 import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "../../scripts/lib/seed";
 import { adminRpcAs, startStorefrontWithAdmin, type AdminWorker } from "./support";
-import { signIn, walkthrough } from "./walkthrough";
+import { checkOutAndPay, signIn, walkthrough } from "./walkthrough";
 
 const demo = DEMO_STORES.find((s) => s.slug === "demo")!;
 const owner = DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === "owner")!;
@@ -232,17 +232,8 @@ describe("a shopper in Chromium", () => {
       await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: units, reason: "received", note: "Shopper walkthrough" });
     }
     await onStore("/checkout");
-    await w.page.fill("#email", SHOPPER_EMAIL);
-    await w.page.fill("#shippingAddress-name", "Asha Rao");
-    await w.page.fill("#shippingAddress-line1", "12 MG Road");
-    await w.page.fill("#shippingAddress-city", "Pune");
-    await w.page.fill("#shippingAddress-postalCode", "411001");
-    await w.page.selectOption("#shippingAddress-state", "IN-MH");
-    await w.page.check("input[name=paymentMethod][value=gateway]");
-    await w.page.check("input[name=acceptsMarketing]");
-    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), w.page.click("form[action='/checkout'] button[type=submit]")]);
-    await Promise.all([w.page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), w.page.click("button[value=pay]")]);
-    left.orderUrl = w.page.url();
+    const orderPage = await checkOutAndPay(w.page, { email: SHOPPER_EMAIL, name: "Asha Rao", line1: "12 MG Road", city: "Pune", postalCode: "411001", state: "IN-MH", acceptsMarketing: true });
+    left.orderUrl = orderPage.href;
     expect(await w.page.locator("dd[data-status=payment]").getAttribute("data-value")).toBe("paid");
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("not shipped yet");
   });

@@ -126,3 +126,34 @@ export async function signIn(page: Page, email: string, password: string, adminU
   }
   await page.waitForURL((u) => u.pathname !== "/login");
 }
+
+/** Who checks out on the storefront's form (the fields a shopper types). */
+export interface Buyer {
+  email: string;
+  phone?: string;
+  name: string;
+  line1: string;
+  city: string;
+  postalCode: string;
+  state: string;
+  acceptsMarketing?: boolean;
+}
+
+/**
+ * On the storefront's checkout page: fills the form for a gateway payment, places the order and pays on the
+ * local gateway's page; waits for the order page (its URL carries the order's key).
+ */
+export async function checkOutAndPay(page: Page, buyer: Buyer): Promise<URL> {
+  await page.fill("#email", buyer.email);
+  if (buyer.phone) await page.fill("#phone", buyer.phone);
+  await page.fill("#shippingAddress-name", buyer.name);
+  await page.fill("#shippingAddress-line1", buyer.line1);
+  await page.fill("#shippingAddress-city", buyer.city);
+  await page.fill("#shippingAddress-postalCode", buyer.postalCode);
+  await page.selectOption("#shippingAddress-state", buyer.state);
+  await page.check("input[name=paymentMethod][value=gateway]");
+  if (buyer.acceptsMarketing) await page.check("input[name=acceptsMarketing]");
+  await Promise.all([page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), page.click("form[action='/checkout'] button[type=submit]")]);
+  await Promise.all([page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), page.click("button[value=pay]")]);
+  return new URL(page.url());
+}

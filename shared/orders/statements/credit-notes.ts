@@ -4,6 +4,7 @@ import { EXAMPLE, narrow, pg, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
 import type { DocumentModel } from "../../documents/model";
 import type { Charged } from "../../rules/gst-credit";
+import { seriesNumber } from "./invoices";
 
 /** The statements of credit notes (../credit-notes.ts): what a refund's credit notes are made from, their issue, an order's credit notes. */
 
@@ -84,12 +85,7 @@ export const issueTaxCreditNote = statement("orders.issueTaxCreditNote", {
     ],
   ],
   sql: (store: SQL, d: CreditNoteDraft) =>
-    sql`with counter as (
-          insert into tax_document_counter (store_id, gstin, financial_year, kind, next_number)
-          values (${store}, ${d.gstin}, ${d.financialYear}, 'credit_note', 2)
-          on conflict (store_id, gstin, financial_year, kind) do update set next_number = tax_document_counter.next_number + 1
-          returning next_number - 1 as serial),
-        numbered as (select ${d.prefix} || case when serial < 1000000 then lpad(serial::text, 6, '0') else serial::text end as number from counter)
+    sql`with ${seriesNumber(store, d, "credit_note")}
         insert into tax_credit_note (store_id, order_id, refund_id, invoice_id, gstin, financial_year, number, issued_at, credited, document)
         select ${store}, ${d.orderId}, ${d.refundId}, ${d.invoiceId}, ${d.gstin}, ${d.financialYear}, number, ${d.issuedAt},
                ${JSON.stringify(d.credited)}::jsonb, ${JSON.stringify(d.document)}::jsonb || jsonb_build_object('number', number)

@@ -92,6 +92,19 @@ export interface InvoiceDraft {
 }
 
 /**
+ * The next number of a document's series (a store's GSTIN, a financial year, a kind) as two CTEs of the
+ * document's insert: `counter` upserts the series' row (locked until commit; a rollback gives the number
+ * back), `numbered` answers `number`, the prefix and the serial (6 digits, more past 999,999).
+ */
+export const seriesNumber = (store: SQL, d: { gstin: string; financialYear: string; prefix: string }, kind: "invoice" | "credit_note") =>
+  sql`counter as (
+        insert into tax_document_counter (store_id, gstin, financial_year, kind, next_number)
+        values (${store}, ${d.gstin}, ${d.financialYear}, ${kind}, 2)
+        on conflict (store_id, gstin, financial_year, kind) do update set next_number = tax_document_counter.next_number + 1
+        returning next_number - 1 as serial),
+      numbered as (select ${d.prefix} || case when serial < 1000000 then lpad(serial::text, 6, '0') else serial::text end as number from counter)`;
+
+/**
  * Issues an invoice: the series' counter row upserted (locked until commit; a rollback gives the number
  * back), the invoice inserted with that number in its document. One statement, in the unit that ships.
  */
@@ -99,12 +112,7 @@ export const issueTaxInvoice = statement("orders.issueTaxInvoice", {
   row: { id: taxInvoice.id, number: taxInvoice.number },
   examples: [[STORE, { orderId: ID, parcelId: ID, gstin: "27ABCDE1234F1Z0", financialYear: "2025-26", prefix: "INV/25-26/", issuedAt: new Date(0), document: {} as InvoiceDraft["document"] }]],
   sql: (store: SQL, d: InvoiceDraft) =>
-    sql`with counter as (
-          insert into tax_document_counter (store_id, gstin, financial_year, kind, next_number)
-          values (${store}, ${d.gstin}, ${d.financialYear}, 'invoice', 2)
-          on conflict (store_id, gstin, financial_year, kind) do update set next_number = tax_document_counter.next_number + 1
-          returning next_number - 1 as serial),
-        numbered as (select ${d.prefix} || case when serial < 1000000 then lpad(serial::text, 6, '0') else serial::text end as number from counter)
+    sql`with ${seriesNumber(store, d, "invoice")}
         insert into tax_invoice (store_id, order_id, fulfillment_order_id, gstin, financial_year, number, issued_at, document)
         select ${store}, ${d.orderId}, ${d.parcelId}, ${d.gstin}, ${d.financialYear}, number, ${d.issuedAt}, ${JSON.stringify(d.document)}::jsonb || jsonb_build_object('number', number)
         from numbered
