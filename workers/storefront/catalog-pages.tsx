@@ -16,10 +16,10 @@ import {
   publishedPagePlan,
   sitemapPlan,
   SORTS,
-  type ProductCard,
   type Sort,
 } from "#shared/storefront/catalog";
 import { ShopPage, type ShopHead } from "./layout";
+import { Cards, Price } from "./product-card";
 import type { ShopEnv } from "./shop-env";
 
 /**
@@ -41,28 +41,6 @@ async function read<T>(c: ShopContext, build: (q: Q) => Plan<T>): Promise<{ data
 function head(c: ShopContext, path: string, base: string, title: string | undefined, description: string): ShopHead {
   return { storeName: c.var.shop.store.name, title, description, canonical: `${base}${path}` };
 }
-
-const Price: FC<{ minor: number; currency: string; from?: boolean }> = ({ minor, currency, from }) => (
-  <span class="price">
-    {from ? "From " : ""}
-    {formatMoney(minor, currency)}
-  </span>
-);
-
-const Cards: FC<{ items: ProductCard[]; currency: string }> = ({ items, currency }) => (
-  <ul class="grid">
-    {items.map((p) => (
-      <li>
-        <a href={`/products/${p.handle}`}>
-          <strong>{p.title}</strong>
-        </a>
-        <br />
-        <Price minor={p.fromPrice} currency={currency} from />
-        {p.available ? null : <span class="soldout"> · Sold out</span>}
-      </li>
-    ))}
-  </ul>
-);
 
 /** Shopper-entered prices are in major units (₹500); the catalogue works in minor units. */
 const major = z.coerce.number().min(0).max(1e9).optional();
