@@ -22,7 +22,14 @@ export interface ProductCard {
   title: string;
   /** The lowest variant price, in minor units. */
   fromPrice: number;
+  /** That variant's compare-at price when above its price (a sale), in minor units. */
+  compareAt: number | null;
+  /** Some variant sells below its compare-at price. */
+  onSale: boolean;
+  /** Something can be bought now: in stock online, or on pre-order. */
   available: boolean;
+  /** Available only on pre-order (nothing in stock online). */
+  preorderOnly: boolean;
 }
 
 export interface VariantView {
@@ -46,7 +53,20 @@ export interface ProductView {
 
 type CardRow = RowOfStatement<typeof productCards>;
 
-const cardOf = (r: CardRow): ProductCard => ({ id: r.id, handle: r.handle, title: r.title, fromPrice: Number(r.from_price), available: r.available });
+const cardOf = (r: CardRow): ProductCard => {
+  const fromPrice = Number(r.from_price);
+  const compareAt = r.from_compare_at === null ? null : Number(r.from_compare_at);
+  return {
+    id: r.id,
+    handle: r.handle,
+    title: r.title,
+    fromPrice,
+    compareAt: compareAt !== null && compareAt > fromPrice ? compareAt : null,
+    onSale: r.on_sale,
+    available: r.available,
+    preorderOnly: r.available && !r.in_stock,
+  };
+};
 
 /** A page of active products with their price from and whether anything can be bought, and the total. */
 export function productsPlan(q: Q, query: ProductQuery): Plan<{ items: ProductCard[]; total: number }> {

@@ -65,8 +65,12 @@ function matching(q: ProductQuery): SQL {
     q.maxPrice !== undefined ? sql` and min(v.price_minor) <= ${q.maxPrice}` : sql``,
   ];
   return sql`select p.id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
-      bool_or(v.preorder or ${sql.raw(AVAILABLE)} > 0) as available
+      (array_agg(v.compare_at_minor order by v.price_minor, v.position, v.id))[1]::bigint as from_compare_at,
+      bool_or(v.compare_at_minor > v.price_minor) as on_sale,
+      bool_or(a.units > 0) as in_stock,
+      bool_or(v.preorder or a.units > 0) as available
     from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
+    cross join lateral (select ${sql.raw(AVAILABLE)} as units) a
     where p.store_id = ${CURRENT_STORE} and p.status = 'active'${search}
     group by p.id having true${bounds[0]}${bounds[1]}`;
 }
@@ -75,10 +79,19 @@ const A_QUERY: ProductQuery = { page: 1, pageSize: 24, sort: "newest", minPrice:
 
 /** A page of the active products a query matches, with their lowest price and whether anything can be bought. */
 export const productCards = statement("storefront.productCards", {
-  row: { id: product.id, handle: product.handle, title: product.title, from_price: pg.int8(), available: pg.bool() },
+  row: {
+    id: product.id,
+    handle: product.handle,
+    title: product.title,
+    from_price: pg.int8(),
+    from_compare_at: orNull(pg.int8()),
+    on_sale: pg.bool(),
+    in_stock: pg.bool(),
+    available: pg.bool(),
+  },
   examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }]],
   sql: (query: ProductQuery) =>
-    sql`select id, handle, title, from_price, available from (${matching(query)}) p
+    sql`select id, handle, title, from_price, from_compare_at, on_sale, in_stock, available from (${matching(query)}) p
         order by ${sql.raw(ORDER[query.sort])} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`,
 });
 

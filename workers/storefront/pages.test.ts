@@ -28,6 +28,7 @@ async function catalogue(): Promise<Made> {
     };
     await product("Silk Saree", "silk-saree", "active", [["Red", `SAREE-RED-${store.slug}`, 125000, false, 3, 10], ["Blue", `SAREE-BLUE-${store.slug}`, 135000, false, 0, 7]], "Handwoven silk. Dry clean only.");
     await product("Cotton Kurta", "cotton-kurta", "active", [["M", `KURTA-M-${store.slug}`, 49900, false, 5, 0]]);
+    await q("update product_variant set compare_at_minor = 64900 where sku = $1", [`KURTA-M-${store.slug}`]);
     await product("Festive Lamp", "festive-lamp", "active", [["Default", `LAMP-${store.slug}`, 89900, true, 0, 0]]);
     await product("<script>alert(1)</script> Mug", "mug", "active", [["Default", `MUG-${store.slug}`, 29900, false, 0, 4]]);
     await product("Draft Dupatta", "draft-dupatta", "draft", [["Default", `DRAFT-${store.slug}`, 10000, false, 9, 0]]);
@@ -51,7 +52,11 @@ describe("shopper pages", () => {
     expect(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
     expect(list).toContain("4 products");
     // The mug's stock is all at the shop counter, which does not sell online.
-    expect(list).toMatch(/Mug<\/strong><\/a><br\/?><span class="price">From ₹299.00<\/span><span class="soldout"> · Sold out/);
+    expect(list).toMatch(/Mug<\/strong><\/a><p class="card-price"><span class="price">From ₹299.00<\/span><\/p><span class="badge soldout">Sold out<\/span>/);
+    // A sale shows what it was; a product only on pre-order says so.
+    expect(list).toMatch(/Cotton Kurta<\/strong><\/a><p class="card-price"><span class="price">From ₹499.00<\/span> <s class="compare"><span class="visually-hidden">was <\/span>₹649.00<\/s><\/p><span class="badge sale">Sale<\/span>/);
+    expect(list).toMatch(/Festive Lamp<\/strong><\/a><p class="card-price"><span class="price">From ₹899.00<\/span><\/p><span class="badge pre">Pre-order<\/span>/);
+    expect(list).toMatch(/Silk Saree<\/strong><\/a><p class="card-price"><span class="price">From ₹1,250.00<\/span><\/p><\/li>/);
     const filtered = await (await get(store.hostname, "/products?min=400&max=1000")).text();
     expect(filtered).toContain("Cotton Kurta");
     expect(filtered).toContain("Festive Lamp");

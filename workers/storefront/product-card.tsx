@@ -12,16 +12,30 @@ export const Price: FC<{ minor: number; currency: string; from?: boolean }> = ({
   </span>
 );
 
+/** What a card says of the product at a glance: on sale, sold out, or only on pre-order. */
+export const Badge: FC<{ p: Pick<ProductCard, "available" | "onSale" | "preorderOnly"> }> = ({ p }) =>
+  !p.available ? <span class="badge soldout">Sold out</span> : p.preorderOnly ? <span class="badge pre">Pre-order</span> : p.onSale ? <span class="badge sale">Sale</span> : null;
+
 export const Cards: FC<{ items: ProductCard[]; currency: string }> = ({ items, currency }) => (
-  <ul class="grid">
+  <ul class="grid cards">
     {items.map((p) => (
       <li>
         <a href={`/products/${p.handle}`}>
           <strong>{p.title}</strong>
         </a>
-        <br />
-        <Price minor={p.fromPrice} currency={currency} from />
-        {p.available ? null : <span class="soldout"> · Sold out</span>}
+        <p class="card-price">
+          <Price minor={p.fromPrice} currency={currency} from />
+          {p.compareAt ? (
+            <>
+              {" "}
+              <s class="compare">
+                <span class="visually-hidden">was </span>
+                {formatMoney(p.compareAt, currency)}
+              </s>
+            </>
+          ) : null}
+        </p>
+        <Badge p={p} />
       </li>
     ))}
   </ul>
