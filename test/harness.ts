@@ -14,6 +14,8 @@ import {
   cart,
   campaign,
   cartLine,
+  collection,
+  collectionProduct,
   customer,
   discount,
   domainCheck,
@@ -25,6 +27,7 @@ import {
   jobFailure,
   location,
   mailboxMessage,
+  menuItem,
   marketingAutomation,
   marketingConsentRecord,
   marketingEnrolment,
@@ -248,7 +251,10 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       .values({ storeId: id, variantId: v!.id, locationId: l!.id, delta: 5, onHandAfter: 5, reason: "received" });
     const [shopper] = await tx.insert(customer).values({ storeId: id, email: `shopper-${suffix}@example.test`, firstName: "Fixture" }).returning({ id: customer.id });
     await tx.insert(discount).values({ storeId: id, code: `FIX${suffix.toUpperCase()}`, kind: "percentage", value: 10 });
-    await tx.insert(page).values({ storeId: id, title: "About", handle: "about" });
+    const [about] = await tx.insert(page).values({ storeId: id, title: "About", handle: "about" }).returning({ id: page.id });
+    const [shelf] = await tx.insert(collection).values({ storeId: id, title: "Fixture shelf", handle: "fixture-shelf" }).returning({ id: collection.id });
+    await tx.insert(collectionProduct).values({ storeId: id, collectionId: shelf!.id, productId: p!.id, position: 0 });
+    await tx.insert(menuItem).values({ storeId: id, position: 0, label: "About", kind: "page", pageId: about!.id });
     const [k] = await tx
       .insert(cart)
       .values({ storeId: id, tokenHash: (crypto.randomUUID() + crypto.randomUUID()).replace(/-/g, ""), currency: "INR" })

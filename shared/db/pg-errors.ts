@@ -26,6 +26,7 @@ const UNIQUE: Record<string, { field: string; message: string }> = {
   customer_email_key: { field: "email", message: "A customer with this email already exists." },
   discount_code_key: { field: "code", message: "A discount with this code already exists." },
   page_store_id_handle_key: { field: "handle", message: "Another page already uses this handle; choose a different one." },
+  collection_store_id_handle_key: { field: "handle", message: "Another collection already uses this handle; choose a different one." },
   staff_invitation_open_email: { field: "email", message: "This person already has an open invitation." },
   store_domain_store_id_hostname_key: { field: "hostname", message: "This hostname is already one of this store's domains." },
   store_domain_verified_hostname: { field: "hostname", message: "This hostname is verified by another store." },

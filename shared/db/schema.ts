@@ -11,3 +11,4 @@ export * from "./schema-apps";
 export * from "./schema-domains";
 export * from "./schema-marketing";
 export * from "./schema-restock";
+export * from "./schema-collections";

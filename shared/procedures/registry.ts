@@ -2,6 +2,7 @@ import { analyticsProcedures } from "./analytics";
 import { apiGrantProcedures } from "./api-grants";
 import { appDeliveryProcedures } from "./app-deliveries";
 import { appProcedures } from "./apps";
+import { collectionProcedures } from "./collections";
 import { contentProcedures } from "./content";
 import { customersProcedures } from "./customers";
 import { procedureKey, type Procedure } from "./define";
@@ -12,6 +13,7 @@ import { inventoryProcedures } from "./inventory";
 import { invoiceProcedures } from "./invoices";
 import { linkProcedures } from "./links";
 import { marketingProcedures } from "./marketing";
+import { menuProcedures } from "./menu";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
@@ -33,6 +35,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...domainProcedures,
   ...staffProcedures,
   ...productProcedures,
+  ...collectionProcedures,
   ...inventoryProcedures,
   ...taxIdentityProcedures,
   ...restockProcedures,
@@ -47,6 +50,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...notificationProcedures,
   ...discountsProcedures,
   ...contentProcedures,
+  ...menuProcedures,
   ...linkProcedures,
   ...analyticsProcedures,
   ...apiGrantProcedures,
