@@ -12,6 +12,7 @@ export const AREAS = {
   rules: [],
   documents: [],
   apps: [],
+  media: ["apps"],
   payments: ["rules"],
   shipping: ["rules"],
   storefront: [],

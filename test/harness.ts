@@ -6,6 +6,7 @@ import { emit } from "#shared/db/outbox";
 import { createLogger } from "#shared/core/log";
 import { AUTOMATION_DEFAULTS } from "#shared/marketing/render";
 import { pushStoreFactsTo } from "#shared/storefront/store-facts";
+import { THEME_DEFAULTS } from "#shared/storefront/theme";
 import {
   aiApproval,
   apiActivity,
@@ -29,6 +30,7 @@ import {
   mailboxMessage,
   menuItem,
   marketingAutomation,
+  productMedia,
   marketingConsentRecord,
   marketingEnrolment,
   marketingMessage,
@@ -57,6 +59,7 @@ import {
   store,
   storeApp,
   storeDomain,
+  storeTheme,
   userAccount,
   webhookReceipt,
 } from "#shared/db/schema";
@@ -244,6 +247,8 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
       .insert(productVariant)
       .values({ storeId: id, productId: p!.id, sku: `FIX-${suffix}`, priceMinor: 1000 })
       .returning({ id: productVariant.id });
+    // A row only: no objects in R2 behind it (shared/media/ tests upload their own).
+    await tx.insert(productMedia).values({ storeId: id, productId: p!.id, alt: "Fixture", hash: "0".repeat(64), originalType: "image/png", originalBytes: 1, width: 1, height: 1, widths: [1] });
     const [l] = await tx.insert(location).values({ storeId: id, name: "Fixture warehouse" }).returning({ id: location.id });
     await tx.insert(inventoryLevel).values({ storeId: id, variantId: v!.id, locationId: l!.id, onHand: 5 });
     await tx
@@ -255,6 +260,8 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     const [shelf] = await tx.insert(collection).values({ storeId: id, title: "Fixture shelf", handle: "fixture-shelf" }).returning({ id: collection.id });
     await tx.insert(collectionProduct).values({ storeId: id, collectionId: shelf!.id, productId: p!.id, position: 0 });
     await tx.insert(menuItem).values({ storeId: id, position: 0, label: "About", kind: "page", pageId: about!.id });
+    // A saved draft only: publishing one would change every test store's storefront (migration 0041).
+    await tx.insert(storeTheme).values({ storeId: id, draft: THEME_DEFAULTS });
     const [k] = await tx
       .insert(cart)
       .values({ storeId: id, tokenHash: (crypto.randomUUID() + crypto.randomUUID()).replace(/-/g, ""), currency: "INR" })

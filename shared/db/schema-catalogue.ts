@@ -38,6 +38,8 @@ export const productVariant = pgTable("product_variant", {
   taxClass: text("tax_class", { enum: TAX_CLASSES }).notNull().default("gst_18"),
   preorder: boolean("preorder").notNull().default(false),
   position: integer("position").notNull().default(0),
+  /** The image the variant shows, one of its product's (./schema-media.ts; migration 0040). */
+  mediaId: uuid("media_id"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -11,4 +11,6 @@ export * from "./schema-apps";
 export * from "./schema-domains";
 export * from "./schema-marketing";
 export * from "./schema-restock";
+export * from "./schema-theme";
 export * from "./schema-collections";
+export * from "./schema-media";
