@@ -1,6 +1,6 @@
 import type { SQL, SQLWrapper } from "drizzle-orm";
 import { isUuid } from "./ids";
-import { outboxEvent, store } from "./schema";
+import { outboxEvent, store, storeTheme } from "./schema";
 import { orNull, pg, statement as declare } from "./statement";
 import { CURRENT_STORE as UNIT_STORE, sql } from "./steps";
 
@@ -115,8 +115,9 @@ export function foldReadActivity(entry: { grantId: string; procedure: string; vi
   );
 }
 
-const STOREFRONT_FACTS = `select s.id, s.name, s.currency, s.storefront_password_hash as password_hash, coalesce(v.version, 0) as version
-  from store s left join storefront_version v on v.store_id = s.id
+// The published theme rides with the facts (migration 0041), so every page has the store's look without a read of its own.
+const STOREFRONT_FACTS = `select s.id, s.name, s.currency, s.storefront_password_hash as password_hash, coalesce(v.version, 0) as version, t.published as theme
+  from store s left join storefront_version v on v.store_id = s.id left join store_theme t on t.store_id = s.id
   where s.id = ${CURRENT_STORE}`;
 
 /** What the storefront needs of the unit's store (shared/storefront/hosts.ts `StoreFacts`). */
@@ -191,7 +192,7 @@ export const unitStore = declare("db.unitStore", {
 
 /** storefrontFactsIfChanged on the HTTP path: the same text, which takes no parameters. */
 export const storefrontFactsIfChangedStatement = declare("db.storefrontFactsIfChanged", {
-  row: { id: store.id, name: store.name, currency: store.currency, password_hash: store.storefrontPasswordHash, version: pg.int8() },
+  row: { id: store.id, name: store.name, currency: store.currency, password_hash: store.storefrontPasswordHash, version: pg.int8(), theme: orNull(storeTheme.published) },
   examples: [[]],
   sql: (): SQL => {
     const facts = storefrontFactsIfChanged();

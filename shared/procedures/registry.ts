@@ -25,6 +25,7 @@ import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
 import { taskProcedures } from "./tasks";
 import { taxIdentityProcedures } from "./tax-identity";
+import { themeProcedures } from "./theme";
 
 /**
  * The store's own procedures. The doors serve these plus the assistant's (AI approvals) through
@@ -55,6 +56,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...analyticsProcedures,
   ...apiGrantProcedures,
   ...mcpSettingsProcedures,
+  ...themeProcedures,
   ...appProcedures,
   ...appDeliveryProcedures,
 ] as readonly Procedure[];

@@ -1,4 +1,5 @@
 import { isUuid } from "../db/ids";
+import { readTheme, type Theme } from "./theme";
 
 /**
  * Host → store for the storefront (SPEC "Storefront behaviour" 1, "Limits"; ARCHITECTURE §13): the
@@ -114,6 +115,8 @@ export interface StoreFacts {
   /** SHA-256 (hex) of the `wc_sf_pass` value that opens the store while its password is on; null while off. */
   passwordCookieHash: string | null;
   version: number;
+  /** The published theme (./theme.ts); null or absent while the store has published none. */
+  theme?: Theme | null;
 }
 
 const factsKey = (storeId: string) => `store:${storeId}`;
@@ -128,7 +131,9 @@ function parseFacts(v: unknown): StoreFacts | null | undefined {
     typeof f["currency"] === "string" &&
     (f["passwordCookieHash"] === null || typeof f["passwordCookieHash"] === "string") &&
     typeof f["version"] === "number";
-  return ok ? (f as unknown as StoreFacts) : undefined;
+  // A theme that does not read as one is an entry to load afresh, never a look to guess at.
+  if (!ok || (f["theme"] != null && !readTheme(f["theme"]))) return undefined;
+  return f as unknown as StoreFacts;
 }
 
 /** A store's facts through their held entry (`load` reads them from the database; null: no such store). */

@@ -6,6 +6,7 @@ import { sentOf } from "../db/statement";
 import { openByHostname } from "./statements";
 import { errorFields, type Logger } from "../core/log";
 import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
+import { readTheme } from "./theme";
 
 /**
  * The storefront password's cookie (SPEC "Storefront behaviour" 3): its value is derived from the store id
@@ -26,6 +27,7 @@ export async function factsFromRow(row: Record<string, unknown>): Promise<StoreF
     currency: String(row["currency"]),
     passwordCookieHash: typeof hash === "string" ? await sha256Hex(await passwordCookieValue(id, hash)) : null,
     version: Number(row["version"]),
+    theme: readTheme(row["theme"]),
   };
 }
 

@@ -21,6 +21,7 @@ import {
 import { ShopPage, type ShopHead } from "./layout";
 import { Cards, Price } from "./product-card";
 import type { ShopEnv } from "./shop-env";
+import { HomeBanner } from "./theme";
 
 /**
  * The shopper's catalogue pages (issue 10 part 3), server-rendered and usable without JavaScript. Each
@@ -65,6 +66,7 @@ export async function homePage(c: ShopContext) {
   return c.html(
     <ShopPage head={head(c, "/", base, undefined, `Shop ${store.name} online.`)}>
       <h1>{store.name}</h1>
+      <HomeBanner />
       <h2>Featured</h2>
       {data.items.length ? <Cards items={data.items} currency={store.currency} /> : <p class="muted">New products are on their way.</p>}
       <p>

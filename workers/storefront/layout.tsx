@@ -2,6 +2,8 @@ import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 import { inlineStyle } from "#shared/http/security-headers";
+import { THEME_RULES } from "#shared/storefront/theme";
+import { AnnouncementBar, ThemeStylesheet } from "./theme";
 
 /** What the storefront's shell needs to know about the page and the store. */
 export interface ShopHead {
@@ -30,7 +32,7 @@ form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:.15rem 0}for
 dl.totals{display:grid;grid-template-columns:auto auto;justify-content:end;gap:.25rem 1.5rem}dl.totals dd{margin:0;text-align:right}
 `;
 /** Registered for the Content-Security-Policy (shared/http/security-headers.ts). */
-const SHOP_STYLE = inlineStyle(BASE_CSS + SHOP_CSS);
+const SHOP_STYLE = inlineStyle(BASE_CSS + SHOP_CSS + THEME_RULES);
 
 export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, children }) => (
   <>
@@ -44,8 +46,10 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
         {head.canonical ? <link rel="canonical" href={head.canonical} /> : null}
         {head.noindex ? <meta name="robots" content="noindex" /> : null}
         <style dangerouslySetInnerHTML={{ __html: SHOP_STYLE }} />
+        <ThemeStylesheet />
       </head>
       <body>
+        <AnnouncementBar />
         <main>
           <header class="shop">
             <a class="brand" href="/">

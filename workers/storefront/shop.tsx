@@ -1,8 +1,10 @@
 import { Hono } from "hono";
+import { contextStorage } from "hono/context-storage";
 import { AppError } from "#shared/core/errors";
 import { sameSiteOnly } from "#shared/http/csrf";
 import { contentPage, homePage, notFoundPage, productPage, productsPage, robotsTxt, searchPage, sitemapXml } from "./catalog-pages";
 import { cartPage } from "./cart-page";
+import { collectionPage, collectionsPage } from "./collection-pages";
 import { checkoutPage, checkoutRefused, submitCheckout } from "./checkout-page";
 import { consentPage, consentPost } from "./consent";
 import { gatewayPage, gatewayPagePost } from "./gateway-page";
@@ -12,6 +14,7 @@ import { orderInvoicePage } from "./order-invoices";
 import { orderPage } from "./order-page";
 import { unsubscribePage, unsubscribePost } from "./unsubscribe";
 import { PasswordPage } from "./password";
+import { themeStylesheet } from "./theme";
 import type { ShopEnv, ShopRequest } from "./shop-env";
 
 /**
@@ -32,6 +35,8 @@ shop.use(async function handedOver(c, next) {
   c.set("shop", handed);
   await next();
 });
+// Every page's shell finds the store's published look through the request's context (theme.tsx).
+shop.use(contextStorage());
 
 // A path the store has no page for gets the store's own 404 page; errors go back to the public app's
 // one renderer (HTML pages with the request id).
@@ -60,6 +65,8 @@ shop.get("/-s/:storeId/products/:handle", productPage);
 shop.post("/-s/:storeId/products/:handle/notify", notifyMe);
 shop.get("/-s/:storeId/search", searchPage);
 shop.get("/-s/:storeId/pages/:handle", contentPage);
+shop.get("/-s/:storeId/collections", collectionsPage);
+shop.get("/-s/:storeId/collections/:handle", collectionPage);
 shop.get("/-s/:storeId/cart", cartPage);
 shop.get("/-s/:storeId/checkout", checkoutPage);
 shop.post("/-s/:storeId/checkout", submitCheckout);
@@ -73,6 +80,7 @@ shop.get("/-s/:storeId/consent/:customerId", consentPage);
 shop.post("/-s/:storeId/consent/:customerId", consentPost);
 shop.get("/-s/:storeId/robots.txt", robotsTxt);
 shop.get("/-s/:storeId/sitemap.xml", sitemapXml);
+shop.get("/-s/:storeId/theme.css", themeStylesheet);
 shop.route("/", shortLinks);
 
 /** Serves `internalPath` for a shopper's request, with the store the public app resolved. */
