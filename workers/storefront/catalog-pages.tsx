@@ -16,8 +16,10 @@ import {
   publishedPagePlan,
   sitemapPlan,
   SORTS,
+  type ProductView,
   type Sort,
 } from "#shared/storefront/catalog";
+import { jsonForScript, productJsonLd, productOpenGraph } from "#shared/storefront/seo";
 import { ShopPage, type ShopHead } from "./layout";
 import { Cards, Price } from "./product-card";
 import type { ShopEnv } from "./shop-env";
@@ -147,6 +149,18 @@ export interface NotifyState {
 
 export const productPage = (c: ShopContext) => renderProduct(c);
 
+/** A product page's head: title, description, canonical URL, Open Graph tags and its schema.org Product. */
+function productHead(c: ShopContext, product: ProductView, base: string): ShopHead {
+  const { store } = c.var.shop;
+  const description = product.description.slice(0, 160) || `${product.title} at ${store.name}.`;
+  const facts = { url: `${base}/products/${product.handle}`, storeName: store.name, currency: store.currency };
+  return {
+    ...head(c, `/products/${product.handle}`, base, product.title, description),
+    meta: productOpenGraph(product, facts, description),
+    jsonLd: jsonForScript(productJsonLd(product, facts)),
+  };
+}
+
 export async function renderProduct(c: ShopContext, notify?: NotifyState, status: 200 | 400 | 404 | 409 = 200) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
@@ -158,7 +172,7 @@ export async function renderProduct(c: ShopContext, notify?: NotifyState, status
   if (notify) c.header("cache-control", "no-store");
   const soldOut = product.variants.filter((v) => !v.preorder && v.available <= 0);
   return c.html(
-    <ShopPage head={head(c, `/products/${product.handle}`, base, product.title, product.description.slice(0, 160) || `${product.title} at ${store.name}.`)}>
+    <ShopPage head={productHead(c, product, base)}>
       <h1>{product.title}</h1>
       {product.vendor ? <p class="muted">by {product.vendor}</p> : null}
       <p>{product.description}</p>

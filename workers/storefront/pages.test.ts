@@ -39,6 +39,37 @@ async function catalogue(): Promise<Made> {
 }
 
 describe("shopper pages", () => {
+  it("a product page carries schema.org Product JSON-LD (an Offer per variant) and Open Graph tags; a merchant's markup cannot break out", async () => {
+    const { store } = await catalogue();
+    const html = await (await get(store.hostname, "/products/silk-saree")).text();
+    const blocks = [...html.matchAll(/<script type="application\/ld\+json">([^<]*)<\/script>/g)].map((m) => JSON.parse(m[1]!) as Record<string, unknown>);
+    expect(blocks).toHaveLength(1);
+    const ld = blocks[0]!;
+    const url = `https://${store.hostname}/products/silk-saree`;
+    expect(ld).toMatchObject({ "@context": "https://schema.org", "@type": "Product", name: "Silk Saree", description: "Handwoven silk. Dry clean only.", url });
+    // schema.org Product: each Offer with a decimal price, an ISO 4217 currency and a schema.org availability.
+    expect(ld.offers).toEqual([
+      expect.objectContaining({ "@type": "Offer", sku: `SAREE-RED-${store.slug}`, price: "1250.00", priceCurrency: "INR", availability: "https://schema.org/InStock", url }),
+      expect.objectContaining({ "@type": "Offer", sku: `SAREE-BLUE-${store.slug}`, price: "1350.00", priceCurrency: "INR", availability: "https://schema.org/OutOfStock" }),
+    ]);
+    for (const [property, content] of [
+      ["og:type", "product"],
+      ["og:title", "Silk Saree"],
+      ["og:url", url],
+      ["product:price:amount", "1250.00"],
+      ["product:price:currency", "INR"],
+    ]) {
+      expect(html).toContain(`<meta property="${property}" content="${content}"/>`);
+    }
+    const lamp = await (await get(store.hostname, "/products/festive-lamp")).text();
+    expect(lamp).toContain('"availability":"https://schema.org/PreOrder"');
+    // The mug's title holds <script>: escaped in the JSON, so the only </script> is the block's own.
+    const mug = await (await get(store.hostname, "/products/mug")).text();
+    const block = /<script type="application\/ld\+json">([\s\S]*?)<\/script>/.exec(mug)![1]!;
+    expect(block).not.toMatch(/[<>]/);
+    expect((JSON.parse(block) as { name: string }).name).toBe("<script>alert(1)</script> Mug");
+  });
+
   it("home and the catalogue show active products only, priced in the store's currency from minor units", async () => {
     const { store } = await catalogue();
     const home = await (await get(store.hostname, "/")).text();
