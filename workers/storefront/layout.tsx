@@ -14,6 +14,10 @@ export interface ShopHead {
   /** Absolute canonical URL on the store's primary domain. */
   canonical?: string | undefined;
   noindex?: boolean;
+  /** Open Graph and card tags as [property, content] (shared/storefront/seo.ts). */
+  meta?: readonly (readonly [string, string])[];
+  /** Structured data, already escaped for a script element (shared/storefront/seo.ts jsonForScript). */
+  jsonLd?: string;
 }
 
 const SHOP_CSS = `
@@ -45,6 +49,8 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
         <meta name="description" content={head.description} />
         {head.canonical ? <link rel="canonical" href={head.canonical} /> : null}
         {head.noindex ? <meta name="robots" content="noindex" /> : null}
+        {head.meta?.map(([property, content]) => (property.startsWith("twitter:") ? <meta name={property} content={content} /> : <meta property={property} content={content} />))}
+        {head.jsonLd ? <script type="application/ld+json" dangerouslySetInnerHTML={{ __html: head.jsonLd }} /> : null}
         <style dangerouslySetInnerHTML={{ __html: SHOP_STYLE }} />
         <ThemeStylesheet />
       </head>
