@@ -115,8 +115,18 @@ export function foldReadActivity(entry: { grantId: string; procedure: string; vi
   );
 }
 
+// The menu's links shoppers may see ride with the facts too (migration 0042; shared/storefront/menu.ts): an item
+// whose collection or page is not published is left out.
+const STOREFRONT_MENU = `coalesce((select jsonb_agg(jsonb_build_object('label', m.label, 'href',
+      case m.kind when 'link' then m.url when 'collection' then '/collections/' || c.handle else '/pages/' || p.handle end) order by m.position)
+    from menu_item m
+    left join collection c on c.store_id = m.store_id and c.id = m.collection_id and c.published
+    left join page p on p.store_id = m.store_id and p.id = m.page_id and p.status = 'published'
+    where m.store_id = s.id and (m.kind = 'link' or c.id is not null or p.id is not null)), '[]'::jsonb)`;
+
 // The published theme rides with the facts (migration 0041), so every page has the store's look without a read of its own.
-const STOREFRONT_FACTS = `select s.id, s.name, s.currency, s.storefront_password_hash as password_hash, coalesce(v.version, 0) as version, t.published as theme
+const STOREFRONT_FACTS = `select s.id, s.name, s.currency, s.storefront_password_hash as password_hash, coalesce(v.version, 0) as version, t.published as theme,
+    ${STOREFRONT_MENU} as menu
   from store s left join storefront_version v on v.store_id = s.id left join store_theme t on t.store_id = s.id
   where s.id = ${CURRENT_STORE}`;
 
@@ -192,7 +202,7 @@ export const unitStore = declare("db.unitStore", {
 
 /** storefrontFactsIfChanged on the HTTP path: the same text, which takes no parameters. */
 export const storefrontFactsIfChangedStatement = declare("db.storefrontFactsIfChanged", {
-  row: { id: store.id, name: store.name, currency: store.currency, password_hash: store.storefrontPasswordHash, version: pg.int8(), theme: orNull(storeTheme.published) },
+  row: { id: store.id, name: store.name, currency: store.currency, password_hash: store.storefrontPasswordHash, version: pg.int8(), theme: orNull(storeTheme.published), menu: pg.jsonb<unknown>() },
   examples: [[]],
   sql: (): SQL => {
     const facts = storefrontFactsIfChanged();

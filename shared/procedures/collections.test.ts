@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { failureMessage, failureText, outboxPayloads, storeWithCaller, type Caller } from "../../test/procedures";
-import { isMenuUrl } from "./menu";
+import { isMenuUrl } from "../storefront/menu";
 
 const db = testDb();
 

@@ -5,6 +5,7 @@ import { plan, thenPlan } from "../db/plan";
 import { collection, menuItem, page } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
+import { isMenuUrl } from "../storefront/menu";
 import { storeProcedure } from "./define";
 
 /**
@@ -16,25 +17,6 @@ import { storeProcedure } from "./define";
  */
 
 export const MENU_ITEMS_MAX = 30;
-
-/** Control characters and spaces (a link is one word), and the backslash browsers read as a slash. */
-const UNSAFE = /[\s\u0000-\u001f\u007f\\]/;
-
-/**
- * A link a shopper may follow from the menu: an https address, or a path of the store's own site. Never
- * javascript:, data:, http: or any other scheme, nor a protocol-relative //host. Migration 0042's check says
- * the same in the database.
- */
-export function isMenuUrl(url: string): boolean {
-  if (url.length === 0 || url.length > 2000 || UNSAFE.test(url)) return false;
-  if (url.startsWith("/")) return !url.startsWith("//");
-  if (!/^https:\/\/[^/?#]+/.test(url)) return false;
-  try {
-    return new URL(url).protocol === "https:";
-  } catch {
-    return false;
-  }
-}
 
 const label = z.string().trim().min(1).max(60).describe("What the shopper sees in the menu (at most 60 characters)");
 

@@ -134,7 +134,7 @@ export function primaryHostnamePlan(q: Q): Plan<string | null> {
   );
 }
 
-/** Every path a search engine may list: the home page, the catalogue, active products, published pages. */
+/** Every path a search engine may list: the home page, the catalogue, active products, published pages and collections. */
 export function sitemapPlan(q: Q): Plan<{ path: string; updatedAt: Date }[]> {
   return plan(
     [

@@ -1,5 +1,6 @@
 import { isUuid } from "../db/ids";
 import { readTheme, type Theme } from "./theme";
+import { readMenu, type MenuLink } from "./menu";
 
 /**
  * Host → store for the storefront (SPEC "Storefront behaviour" 1, "Limits"; ARCHITECTURE §13): the
@@ -117,6 +118,8 @@ export interface StoreFacts {
   version: number;
   /** The published theme (./theme.ts); null or absent while the store has published none. */
   theme?: Theme | null;
+  /** The navigation menu's links shoppers see (./menu.ts); absent in an entry held from before the menu. */
+  menu?: MenuLink[];
 }
 
 const factsKey = (storeId: string) => `store:${storeId}`;
@@ -133,6 +136,8 @@ function parseFacts(v: unknown): StoreFacts | null | undefined {
     typeof f["version"] === "number";
   // A theme that does not read as one is an entry to load afresh, never a look to guess at.
   if (!ok || (f["theme"] != null && !readTheme(f["theme"]))) return undefined;
+  // So is a menu that does not read as one (a link the menu would never hold).
+  if (f["menu"] !== undefined && !readMenu(f["menu"])) return undefined;
   return f as unknown as StoreFacts;
 }
 

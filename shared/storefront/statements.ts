@@ -52,7 +52,16 @@ export interface ProductQuery {
   maxPrice?: number | undefined;
   /** Matches title or SKU (case-insensitive). */
   search?: string | undefined;
+  /** Only the products of this published collection (its handle), in the collection's order (`sort` aside). */
+  collection?: string | undefined;
 }
+
+/** The products of a published collection (by handle), as a join on `p`: each once (migration 0042's key). */
+const inCollection = (handle: string | undefined): SQL =>
+  handle === undefined
+    ? sql``
+    : sql` join collection_product cp on cp.store_id = p.store_id and cp.product_id = p.id
+      join collection c on c.store_id = cp.store_id and c.id = cp.collection_id and c.handle = ${handle} and c.published`;
 
 /** The active products a query matches, one row per product with its lowest price (grouped, not yet ordered). */
 function matching(q: ProductQuery): SQL {
@@ -68,8 +77,9 @@ function matching(q: ProductQuery): SQL {
       (array_agg(v.compare_at_minor order by v.price_minor, v.position, v.id))[1]::bigint as from_compare_at,
       bool_or(v.compare_at_minor > v.price_minor) as on_sale,
       bool_or(a.units > 0) as in_stock,
-      bool_or(v.preorder or a.units > 0) as available
-    from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
+      bool_or(v.preorder or a.units > 0) as available,
+      ${q.collection === undefined ? sql`0` : sql`min(cp.position)`} as position
+    from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id${inCollection(q.collection)}
     cross join lateral (select ${sql.raw(AVAILABLE)} as units) a
     where p.store_id = ${CURRENT_STORE} and p.status = 'active'${search}
     group by p.id having true${bounds[0]}${bounds[1]}`;
@@ -89,10 +99,10 @@ export const productCards = statement("storefront.productCards", {
     in_stock: pg.bool(),
     available: pg.bool(),
   },
-  examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }]],
+  examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }], [{ page: 1, pageSize: 24, sort: "newest", collection: "summer" }]],
   sql: (query: ProductQuery) =>
     sql`select id, handle, title, from_price, from_compare_at, on_sale, in_stock, available from (${matching(query)}) p
-        order by ${sql.raw(ORDER[query.sort])} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`,
+        order by ${sql.raw(query.collection === undefined ? ORDER[query.sort] : "p.position, p.id")} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`,
 });
 
 export const countProducts = statement("storefront.countProducts", {
@@ -126,7 +136,7 @@ export const productByHandle = statement("storefront.productByHandle", {
      order by v.position, v.created_at, v.id`,
 });
 
-/** Every path a search engine may list: active products and published pages, with when each changed. */
+/** Every path a search engine may list: active products, published pages and collections (and their index), with when each changed. */
 export const sitemapPaths = statement("storefront.sitemapPaths", {
   row: { path: pg.text(), updated_at: product.updatedAt },
   examples: [[]],
@@ -134,6 +144,10 @@ export const sitemapPaths = statement("storefront.sitemapPaths", {
     sql`select '/products/' || handle as path, updated_at from product where store_id = ${CURRENT_STORE} and status = 'active'
      union all
      select '/pages/' || handle, updated_at from page where store_id = ${CURRENT_STORE} and status = 'published'
+     union all
+     select '/collections/' || handle, updated_at from collection where store_id = ${CURRENT_STORE} and published
+     union all
+     select '/collections', max(updated_at) from collection where store_id = ${CURRENT_STORE} and published having count(*) > 0
      order by path`,
 });
 

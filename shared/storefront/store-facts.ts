@@ -7,6 +7,7 @@ import { openByHostname } from "./statements";
 import { errorFields, type Logger } from "../core/log";
 import { writeStoreFacts, type HostsKv, type StoreFacts } from "./hosts";
 import { readTheme } from "./theme";
+import { readMenu } from "./menu";
 
 /**
  * The storefront password's cookie (SPEC "Storefront behaviour" 3): its value is derived from the store id
@@ -28,6 +29,7 @@ export async function factsFromRow(row: Record<string, unknown>): Promise<StoreF
     passwordCookieHash: typeof hash === "string" ? await sha256Hex(await passwordCookieValue(id, hash)) : null,
     version: Number(row["version"]),
     theme: readTheme(row["theme"]),
+    menu: readMenu(row["menu"]) ?? [],
   };
 }
 

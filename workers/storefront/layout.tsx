@@ -2,6 +2,7 @@ import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 import { inlineStyle } from "#shared/http/security-headers";
+import { StoreMenu } from "./menu";
 import { THEME_RULES } from "#shared/storefront/theme";
 import { AnnouncementBar, ThemeStylesheet } from "./theme";
 
@@ -34,6 +35,8 @@ form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters 
 .visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:.15rem 0}form.inline input[type=number]{width:4.5rem}
 dl.totals{display:grid;grid-template-columns:auto auto;justify-content:end;gap:.25rem 1.5rem}dl.totals dd{margin:0;text-align:right}
+nav.menu ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;padding:0;margin:0 0 1rem}nav.menu a[aria-current]{font-weight:700}
+ul.collections{list-style:none;padding:0}ul.collections li{margin:0 0 1rem}
 `;
 /** Registered for the Content-Security-Policy (shared/http/security-headers.ts). */
 const SHOP_STYLE = inlineStyle(BASE_CSS + SHOP_CSS + THEME_RULES);
@@ -73,6 +76,7 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
               <a href="/cart">Cart</a>
             </nav>
           </header>
+          <StoreMenu />
           {children}
         </main>
       </body>
