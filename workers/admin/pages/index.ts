@@ -22,6 +22,7 @@ import { productEditPage } from "./product-edit";
 import { productsPage } from "./products";
 import { selectStorePage } from "./select-store";
 import { settingsPage } from "./settings";
+import { storefrontSettingsPage } from "./storefront-settings";
 import { teamPage } from "./team";
 
 /** The admin's server-rendered pages (Hono JSX). */
@@ -39,6 +40,7 @@ pages.route("/", orderDetailPage);
 pages.route("/", orderInvoicesPage);
 pages.route("/", packingSlipPage);
 pages.route("/", settingsPage);
+pages.route("/", storefrontSettingsPage);
 pages.route("/", domainsPage);
 pages.route("/", locationsPage);
 pages.route("/", appsPage);
