@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ownerOf, rpc, type Browser } from "../../test/admin";
-import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../test/harness";
 import { callerFor } from "../../test/procedures";
 import { traced } from "../../test/proxy";
+import { racing } from "../../test/racing";
 
 /** Round trips of the storefront look's procedures (issue 23 item 2): one each, two when the draft is read first. */
 const db = testDb();
@@ -16,23 +16,6 @@ function calls(browser: Browser) {
     expect(trips.after.turns, path).toBe(0);
     return trips.turns;
   };
-}
-
-/** A database whose first change unit waits for `meanwhile` (another writer's commit) before it is sent. */
-function racing(meanwhile: () => Promise<unknown>): { raced: Database; units: () => number } {
-  const raced = testDb();
-  const send = raced.sendHttp.bind(raced);
-  let sent = 0;
-  let pending = true;
-  raced.sendHttp = async (statements, options) => {
-    sent++;
-    if (pending && !options.readOnly) {
-      pending = false;
-      await meanwhile();
-    }
-    return send(statements, options);
-  };
-  return { raced, units: () => sent };
 }
 
 describe("round trips: the storefront look", () => {

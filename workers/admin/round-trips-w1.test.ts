@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { api, createToken, rpc, type Browser, type RpcError, ownerOf } from "../../test/admin";
-import type { Database } from "#shared/db/database";
 import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../test/harness";
 import { callerFor, failureMessage, outboxPayloads } from "../../test/procedures";
 import { traced } from "../../test/proxy";
+import { racing } from "../../test/racing";
 
 /**
  * Round trips of the changes to pages, customers, discounts, short links, campaigns, automations and the
@@ -159,26 +159,6 @@ describe("guards of these changes: another store's ids", () => {
     });
   });
 });
-
-/**
- * A database whose first writing unit waits until `meanwhile` has committed: another member's change that
- * lands between a change's two trips. `units` counts what was sent (a lost race reads again: four).
- */
-function racing(meanwhile: () => Promise<unknown>): { raced: Database; units: () => number } {
-  const raced = testDb();
-  const send = raced.sendHttp.bind(raced);
-  let sent = 0;
-  let pending = true;
-  raced.sendHttp = async (statements, options) => {
-    sent++;
-    if (pending && !options.readOnly) {
-      pending = false;
-      await meanwhile();
-    }
-    return send(statements, options);
-  };
-  return { raced, units: () => sent };
-}
 
 const sqlIn = (storeId: string, text: string, values: unknown[] = []) => withStore(db, storeId, (tx) => tx.$client.query(text, values));
 
