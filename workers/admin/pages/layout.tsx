@@ -93,11 +93,13 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
           <nav aria-label="Main">
             <a href="/">Home</a>
             {chrome.canSee.products ? <a href="/products">Products</a> : null}
+            {chrome.canSee.products ? <a href="/collections">Collections</a> : null}
             {chrome.canSee.inventory ? <a href="/inventory">Inventory</a> : null}
             {chrome.canSee.orders ? <a href="/orders">Orders</a> : null}
             {chrome.canSee.customers ? <a href="/customers">Customers</a> : null}
             {chrome.canSee.discounts ? <a href="/discounts">Discounts</a> : null}
             {chrome.canSee.pages ? <a href="/pages">Pages</a> : null}
+            {chrome.canSee.pages ? <a href="/navigation">Navigation</a> : null}
             {chrome.canSee.links ? <a href="/links">Links</a> : null}
             {chrome.canSee.marketing ? <a href="/marketing">Marketing</a> : null}
             {chrome.canSee.orders ? <a href="/notifications">Notifications</a> : null}
