@@ -15,7 +15,7 @@ export interface MediaHeader {
 /** A refusal a merchant can act on: which rule, and what to do. */
 export class MediaRefused extends Error {
   constructor(
-    readonly reason: "too_large" | "not_an_image" | "unreadable" | "too_many_pixels",
+    readonly reason: "too_large" | "not_an_image" | "unreadable" | "too_many_pixels" | "unreachable",
     message: string,
   ) {
     super(message);

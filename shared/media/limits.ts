@@ -37,3 +37,6 @@ export type ServedExtension = keyof typeof SERVED_TYPES;
 
 /** The R2 key of one served file, or the original (kept to resize again if the widths change): per store and content hash. */
 export const mediaKey = (storeId: string, hash: string, file: `${number}.${ServedExtension}` | "original") => `${storeId}/${hash}/${file}`;
+
+/** Where the storefront serves one file of an image: under the store's own hostnames (workers/storefront/media.tsx). */
+export const mediaPath = (hash: string, width: number, ext: ServedExtension) => `/media/${hash}/${width}.${ext}`;

@@ -10,6 +10,7 @@ import type { Q, StatementClient, Step } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
+import { deleteUnusedFiles, unusedFilesPlan, unusedKeys } from "./media";
 
 const MONEY_MAX = 100_000_000_000;
 const money = z.number().int().min(0).max(MONEY_MAX);
@@ -326,11 +327,14 @@ export const deleteProduct = storeProcedure({
           productFound(q, store, input.id),
           // The event names the product as it was: written before the row goes.
           emitStep(q, "product.deleted", sql`(select jsonb_build_object('productId', ${product.id}, 'title', ${product.title}) from ${product} where ${where})`),
+          // Its images' files that no other product of the store uses: deleted from R2 once this commits.
+          unusedFilesPlan(q, store, { productId: input.id }),
           q.delete(product).where(where),
         ] as const,
-        () => ({ id: input.id, deleted: true }),
+        ([, , media]) => ({ id: input.id, deleted: true, deletedFiles: unusedKeys(media) }),
       );
     },
+    after: (output, services) => deleteUnusedFiles(output.deletedFiles, services),
   },
 });
 

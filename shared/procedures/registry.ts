@@ -13,6 +13,7 @@ import { inventoryProcedures } from "./inventory";
 import { invoiceProcedures } from "./invoices";
 import { linkProcedures } from "./links";
 import { marketingProcedures } from "./marketing";
+import { mediaProcedures } from "./media";
 import { menuProcedures } from "./menu";
 import { mcpSettingsProcedures } from "./mcp-settings";
 import { notificationProcedures } from "./notifications";
@@ -36,6 +37,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...domainProcedures,
   ...staffProcedures,
   ...productProcedures,
+  ...mediaProcedures,
   ...collectionProcedures,
   ...inventoryProcedures,
   ...taxIdentityProcedures,

@@ -6,6 +6,7 @@ import { AppError, isAppError } from "#shared/core/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
 import { procedureServices } from "#shared/pipeline/providers";
+import { mediaServiceOf } from "#shared/media/store";
 import { runProcedure } from "#shared/pipeline/run";
 import { procedureKey } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry/procedures";
@@ -51,7 +52,7 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
     const outcome = await runProcedure(c.var.db, principal, proc, input, {
       door: "token",
       log: c.var.log,
-      services: procedureServices(c.var.providers),
+      services: { ...procedureServices(c.var.providers), ...mediaServiceOf(c.env) },
       limit: () => countCalls(c, principal),
       propose,
       proposeInUnits,

@@ -13,6 +13,7 @@ import { noSession } from "#shared/pipeline/refusal";
 import type { AdminBindings } from "./env";
 import { revokeProviderGrant } from "./oauth/server";
 import { writeHostEntry } from "#shared/storefront/hosts";
+import { mediaServiceOf } from "#shared/media/store";
 
 export interface SignedIn {
   /** The plain session id from the cookie (never logged); forms derive their CSRF token from it. */
@@ -62,6 +63,7 @@ export async function runForPrincipal(c: AdminContext, principal: Principal, pro
     defer: c.var.defer,
     services: {
       ...procedureServices(c.var.providers),
+      ...mediaServiceOf(c.env),
       revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
       hostsChanged: async (entries) => {
         hosts.push(...entries);

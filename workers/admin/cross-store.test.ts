@@ -15,6 +15,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   discounts: "discount",
   content: "page",
   collections: "collection",
+  media: "product_media",
   locations: "location",
   staff: "member",
   apiGrants: "api_grant",
@@ -50,6 +51,7 @@ const FILLERS: Record<string, unknown> = {
   ...{ delta: 1, reason: "correction", role: "admin", published: true, action: "mark_paid" },
   lines: [{ orderLineId: "00000000-0000-4000-8000-000000000000", quantity: 1 }],
   productIds: [],
+  ...{ alt: "Probe", image: { url: "https://example.com/probe.jpg" }, ids: ["00000000-0000-4000-8000-000000000000"] },
 };
 
 async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
@@ -59,7 +61,7 @@ async function snapshot(store: TestStore): Promise<Record<string, unknown[]>> {
     ...["shop_order", "order_line", "fulfillment_order", "fulfillment_order_line", "payment_attempt", "outbox_event"],
     ...["shipment", "shipment_event", "order_return", "order_return_line", "refund", "merchant_task"],
     ...["store_app", "app_delivery", "campaign", "marketing_automation", "marketing_enrolment", "marketing_message", "restock_subscription", "mailbox_message"],
-    ...["collection", "menu_item"],
+    ...["collection", "menu_item", "product_media"],
   ];
   return withStore(db, store.id, async (tx) => {
     const out: Record<string, unknown[]> = {};
