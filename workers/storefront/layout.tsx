@@ -24,6 +24,7 @@ export interface ShopHead {
 const SHOP_CSS = `
 header.shop{display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between;margin-bottom:1rem}
 header.shop a.brand{font-weight:700;font-size:1.2rem;text-decoration:none}
+main a:not(.cta){color:var(--brand-ink,LinkText)}
 header.shop nav{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
 form.search{display:flex;gap:.4rem}form.search input{min-width:10rem}
 ul.grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.75rem}

@@ -48,6 +48,8 @@ describe("the store's look on the storefront", () => {
     expect(home.html).toMatch(/<aside class="announcement" aria-label="Announcement"><a href="\/products">Free shipping over ₹999 &lt;b&gt;today&lt;\/b&gt;<\/a><\/aside>/);
     expect(home.html).toContain('<h2 id="banner-heading">Diwali edit</h2>');
     expect(home.html).toContain('<a href="/products?sort=newest" class="cta">Shop the edit</a>');
+    // Links take the brand colour (on the light page; the page's own text colour in the dark scheme).
+    expect(home.html).toContain("main a:not(.cta){color:var(--brand-ink,LinkText)}");
     // No inline style beyond the registered shell: the CSP still allows only 'self' and hashes.
     expect(home.res.headers.get("content-security-policy")).toMatch(/style-src 'self' 'sha256-[^']+'/);
     expect(home.res.headers.get("content-security-policy")).not.toContain("unsafe-inline");
