@@ -71,6 +71,18 @@ export interface SeedPage {
   status: "draft" | "published";
 }
 
+/** A collection (migration 0042): its products by handle, in the order shoppers see them. */
+export interface SeedCollection {
+  handle: string;
+  title: string;
+  description: string;
+  published: boolean;
+  products: string[];
+}
+
+/** An item of the storefront's menu: a collection or a page by handle, or a link (https or a path). */
+export type SeedMenuItem = { label: string } & ({ collection: string } | { page: string } | { url: string });
+
 export interface StoreSeed {
   locations: SeedLocation[];
   /** In listing order: the first product is the most recently updated one. */
@@ -78,6 +90,9 @@ export interface StoreSeed {
   customers: SeedCustomer[];
   discounts: SeedDiscount[];
   pages: SeedPage[];
+  collections?: SeedCollection[];
+  /** The storefront's navigation menu, in order. */
+  menu?: SeedMenuItem[];
   /** The store's published look (shared/storefront/theme.ts; docs/storefront-theme.md): the fields it sets. */
   theme?: Partial<Theme>;
 }
@@ -322,6 +337,24 @@ const DEMO: StoreSeed = {
       handle: "shipping-returns", title: "Shipping & returns", status: "draft",
       body: "We ship across India from our Mumbai warehouse within two working days. Unused items can be returned within 7 days of delivery; sarees with the blouse piece cut cannot be returned.",
     },
+  ],
+  collections: [
+    {
+      handle: "festive-edit", title: "Festive Edit", published: true,
+      description: "Silk, brass and hand embroidery for Diwali and the wedding season.",
+      products: ["banarasi-silk-saree", "chikankari-kurta", "pashmina-shawl", "nehru-jacket", "brass-diya-pair", "madhubani-wall-art"],
+    },
+    {
+      handle: "home-living", title: "Home & Living", published: true,
+      description: "Block prints, dhurries and quilts for every room.",
+      products: ["block-print-bedsheet", "jaipuri-razai-quilt", "cotton-dhurrie-rug", "ajrakh-cushion-covers", "kantha-table-runner", "handloom-cotton-towel", "terracotta-planter", "copper-water-bottle"],
+    },
+  ],
+  menu: [
+    { label: "Festive Edit", collection: "festive-edit" },
+    { label: "Home & Living", collection: "home-living" },
+    { label: "All products", url: "/products" },
+    { label: "About us", page: "about-us" },
   ],
 };
 

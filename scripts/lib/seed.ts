@@ -1,6 +1,7 @@
 import pg from "pg";
 import { hashPassword } from "#shared/auth/password";
 import { checkGstin } from "#shared/rules/gstin";
+import { isMenuUrl } from "#shared/storefront/menu";
 import { THEME_DEFAULTS, themeSchema } from "#shared/storefront/theme";
 import { seedCounts, STORE_SEEDS, type StoreSeed } from "./seed-data";
 
@@ -42,6 +43,17 @@ function checkStoreSeed(slug: string, data: StoreSeed): void {
   unique("customer email", data.customers.map((c) => c.email.toLowerCase()));
   unique("discount code", data.discounts.map((d) => d.code));
   unique("page handle", data.pages.map((p) => p.handle));
+  unique("collection handle", (data.collections ?? []).map((c) => c.handle));
+  const products = new Set(data.products.map((p) => p.handle));
+  for (const c of data.collections ?? []) {
+    unique(`product of collection ${c.handle}:`, c.products);
+    for (const h of c.products) if (!products.has(h)) throw new Error(`seed data of store ${slug}: collection ${c.handle} lists product ${h}, which the seed has not`);
+  }
+  for (const m of data.menu ?? []) {
+    const found =
+      "collection" in m ? (data.collections ?? []).some((c) => c.handle === m.collection) : "page" in m ? data.pages.some((p) => p.handle === m.page) : isMenuUrl(m.url);
+    if (!found) throw new Error(`seed data of store ${slug}: menu item ${m.label} points at nothing the seed has (or a link that is not https or a path)`);
+  }
   const theme = data.theme && themeSchema.safeParse({ ...THEME_DEFAULTS, ...data.theme });
   if (theme && !theme.success) throw new Error(`seed data of store ${slug}: theme: ${theme.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   for (const l of data.locations) {
@@ -170,6 +182,43 @@ async function seedStoreData(client: pg.Client, storeId: string, data: StoreSeed
      from jsonb_to_recordset($2::jsonb) as p(handle text, title text, body text, status text)
      on conflict (store_id, handle) do nothing`,
     data.pages.map((p) => ({ handle: p.handle, title: p.title, body: p.body, status: p.status })),
+  );
+
+  // Collections with their products, only for the collections this run makes (one curated since keeps its own).
+  inserted += await run(
+    `with made as (
+       insert into collection (store_id, handle, title, description, published)
+       select $1::uuid, c.handle, c.title, c.description, c.published
+       from jsonb_to_recordset($2::jsonb) as c(handle text, title text, description text, published boolean)
+       on conflict (store_id, handle) do nothing
+       returning id, handle
+     ), listed as (
+       insert into collection_product (store_id, collection_id, product_id, position)
+       select $1::uuid, made.id, p.id, x.position - 1
+       from jsonb_to_recordset($2::jsonb) as c(handle text, products jsonb)
+       join made on made.handle = c.handle
+       cross join lateral jsonb_array_elements_text(c.products) with ordinality as x(handle, position)
+       join product p on p.store_id = $1::uuid and p.handle = x.handle
+     )
+     select 1 from made`,
+    (data.collections ?? []).map((c) => ({ handle: c.handle, title: c.title, description: c.description, published: c.published, products: c.products })),
+  );
+  // The menu, only while the store has none.
+  inserted += await run(
+    `insert into menu_item (store_id, position, label, kind, collection_id, page_id, url)
+     select $1::uuid, m.position, m.label, m.kind, c.id, pg.id, m.url
+     from jsonb_to_recordset($2::jsonb) as m(position int, label text, kind text, collection text, page text, url text)
+     left join collection c on c.store_id = $1::uuid and c.handle = m.collection
+     left join page pg on pg.store_id = $1::uuid and pg.handle = m.page
+     where not exists (select 1 from menu_item where store_id = $1::uuid)`,
+    (data.menu ?? []).map((m, position) => ({
+      position,
+      label: m.label,
+      kind: "collection" in m ? "collection" : "page" in m ? "page" : "link",
+      collection: "collection" in m ? m.collection : null,
+      page: "page" in m ? m.page : null,
+      url: "url" in m ? m.url : null,
+    })),
   );
 
   // The look, published as seeded (a store whose look was edited since keeps its own).

@@ -150,6 +150,19 @@ describe("the navigation menu in the storefront's header", () => {
     ]);
   });
 
+  it("the seeded demo store has two collections and a menu (npm run dev shows them)", async () => {
+    const home = await (await get("demo.localhost", "/")).text();
+    expect(menuLinks(home)).toEqual([
+      ["Festive Edit", "/collections/festive-edit"],
+      ["Home &amp; Living", "/collections/home-living"],
+      ["All products", "/products"],
+      ["About us", "/pages/about-us"],
+    ]);
+    const festive = await (await get("demo.localhost", "/collections/festive-edit")).text();
+    expect(cardTitles(festive).slice(0, 2)).toEqual(["Banarasi Silk Saree", "Lucknowi Chikankari Kurta"]);
+    expect((await get("demo.localhost", "/collections/home-living")).status).toBe(200);
+  });
+
   it("a store without a menu shows none", async () => {
     const store = await makeStore(db);
     expect(await (await get(store.hostname, "/")).text()).not.toContain('class="menu"');
