@@ -86,7 +86,7 @@ describe("Settings → Storefront", () => {
     expect(after).toMatch(/<button type="submit" name="action" value="publish" disabled="">/);
   });
 
-  it("Staff get the 403 page and cannot post; a wrong CSRF token is refused; the preview stylesheet needs a session", async () => {
+  it("Staff get the 403 page and cannot post; another store's member never sees the draft; a wrong CSRF token is refused; the preview stylesheet needs a session", async () => {
     const s = await makeStore(db);
     const owner = await sessionFor(db, s.ownerUserId, s.id);
     const staff = await sessionFor(db, (await addMember(db, s, "staff")).userId, s.id);
@@ -96,6 +96,15 @@ describe("Settings → Storefront", () => {
     expect((await postForm(staff, "/settings/storefront", { csrf: staff.csrf, action: "preview", ...FORM })).status).toBe(403);
     expect((await postForm(owner, "/settings/storefront", { csrf: "bad", action: "publish" })).status).toBe(403);
     expect((await draftOf(s))?.published).toBeNull();
+    // A member of another store never sees this store's draft, even with a session that names it.
+    await postForm(owner, "/settings/storefront", { csrf: owner.csrf, action: "save", ...FORM, bannerHeading: "Secret draft" });
+    const other = await makeStore(db);
+    const stranger = await sessionFor(db, other.ownerUserId, s.id);
+    const theirs = await page(stranger, "/settings/storefront");
+    expect(theirs.status).not.toBe(200);
+    expect(await theirs.text()).not.toContain("Secret draft");
+    const ownStore = await (await page(await sessionFor(db, other.ownerUserId, other.id), "/settings/storefront")).text();
+    expect(ownStore).not.toContain("Secret draft");
     const anonymous = await page(null, "/settings/storefront/preview.css?brand=7a1f3d&accent=0b5d3b");
     expect(anonymous.status).toBe(302);
     expect(anonymous.headers.get("location")).toMatch(/^\/login\?next=/);
