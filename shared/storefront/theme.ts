@@ -128,7 +128,7 @@ export const THEME_RULES = `
 header.shop{border-bottom:3px solid var(--brand,var(--line,#ccc));padding-bottom:.5rem}
 header.shop a.brand{color:var(--brand-ink,inherit)}
 .banner{background:var(--brand,#1b1f24);color:var(--brand-text,#fff);border-radius:12px;padding:1.5rem;margin:1rem 0}
-.banner h2{margin:0 0 .5rem;font-size:1.5rem}.banner p{margin:.25rem 0}
+.banner h2,.banner h3{margin:0 0 .5rem;font-size:1.5rem}.banner p{margin:.25rem 0}
 .banner a.cta{display:inline-block;margin-top:.75rem;padding:.55rem 1rem;border-radius:8px;background:var(--accent,#2f5bea);color:var(--accent-text,#fff);font-weight:600;text-decoration:none}
 .banner a.cta:focus-visible,.announcement a:focus-visible{outline:3px solid currentColor;outline-offset:2px}
 `;

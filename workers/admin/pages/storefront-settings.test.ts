@@ -57,7 +57,7 @@ describe("Settings → Storefront", () => {
     expect(html).toContain("Not published yet");
     expect(html).toContain('<link rel="stylesheet" href="/settings/storefront/preview.css?brand=7a1f3d&amp;accent=0b5d3b"/>');
     expect(html).toMatch(/<p class="announcement" data-preview-bar="">Free shipping over ₹999<\/p>/);
-    expect(html).toContain("<h2>Diwali edit</h2>");
+    expect(html).toContain("<h3>Diwali edit</h3>");
     expect(view.headers.get("content-security-policy")).not.toContain("unsafe-inline");
 
     const css = await page(owner, "/settings/storefront/preview.css?brand=7a1f3d&accent=0b5d3b");
@@ -69,7 +69,7 @@ describe("Settings → Storefront", () => {
     expect(preview.status).toBe(200);
     const previewed = await preview.text();
     expect(previewed).toContain("Preview only: nothing is saved until you save the draft.");
-    expect(previewed).toContain("<h2>Holi colours</h2>");
+    expect(previewed).toContain("<h3>Holi colours</h3>");
     expect((await draftOf(s))?.draft["bannerHeading"]).toBe("Diwali edit");
     const refusedPreview = await postForm(owner, "/settings/storefront", { csrf: owner.csrf, action: "preview", ...FORM, accentColour: "#aaaaaa" });
     expect(refusedPreview.status).toBe(400);

@@ -58,7 +58,7 @@ const Preview: FC<{ theme: Theme; storeName: string; typed: boolean }> = ({ them
         </header>
         {theme.bannerHeading ? (
           <div class="banner" data-preview-banner="">
-            <h2>{theme.bannerHeading}</h2>
+            <h3>{theme.bannerHeading}</h3>
             {theme.bannerText ? <p>{theme.bannerText}</p> : null}
             {theme.bannerLink && theme.bannerLinkLabel ? (
               <a class="cta" href={theme.bannerLink}>
