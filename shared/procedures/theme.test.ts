@@ -79,6 +79,19 @@ describe("theme procedures", () => {
     expect(await outboxPayloads(db, store.id, "theme.published")).toHaveLength(2);
   });
 
+  it("discarding the draft goes back to the published look without touching the storefront", async () => {
+    const { store, call } = await storeWithCaller(db);
+    expect(await failureText(call("theme.discardDraft", {}))).toMatch(/^CONFLICT/);
+    await call("theme.updateDraft", { brandColour: "#7a1f3d" });
+    await call("theme.publish", {});
+    await call("theme.updateDraft", { brandColour: "#0b5d3b", bannerHeading: "Not yet" });
+    const v = await versionOf(store.id);
+    const back = (await call("theme.discardDraft", {})) as ThemeState;
+    expect(back.draft).toEqual({ ...THEME_DEFAULTS, brandColour: "#7a1f3d" });
+    expect(back.unpublishedChanges).toBe(false);
+    expect(await versionOf(store.id)).toBe(v);
+  });
+
   it("nothing to publish before a draft is saved (a store without a theme row)", async () => {
     const { store, call } = await storeWithCaller(db);
     await withStore(db, store.id, (tx) => tx.$client.query("delete from store_theme where store_id = $1", [store.id]));

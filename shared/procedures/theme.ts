@@ -126,4 +126,29 @@ export const publishTheme = storeProcedure({
   },
 });
 
-export const themeProcedures = [getTheme, updateThemeDraft, publishTheme];
+const nothingPublished = () => new AppError("CONFLICT", "Nothing is published yet: there is no published look to go back to.");
+
+export const discardThemeDraft = storeProcedure({
+  router: "theme",
+  name: "discardDraft",
+  description: "Throw away the draft's unpublished changes: the draft becomes the published look again. Shoppers see no change.",
+  access: "settings.write",
+  mutates: true,
+  input: z.strictObject({}),
+  write: {
+    apply(q, { store }) {
+      return thenPlan(
+        [
+          ensure(q, sql`exists (select 1 from ${storeTheme} where ${ofStore(store)} and ${storeTheme.published} is not null for update)`, nothingPublished()),
+          q
+            .update(storeTheme)
+            .set({ draft: sql`${storeTheme.published}`, updatedAt: sql`now()` })
+            .where(and(ofStore(store), sql`${storeTheme.draft} is distinct from ${storeTheme.published}`)),
+        ],
+        themeStatePlan(q, store),
+      );
+    },
+  },
+});
+
+export const themeProcedures = [getTheme, updateThemeDraft, publishTheme, discardThemeDraft];

@@ -19,13 +19,15 @@ function calls(browser: Browser) {
 }
 
 describe("round trips: the storefront look", () => {
-  it("get one, updateDraft two (the draft is read first), publish one", async () => {
+  it("get one, updateDraft two (the draft is read first), publish and discardDraft one", async () => {
     const { browser } = await ownerOf(db);
     const turns = calls(browser);
     expect(await turns("theme/get", {})).toBe(1);
     expect(await turns("theme/updateDraft", { bannerHeading: "Sale" })).toBe(2);
     expect(await turns("theme/publish", {})).toBe(1);
     expect(await turns("theme/publish", {})).toBe(1);
+    expect(await turns("theme/updateDraft", { bannerHeading: "Later" })).toBe(2);
+    expect(await turns("theme/discardDraft", {})).toBe(1);
   });
 
   it("updateDraft: a draft saved meanwhile is read again, and both changes are kept", async () => {

@@ -84,6 +84,13 @@ describe("Settings → Storefront", () => {
     const after = await (await page(owner, "/settings/storefront")).text();
     expect(after).toContain("Shoppers see the draft as it is.");
     expect(after).toMatch(/<button type="submit" name="action" value="publish" disabled="">/);
+    expect(after).not.toContain('value="discard"');
+
+    await postForm(owner, "/settings/storefront", { csrf: owner.csrf, action: "save", ...FORM, bannerHeading: "Changed my mind" });
+    expect(await (await page(owner, "/settings/storefront")).text()).toContain('value="discard"');
+    const discarded = await postForm(owner, "/settings/storefront", { csrf: owner.csrf, action: "discard" });
+    expect(discarded.headers.get("location")).toBe("/settings/storefront?done=discarded");
+    expect((await draftOf(s))?.draft["bannerHeading"]).toBe("Diwali edit");
   });
 
   it("Staff get the 403 page and cannot post; another store's member never sees the draft; a wrong CSRF token is refused; the preview stylesheet needs a session", async () => {

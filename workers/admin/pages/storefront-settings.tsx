@@ -3,7 +3,7 @@ import type { FC } from "hono/jsx";
 import { badRequest, issuesOf } from "#shared/core/errors";
 import { inlineStyle } from "#shared/http/security-headers";
 import { permissionDenied } from "#shared/pipeline/principal";
-import { getTheme, publishTheme, updateThemeDraft } from "#shared/procedures/theme";
+import { discardThemeDraft, getTheme, publishTheme, updateThemeDraft } from "#shared/procedures/theme";
 import { parseHex } from "#shared/storefront/contrast";
 import { THEME_DEFAULTS, THEME_RULES, themeCss, themeSchema, type Theme } from "#shared/storefront/theme";
 import { pageCall, postSession, type AdminContext, type AdminEnv } from "../context";
@@ -140,7 +140,12 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           <p class="muted">Publishing puts the saved draft on the storefront; shoppers see it on their next page.</p>
           <button type="submit" name="action" value="publish" disabled={!state.unpublishedChanges}>
             Publish the draft
-          </button>
+          </button>{" "}
+          {state.published && state.unpublishedChanges ? (
+            <button type="submit" name="action" value="discard" class="secondary">
+              Discard the draft's changes
+            </button>
+          ) : null}
         </form>
       ) : null}
       <Preview theme={typed ?? state.draft} storeName={chrome.storeName} typed={typed !== undefined} />
@@ -150,17 +155,23 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
   );
 }
 
-const DONE = { saved: "Draft saved. Preview it below, then publish it.", published: "Published: shoppers see the new look on their next page." };
+const DONE = {
+  saved: "Draft saved. Preview it below, then publish it.",
+  published: "Published: shoppers see the new look on their next page.",
+  discarded: "The draft's changes are gone: it is the published look again.",
+};
+const DONE_OF: Record<string, keyof typeof DONE> = { publish: "published", discard: "discarded" };
 
 // GET /settings/storefront (settings.read; without it the 403 page).
 storefrontSettingsPage.get(PATH, (c) => render(c, doneNotice(c, DONE)));
 
-// POST /settings/storefront: save the draft, preview what was typed without saving, or publish (session CSRF token required).
+// POST /settings/storefront: save the draft, preview what was typed without saving, publish, or discard the draft's
+// changes (session CSRF token required).
 storefrontSettingsPage.post(PATH, (c) =>
   handleFormPost(
     c,
     render,
-    (action) => `${PATH}?done=${action === "publish" ? "published" : "saved"}`,
+    (action) => `${PATH}?done=${DONE_OF[action] ?? "saved"}`,
     {
       save: (signedIn, field) => pageCall(c, signedIn, updateThemeDraft, themeOf(field), ["BAD_REQUEST"]),
       preview: async (_signedIn, field, base) => {
@@ -171,8 +182,9 @@ storefrontSettingsPage.post(PATH, (c) =>
         return { render: await render(c, undefined, 200, undefined, parsed.data) };
       },
       publish: (signedIn) => pageCall(c, signedIn, publishTheme, {}, ["CONFLICT"]),
+      discard: (signedIn) => pageCall(c, signedIn, discardThemeDraft, {}, ["CONFLICT"]),
     },
-    "Choose Save draft, Preview or Publish.",
+    "Choose Save draft, Preview, Publish or Discard.",
   ),
 );
 
