@@ -105,6 +105,23 @@ describe("collections on the storefront", () => {
     expect(none).not.toContain("/collections");
   });
 
+  it("collection pages are kept in the edge cache, and a change to the collection or its products renews them", async () => {
+    const { store, ids } = await shop();
+    const edge = (res: Response) => /edge;desc="(\w+)"/.exec(res.headers.get("server-timing") ?? "")?.[1];
+    for (const path of ["/collections/festive", "/collections"]) {
+      expect([path, edge(await get(store.hostname, path))]).toEqual([path, "miss"]);
+      expect([path, edge(await get(store.hostname, path))]).toEqual([path, "hit"]);
+    }
+    await sql(store, "update collection_product set position = position + 10 where product_id = $1", [ids["Festive Lamp"]]);
+    const moved = await get(store.hostname, "/collections/festive");
+    expect(edge(moved)).toBe("miss");
+    expect(cardTitles(await moved.text())).toEqual(["Silk Saree", "Cotton Kurta", "Festive Lamp"]);
+    await sql(store, "update collection set title = 'Diwali Edit' where handle = 'festive'");
+    const renamed = await get(store.hostname, "/collections");
+    expect(edge(renamed)).toBe("miss");
+    expect(await renamed.text()).toContain("Diwali Edit");
+  });
+
   it("a collection page is one round trip, as every catalogue page", async () => {
     const { store } = await shop();
     await get(store.hostname, "/"); // warms the host and the store's facts

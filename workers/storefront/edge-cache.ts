@@ -13,7 +13,7 @@ import type { StoreFacts } from "#shared/storefront/hosts";
  * short-link cookie `wc_lk` (a cart, the storefront password), pages outside the catalogue (the cart,
  * short links, which count clicks), the password page, and answers other than 200 and the store's 404.
  */
-const CATALOGUE_PATH = /^\/(products(\/[a-z0-9-]{1,100})?|search|pages\/[a-z0-9-]{1,100}|robots\.txt|sitemap\.xml)?$/;
+const CATALOGUE_PATH = /^\/(products(\/[a-z0-9-]{1,100})?|collections(\/[a-z0-9-]{1,100})?|search|pages\/[a-z0-9-]{1,100}|robots\.txt|sitemap\.xml)?$/;
 /** How long a stored page is kept at most; the version, not this, decides when it is out of date. */
 export const EDGE_TTL_SECONDS = 3_600;
 /** Browsers and shared caches between us and the shopper store nothing without asking again. */
