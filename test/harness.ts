@@ -7,7 +7,6 @@ import { createLogger } from "#shared/core/log";
 import { AUTOMATION_DEFAULTS } from "#shared/marketing/render";
 import { pushStoreFactsTo } from "#shared/storefront/store-facts";
 import { THEME_DEFAULTS } from "#shared/storefront/theme";
-import { THEME_DEFAULTS } from "#shared/storefront/theme";
 import {
   aiApproval,
   apiActivity,
@@ -60,7 +59,6 @@ import {
   store,
   storeApp,
   storeDomain,
-  storeTheme,
   storeTheme,
   userAccount,
   webhookReceipt,
@@ -262,8 +260,6 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     const [shelf] = await tx.insert(collection).values({ storeId: id, title: "Fixture shelf", handle: "fixture-shelf" }).returning({ id: collection.id });
     await tx.insert(collectionProduct).values({ storeId: id, collectionId: shelf!.id, productId: p!.id, position: 0 });
     await tx.insert(menuItem).values({ storeId: id, position: 0, label: "About", kind: "page", pageId: about!.id });
-    // A saved draft only: publishing one would change every test store's storefront (migration 0041).
-    await tx.insert(storeTheme).values({ storeId: id, draft: THEME_DEFAULTS });
     // A saved draft only: publishing one would change every test store's storefront (migration 0041).
     await tx.insert(storeTheme).values({ storeId: id, draft: THEME_DEFAULTS });
     const [k] = await tx
