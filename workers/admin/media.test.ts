@@ -9,6 +9,7 @@ import { rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../tes
 import { base64, EXECUTABLE, makeJpeg, pngHeaderOnly } from "../../test/media";
 
 const db = testDb();
+const { MEDIA } = env as Cloudflare.AdminEnv;
 
 interface Item {
   id: string;
@@ -47,16 +48,16 @@ describe("product media: upload, resize, R2", () => {
     expect(item.files[0]).toEqual({ width: 160, webp: `/media/${item.hash}/160.webp`, jpeg: `/media/${item.hash}/160.jpg` });
     for (const width of item.widths) {
       for (const [ext, type, format] of [["webp", "image/webp", "webp"], ["jpg", "image/jpeg", "jpeg"]] as const) {
-        const object = await env.MEDIA.get(`${store.id}/${item.hash}/${width}.${ext}`);
+        const object = await MEDIA.get(`${store.id}/${item.hash}/${width}.${ext}`);
         expect(object, `${width}.${ext}`).not.toBeNull();
         expect(object!.httpMetadata?.contentType).toBe(type);
         const header = readMediaHeader(new Uint8Array(await object!.arrayBuffer()));
         expect(header).toEqual({ format, width, height: Math.round((500 * width) / 700) });
       }
     }
-    expect(await env.MEDIA.head(`${store.id}/${item.hash}/original`)).not.toBeNull();
+    expect(await MEDIA.head(`${store.id}/${item.hash}/original`)).not.toBeNull();
     // Never upscaled: no 960 for a 700 px image.
-    expect(await env.MEDIA.head(`${store.id}/${item.hash}/960.webp`)).toBeNull();
+    expect(await MEDIA.head(`${store.id}/${item.hash}/960.webp`)).toBeNull();
 
     const list = await rpcJson<{ items: Item[] }>(await rpc(browser, "media/list", { productId }));
     expect(list.items.map((i) => [i.id, i.variantIds])).toEqual([[item.id, [variantId]]]);
@@ -130,16 +131,16 @@ describe("product media: upload, resize, R2", () => {
     // Removing b: its files go (no other row names its hash); the variant shows no image.
     const removed = await rpc(browser, "media/remove", { productId, id: b.id });
     expect(removed.status).toBe(200);
-    expect(await env.MEDIA.head(`${store.id}/${b.hash}/160.webp`)).toBeNull();
-    expect(await env.MEDIA.head(`${store.id}/${b.hash}/original`)).toBeNull();
+    expect(await MEDIA.head(`${store.id}/${b.hash}/160.webp`)).toBeNull();
+    expect(await MEDIA.head(`${store.id}/${b.hash}/original`)).toBeNull();
     const [variant] = await withStore(db, store.id, (tx) => tx.select({ mediaId: productVariant.mediaId }).from(productVariant).where(eq(productVariant.id, variantId)));
     expect(variant!.mediaId).toBeNull();
 
     // Deleting the first product keeps a's files: the second product still shows them. Deleting that one deletes them.
     expect((await rpc(browser, "products/delete", { id: productId })).status).toBe(200);
-    expect(await env.MEDIA.head(`${store.id}/${a.hash}/200.webp`)).not.toBeNull();
+    expect(await MEDIA.head(`${store.id}/${a.hash}/200.webp`)).not.toBeNull();
     expect((await rpc(browser, "products/delete", { id: second!.id })).status).toBe(200);
-    expect(await env.MEDIA.head(`${store.id}/${a.hash}/200.webp`)).toBeNull();
-    expect(await env.MEDIA.head(`${store.id}/${a.hash}/original`)).toBeNull();
+    expect(await MEDIA.head(`${store.id}/${a.hash}/200.webp`)).toBeNull();
+    expect(await MEDIA.head(`${store.id}/${a.hash}/original`)).toBeNull();
   });
 });

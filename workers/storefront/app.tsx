@@ -12,6 +12,7 @@ import { hasPasswordCookie, orderOpenWhileLocked, password, sellingLock } from "
 import { cartRoutes } from "./cart";
 import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
+import { mediaFile } from "./media";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
 const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
@@ -84,6 +85,8 @@ app.route("/", password);
 app.route("/", cartRoutes);
 app.route("/", checkout);
 app.route("/", beacon);
+// Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
+app.get("/media/:hash/:file", mediaFile);
 
 // Every other path is a page: the password page while the store's password is on and the shopper has
 // not entered it, else the store's internal path for it, through the edge cache when the page is the same
