@@ -27,6 +27,10 @@ const UNIQUE: Record<string, { field: string; message: string }> = {
   discount_code_key: { field: "code", message: "A discount with this code already exists." },
   page_store_id_handle_key: { field: "handle", message: "Another page already uses this handle; choose a different one." },
   collection_store_id_handle_key: { field: "handle", message: "Another collection already uses this handle; choose a different one." },
+  // Two changes of the same list at once: the second finds the first's rows (migration 0042).
+  collection_product_store_id_collection_id_position_key: { field: "productIds", message: "The collection's products were changed at the same moment; load them again and retry." },
+  collection_product_pkey: { field: "productIds", message: "The collection's products were changed at the same moment; load them again and retry." },
+  menu_item_store_id_position_key: { field: "items", message: "The menu was changed at the same moment; load it again and retry." },
   staff_invitation_open_email: { field: "email", message: "This person already has an open invitation." },
   store_domain_store_id_hostname_key: { field: "hostname", message: "This hostname is already one of this store's domains." },
   store_domain_verified_hostname: { field: "hostname", message: "This hostname is verified by another store." },

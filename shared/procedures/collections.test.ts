@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { clientErrorFromConstraint } from "#shared/db/pg-errors";
 import { withStore } from "#shared/db/with-store";
 import { testDb } from "../../test/harness";
 import { failureMessage, failureText, outboxPayloads, storeWithCaller, type Caller } from "../../test/procedures";
@@ -175,6 +176,23 @@ describe("the navigation menu", () => {
       ),
     );
     expect(written).toBe("23514");
+  });
+
+  it("a change that meets another's rows (two at once) is a 409 saying to retry, not a 500", async () => {
+    const { store } = await storeWithCaller(db);
+    // The second of two replacements sent at once inserts positions the first has just written.
+    const clash = await withStore(db, store.id, (tx) =>
+      tx.$client.query("insert into menu_item (store_id, position, label, kind, url) values ($1, 0, 'Again', 'link', '/')", [store.id]).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    const e = clientErrorFromConstraint(clash);
+    expect([e?.code, e?.message, e?.data]).toEqual([
+      "CONFLICT",
+      "The menu was changed at the same moment; load it again and retry.",
+      { issues: [{ path: "items", message: "The menu was changed at the same moment; load it again and retry." }] },
+    ]);
   });
 
   it("lets staff read the menu but not change it", async () => {
