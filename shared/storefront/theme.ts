@@ -108,14 +108,20 @@ export function themeCss(theme: Theme, selector = ":root"): string {
   );
 }
 
-/** A short stamp of the theme's look (FNV-1a of its CSS): the `/theme.css?t=` that changes exactly when the CSS does. */
+/**
+ * A short stamp of the theme's look: the `/theme.css?t=` that changes exactly when the CSS does. Two FNV-1a-style
+ * hashes of the CSS (different starts and multipliers: 64 bits), so two looks of a store practically never share
+ * an address a browser keeps for a year. Not a secret: the CSS is public.
+ */
 export function themeStamp(theme: Theme): string {
-  let hash = 0x811c9dc5;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
   for (const ch of themeCss(theme)) {
-    hash ^= ch.charCodeAt(0);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
+    const code = ch.charCodeAt(0);
+    a = Math.imul(a ^ code, 0x01000193) >>> 0;
+    b = Math.imul(b ^ code, 0x5bd1e995) >>> 0;
   }
-  return hash.toString(36);
+  return a.toString(36).padStart(7, "0") + b.toString(36).padStart(7, "0");
 }
 
 /**
