@@ -19,8 +19,11 @@ const productNotFound = () => new AppError("NOT_FOUND", "Product not found in th
  * `prepare`, outside the unit), per store and content hash, so a repeated attach costs no second resize.
  */
 
-/** Base64 in a JSON body: the doors read at most 1 MB (/api/rpc, /api/v1) or 256 KB (MCP); larger images by URL or the admin form. */
-const BASE64_MAX = 960_000;
+/**
+ * Base64 of the largest upload. The JSON doors read at most 1 MB (/api/rpc, /api/v1) or 256 KB (MCP), which
+ * is the real limit there (413): larger images go by URL or through the admin's upload form.
+ */
+const BASE64_MAX = Math.ceil(MAX_MEDIA_BYTES / 3) * 4;
 
 const alt = z
   .string()
@@ -32,7 +35,7 @@ const variantIds = z.array(z.uuid()).max(100).describe("Variants that show this 
 
 const image = z
   .union([
-    z.strictObject({ base64: z.base64().min(4).max(BASE64_MAX).describe("The file's bytes in base64 (JPEG, PNG, WebP or AVIF; at most about 700 KB this way)") }),
+    z.strictObject({ base64: z.base64().min(4).max(BASE64_MAX).describe("The file's bytes in base64 (JPEG, PNG, WebP or AVIF; a JSON body holds at most 1 MB, so about 700 KB this way)") }),
     z.strictObject({ url: z.url().max(2048).describe("An https URL of the image on a public host (redirects are not followed; at most 10 MB)") }),
   ])
   .describe("The image: its bytes in base64, or a URL to fetch it from");

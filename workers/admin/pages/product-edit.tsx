@@ -12,6 +12,8 @@ import { ConfirmCard, doneNotice, formCurrency, handleFormPost, idParam, Notice,
 import { AdminPage, formatMoney } from "./layout";
 import { draftOfForm, draftOfProduct, emptyDraft, errorsOfFailure, inputOf, ProductForm, type Errors, type ProductDraft } from "./product-form";
 import { Section, Table } from "./parts";
+import { listMedia } from "#shared/procedures/media";
+import { MediaSection } from "./product-media-view";
 
 /**
  * A product's pages (issue 13 item 1): `/products/new` creates one with its variants; `/products/<id>` edits
@@ -102,8 +104,8 @@ const RemoveVariantConfirm: FC<{ product: Product; variant: Product["variants"][
   );
 };
 
-async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
-  const { chrome, me, read } = await storePage(c, { product: call(getProduct, { id }), locations: optional(listLocations, {}) });
+export async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, status: 200 | 400 | 409 = 200, refused?: Refused) {
+  const { chrome, me, read } = await storePage(c, { product: call(getProduct, { id }), locations: optional(listLocations, {}), media: call(listMedia, { productId: id }) });
   const can = { write: me.permissions.includes("products.write"), delete: me.permissions.includes("records.delete"), stock: me.permissions.includes("inventory.write") };
   const product = read.product();
   const locations = can.stock ? read.locations() : null;
@@ -130,6 +132,7 @@ async function renderEdit(c: AdminContext, id: string, notice?: FormNotice, stat
       {confirming ? <DeleteConfirm product={product} csrf={chrome.csrf} /> : null}
       {removing ? <RemoveVariantConfirm product={product} variant={removing} csrf={chrome.csrf} /> : null}
       <ProductForm csrf={chrome.csrf} currency={me.store.currency} action={`/products/${product.id}`} state={state} submit="Save product" canWrite={can.write} {...(removeHref ? { removeHref } : {})} />
+      <MediaSection product={product} media={read.media().items} csrf={chrome.csrf} canWrite={can.write} />
       <Stock product={product} />
       {locations && locations.items.length > 0 && product.variants.length > 0 ? <AddStock product={product} locations={locations} csrf={chrome.csrf} /> : null}
       {can.write || can.delete ? (
@@ -169,6 +172,11 @@ const DONE: Record<string, string> = {
   archived: "Product archived: it is off the storefront.",
   adjusted: "Stock saved.",
   "variant-removed": "Variant removed, with its stock records.",
+  "image-added": "Image added, in every width.",
+  "images-added": "Images added, in every width.",
+  "image-saved": "Image saved.",
+  "images-reordered": "Images reordered.",
+  "image-removed": "Image removed.",
 };
 const DONE_OF_ACTION: Record<string, string> = { archive: "archived", removeVariant: "variant-removed" };
 
