@@ -92,7 +92,7 @@ try {
     let answer: Record<string, number> = {};
     for (let round = 0; round < ROUNDS; round++) {
       const t = performance.now();
-      answer = await (await mf.dispatchFetch(`http://bench/${input}`)).json();
+      answer = (await (await mf.dispatchFetch(`http://bench/${input}`)).json()) as Record<string, number>;
       wall.push(performance.now() - t);
       inside.push(answer.insideMs!);
     }

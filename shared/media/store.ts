@@ -32,7 +32,7 @@ export interface StoredMedia extends MediaHeader {
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
