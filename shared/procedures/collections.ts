@@ -7,7 +7,7 @@ import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
-import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
+import { freeHandlePlan, handleSchema } from "./slug";
 
 /**
  * Collections (issue 23 item 3; docs/collections.md): a merchant's own ordered lists of products, shown at
@@ -48,14 +48,6 @@ const ofCollection = (store: SQL, id: string) => and(eq(collection.storeId, stor
 const collectionFound = (q: Q, store: SQL, id: string) =>
   ensure(q, sql`exists (select 1 from ${collection} where ${ofCollection(store, id)} for update)`, collectionNotFound());
 
-/** The first free handle for a title among the store's collections. */
-function freeHandlePlan(q: Q, store: SQL, title: string) {
-  const base = handleFrom(title);
-  return plan(
-    [q.select({ handle: collection.handle }).from(collection).where(and(eq(collection.storeId, store), or(eq(collection.handle, base), ilike(collection.handle, `${base}-%`))))] as const,
-    ([rows]) => firstFreeHandle(base, rows.map((r) => r.handle)),
-  );
-}
 
 /** One collection with its description and its products in order (every status: the admin's view). */
 export function collectionPlan(q: Q, store: SQL, id: string) {
@@ -139,7 +131,7 @@ export const createCollection = storeProcedure({
   write: {
     // As a page's: a derived handle is checked still free by the change (else it runs again); a handle given
     // is left to the unique key (409).
-    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, store, input.title)),
+    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, collection, store, input.title)),
     apply(q, { store }, input, handle: string) {
       const id = crypto.randomUUID();
       return thenPlan(

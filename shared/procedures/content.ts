@@ -9,7 +9,7 @@ import type { StoreTx } from "../db/with-store";
 import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
-import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
+import { freeHandlePlan, handleSchema } from "./slug";
 
 const pageFields = {
   title: z.string().trim().min(1).max(255),
@@ -29,14 +29,6 @@ const summaryColumns = {
   updatedAt: page.updatedAt,
 };
 
-/** The first free handle for a title: `base`, or `base-2`, `base-3`... after those in use. */
-function freeHandlePlan(q: Q, store: SQL, title: string) {
-  const base = handleFrom(title);
-  return plan(
-    [q.select({ handle: page.handle }).from(page).where(and(eq(page.storeId, store), or(eq(page.handle, base), ilike(page.handle, `${base}-%`))))] as const,
-    ([rows]) => firstFreeHandle(base, rows.map((r) => r.handle)),
-  );
-}
 
 const ofPage = (store: SQL, id: string) => and(eq(page.storeId, store), eq(page.id, id));
 
@@ -117,7 +109,7 @@ export const createPage = storeProcedure({
   write: {
     // A handle derived from the title must be free: the handles in use are read first, and the change checks
     // that the one chosen is still free (else it runs again). A handle given is left to the unique key (409).
-    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, store, input.title)),
+    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, page, store, input.title)),
     apply(q, { store }, input, handle: string) {
       const id = crypto.randomUUID();
       return thenPlan(

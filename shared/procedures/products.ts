@@ -9,7 +9,7 @@ import { constant, plan, thenPlan } from "../db/plan";
 import type { Q, StatementClient, Step } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
-import { firstFreeHandle, handleFrom, handleSchema } from "./slug";
+import { freeHandlePlan, handleSchema } from "./slug";
 import { deleteUnusedFiles, unusedFilesPlan, unusedKeys } from "./media";
 
 const MONEY_MAX = 100_000_000_000;
@@ -72,14 +72,6 @@ const variantColumns = {
   position: productVariant.position,
 };
 
-/** The first free handle for a title: `base`, or `base-2`, `base-3`... after those in use. */
-function freeHandlePlan(q: Q, store: SQL, title: string) {
-  const base = handleFrom(title);
-  return plan(
-    [q.select({ handle: product.handle }).from(product).where(and(eq(product.storeId, store), or(eq(product.handle, base), ilike(product.handle, `${base}-%`))))] as const,
-    ([rows]) => firstFreeHandle(base, rows.map((r) => r.handle)),
-  );
-}
 
 /** The product exists in the store; it is locked for the rest of the change. */
 const productFound = (q: Q, store: SQL, id: string) =>
@@ -210,7 +202,7 @@ export const createProduct = storeProcedure({
   write: {
     // A handle derived from the title must be free: the handles in use are read first (one trip), and the
     // change checks that the one chosen is still free (else it runs again with a fresh reading).
-    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, store, input.title)),
+    prepare: (q, { store }, input) => (input.handle ? constant(input.handle) : freeHandlePlan(q, product, store, input.title)),
     apply(q, scope, input, handle: string) {
       const { variants, ...fields } = input;
       const id = crypto.randomUUID();
