@@ -1,5 +1,7 @@
+import encodeAvif, { init as initAvifEncode } from "@jsquash/avif/encode";
 import encodeJpeg, { init as initJpegEncode } from "@jsquash/jpeg/encode";
 import encodePng, { init as initPngEncode } from "@jsquash/png/encode";
+import AVIF_ENCODER from "@jsquash/avif/codec/enc/avif_enc.wasm";
 import JPEG_ENCODER from "@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm";
 import PNG_CODEC from "@jsquash/png/codec/pkg/squoosh_png_bg.wasm";
 
@@ -31,6 +33,14 @@ export async function makeJpeg(width: number, height: number, seed = 1): Promise
 export async function makePng(width: number, height: number, seed = 1): Promise<Uint8Array> {
   await encoders();
   return new Uint8Array(await encodePng(pixels(width, height, seed)));
+}
+
+let avifReady: Promise<unknown> | undefined;
+
+/** An AVIF (the encoder is test-only: the product decodes AVIF, never writes it). */
+export async function makeAvif(width: number, height: number, seed = 1): Promise<Uint8Array> {
+  await (avifReady ??= initAvifEncode(AVIF_ENCODER as never));
+  return new Uint8Array(await encodeAvif(pixels(width, height, seed), { quality: 50, speed: 10 }));
 }
 
 /** The first 33 bytes of a PNG that claims `width`x`height` (signature and IHDR, no pixels): a decompression bomb's header. */

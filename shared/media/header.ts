@@ -76,7 +76,7 @@ function webpSize(b: Uint8Array): [number, number] | undefined {
 function avifSize(b: Uint8Array): [number, number] | undefined {
   let best: [number, number] | undefined;
   const end = Math.min(b.length, 256 * 1024) - 16;
-  for (let at = 4; at < end; at++) {
+  for (let at = 4; at <= end; at++) {
     if (b[at] === 0x69 && ascii(b, at, "ispe")) {
       const size: [number, number] = [u32be(b, at + 8), u32be(b, at + 12)];
       if (!best || size[0] * size[1] > best[0] * best[1]) best = size;

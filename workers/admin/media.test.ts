@@ -6,7 +6,7 @@ import { product, productVariant } from "#shared/db/schema";
 import { readMediaHeader } from "#shared/media/header";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../test/admin";
-import { base64, EXECUTABLE, makeJpeg, pngHeaderOnly } from "../../test/media";
+import { base64, EXECUTABLE, makeAvif, makeJpeg, makePng, pngHeaderOnly } from "../../test/media";
 
 const db = testDb();
 const { MEDIA } = env as Cloudflare.AdminEnv;
@@ -65,6 +65,18 @@ describe("product media: upload, resize, R2", () => {
     const again = await attach(browser, { productId, alt: "Again", image: { base64: base64(jpeg) } });
     expect(again.status).toBe(409);
     expect((await rpcJson<RpcError>(again)).data?.issues).toEqual([{ path: "image", message: "already on this product" }]);
+  });
+
+  it("reads PNG and AVIF too: the AVIF's size from its header, its pixels through libavif", async () => {
+    const { store, browser, productId } = await owner();
+    for (const [bytes, type] of [[await makePng(180, 120, 5), "image/png"], [await makeAvif(180, 120, 6), "image/avif"]] as const) {
+      const res = await attach(browser, { productId, alt: type, image: { base64: base64(bytes) } });
+      expect(res.status, type).toBe(200);
+      const item = await rpcJson<Item & { originalType: string }>(res);
+      expect(item).toMatchObject({ originalType: type, width: 180, height: 120, widths: [160, 180] });
+      const object = await MEDIA.get(`${store.id}/${item.hash}/160.webp`);
+      expect(readMediaHeader(new Uint8Array(await object!.arrayBuffer()))).toEqual({ format: "webp", width: 160, height: 107 });
+    }
   });
 
   it("refuses a renamed executable and a 30,000×30,000 PNG by their content, before decoding, naming the field", async () => {
