@@ -53,7 +53,8 @@ export interface ProductView {
 
 type CardRow = RowOfStatement<typeof productCards>;
 
-const cardOf = (r: CardRow): ProductCard => {
+/** A card from its statement row (the catalogue's lists, search: ./search.ts). */
+export const cardOf = (r: CardRow): ProductCard => {
   const fromPrice = Number(r.from_price);
   const compareAt = r.from_compare_at === null ? null : Number(r.from_compare_at);
   return {

@@ -43,6 +43,12 @@ export const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved
     from inventory_level il join location l on l.store_id = il.store_id and l.id = il.location_id
     where il.store_id = v.store_id and il.variant_id = v.id and l.sells_online)`;
 
+/** A card's facts of a product `p` grouped over its variants `v` and their units `a` (AVAILABLE as `units`). */
+const CARD_FACTS = sql.raw(`(array_agg(v.compare_at_minor order by v.price_minor, v.position, v.id))[1]::bigint as from_compare_at,
+      bool_or(v.compare_at_minor > v.price_minor) as on_sale,
+      bool_or(a.units > 0) as in_stock,
+      bool_or(v.preorder or a.units > 0) as available`);
+
 export interface ProductQuery {
   page: number;
   pageSize: number;
@@ -74,10 +80,7 @@ function matching(q: ProductQuery): SQL {
     q.maxPrice !== undefined ? sql` and min(v.price_minor) <= ${q.maxPrice}` : sql``,
   ];
   return sql`select p.id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
-      (array_agg(v.compare_at_minor order by v.price_minor, v.position, v.id))[1]::bigint as from_compare_at,
-      bool_or(v.compare_at_minor > v.price_minor) as on_sale,
-      bool_or(a.units > 0) as in_stock,
-      bool_or(v.preorder or a.units > 0) as available,
+      ${CARD_FACTS},
       ${q.collection === undefined ? sql`0` : sql`min(cp.position)`} as position
     from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id${inCollection(q.collection)}
     cross join lateral (select ${sql.raw(AVAILABLE)} as units) a
@@ -156,4 +159,63 @@ export const openByHostname = statement("storefront.openByHostname", {
   row: { store_id: orNull(pg.text()) },
   examples: [["shop.example.test"]],
   sql: (hostname: string) => sql`select nullif(set_config('app.store_id', coalesce(privileged.store_id_by_hostname(${hostname})::text, ''), true), '') as store_id`,
+});
+
+// Storefront search (./search.ts; migration 0043, docs/decisions/0035-storefront-search.md).
+
+/** Keeps the ids (`id`) of products in a published collection (by handle), when one is asked for. */
+const inCollectionOf = (handle: string | undefined, id: SQL): SQL =>
+  handle === undefined
+    ? sql``
+    : sql` where exists (select 1 from collection_product cp join collection c on c.store_id = cp.store_id and c.id = cp.collection_id
+        where cp.store_id = ${CURRENT_STORE} and cp.product_id = ${id} and c.handle = ${handle} and c.published)`;
+
+export interface ProductSearch {
+  /** The query's words, the longest first (the index condition), at most 6. */
+  words: readonly string[];
+  page: number;
+  pageSize: number;
+  /** Lowest variant price bounds, in minor units. */
+  minPrice?: number | undefined;
+  maxPrice?: number | undefined;
+  /** Only products something of which can be bought now (in stock, or a pre-order). */
+  inStockOnly?: boolean | undefined;
+  /** Only the products of this published collection (its handle). */
+  collection?: string | undefined;
+}
+
+/**
+ * A page of the active products with something like every word, best first (what can be bought, then how
+ * well the words match: the title over the rest), and how many matched in all (`total`, on every row, up to
+ * the function's 2,000). The ids, filtered and in order, come from the GIN index through
+ * privileged.product_ids_matching (the session's store only, migration 0043); the page's own rows are read
+ * under RLS by primary key, their price and availability as the catalogue reads them.
+ */
+export const searchProducts = statement("storefront.searchProducts", {
+  row: {
+    id: product.id,
+    handle: product.handle,
+    title: product.title,
+    from_price: pg.int8(),
+    from_compare_at: orNull(pg.int8()),
+    on_sale: pg.bool(),
+    in_stock: pg.bool(),
+    available: pg.bool(),
+    total: pg.int4(),
+  },
+  examples: [[{ words: ["kurtha"], page: 1, pageSize: 24 }], [{ words: ["saree", "silk"], page: 2, pageSize: 24, minPrice: 100, maxPrice: 1000, inStockOnly: true, collection: "summer" }]],
+  sql: (s: ProductSearch) =>
+    sql`with m as (
+        select id, rank, count(*) over () as total
+          from privileged.product_ids_matching(${sql.param(s.words)}::text[], ${s.minPrice ?? null}::bigint, ${s.maxPrice ?? null}::bigint, ${s.inStockOnly ?? false})
+               with ordinality m (id, rank)${inCollectionOf(s.collection, sql`m.id`)}
+         order by rank limit ${s.pageSize} offset ${(s.page - 1) * s.pageSize}
+      )
+      select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, m.total::int as total
+        from m
+        join product p on p.store_id = ${CURRENT_STORE} and p.id = m.id and p.status = 'active'
+        join product_variant v on v.store_id = p.store_id and v.product_id = p.id
+        cross join lateral (select ${sql.raw(AVAILABLE)} as units) a
+       group by m.rank, m.total, p.id
+       order by m.rank`,
 });

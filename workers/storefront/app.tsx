@@ -12,6 +12,7 @@ import { hasPasswordCookie, orderOpenWhileLocked, password, sellingLock } from "
 import { cartRoutes } from "./cart";
 import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
+import { suggestRoutes } from "./search-suggest";
 import { mediaFile } from "./media";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
@@ -85,6 +86,7 @@ app.route("/", password);
 app.route("/", cartRoutes);
 app.route("/", checkout);
 app.route("/", beacon);
+app.route("/", suggestRoutes);
 // Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
 app.get("/media/:hash/:file", mediaFile);
 
