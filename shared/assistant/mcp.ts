@@ -9,7 +9,7 @@ import type { Caller, Principal } from "../pipeline/principal";
 import { runRead } from "../pipeline/read";
 import { callerBehind } from "../pipeline/refusal";
 import { resolveCaller, runProcedure, type Outcome } from "../pipeline/run";
-import { procedureKey } from "../procedures/define";
+import { procedureKey, type Services } from "../procedures/define";
 import { propose, proposalAnswer } from "./approvals";
 import { finishProposal, proposalCall, proposeInUnits, readProposal } from "./proposal-units";
 import { TOOLS, visibleTools, type Tool } from "./tools";
@@ -34,9 +34,13 @@ export interface McpDeps {
   argumentsOf(requestId: string | number): unknown;
   /** Work after the answer (the read-activity upsert). */
   defer: (work: () => Promise<unknown>) => void;
+  /** The door's services a change may need (product images' bucket). */
+  services?: Services;
   /** A tools/call the door began with the caller's opening (firstCall): its answer, by request id, made when the server calls it. */
   early?: { id: string | number; result: () => Promise<CallToolResult> } | undefined;
 }
+
+const servicesOf = (deps: Pick<McpDeps, "services">) => (deps.services ? { services: deps.services } : {});
 
 const text = (value: unknown, isError = false): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }],
@@ -72,7 +76,7 @@ async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallT
   const { db, principal, log, defer } = deps;
   try {
     // The POST's requests were counted together before any database work (workers/admin/mcp.ts).
-    return answerOf(deps, tool, await runProcedure(db, principal, tool.procedure, args, { door: "mcp", log, propose, proposeInUnits, defer }));
+    return answerOf(deps, tool, await runProcedure(db, principal, tool.procedure, args, { door: "mcp", log, propose, proposeInUnits, defer, ...servicesOf(deps) }));
   } catch (e) {
     return failed(deps, tool, e);
   }
@@ -95,7 +99,7 @@ export function firstCall(messages: readonly Message[]): { id: string | number; 
 }
 
 /** A read's one unit, or a change's first: the caller, and the call's answer for when the server asks for it. */
-async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">, tool: Tool, args: unknown, slug: string) {
+async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer" | "services">, tool: Tool, args: unknown, slug: string) {
   const { db, principal, log, defer } = deps;
   const proc = tool.procedure;
   if (tool.kind === "read") {
@@ -106,7 +110,7 @@ async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">, 
     return { caller: outcome.caller, result: () => Promise.resolve(result) };
   }
   if (!proc.write) throw new TypeError(`${tool.name} has no write plan`);
-  const call = await proposalCall(db, principal, { ...proc, write: proc.write }, args, { door: "mcp", log, defer }, slug);
+  const call = await proposalCall(db, principal, { ...proc, write: proc.write }, args, { door: "mcp", log, defer, ...servicesOf(deps) }, slug);
   const reading = await readProposal(call);
   // The second unit runs only if the server calls the tool (a tool this caller does not see is never called).
   const result = () => finishProposal(call, reading).then((outcome) => answerOf(deps, tool, outcome), (e: unknown) => failed(deps, tool, e));
@@ -118,7 +122,7 @@ async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">, 
  * (an unknown, revoked or foreign token: the door answers 401 for the whole POST, as it would have).
  */
 export async function runFirstCall(
-  deps: Pick<McpDeps, "db" | "principal" | "log" | "defer">,
+  deps: Pick<McpDeps, "db" | "principal" | "log" | "defer" | "services">,
   call: { tool: Tool; args: unknown },
   slug: string,
 ): Promise<{ caller: Caller; result: () => Promise<CallToolResult> } | { error: unknown }> {

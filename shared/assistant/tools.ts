@@ -11,9 +11,11 @@ import { createDiscount, listDiscounts } from "../procedures/discounts";
 import { adjustInventory, listLevels, listLocations } from "../procedures/inventory";
 import { getOrder, listOrders } from "../procedures/orders";
 import { getProduct, listProducts, updateProduct } from "../procedures/products";
+import { attachMedia, listMedia, removeMedia } from "../procedures/media";
 import { txScope, type Scope } from "../procedures/scope";
 import { textOrValue, valueChange, type Proposal } from "./changes";
 import { describeDiscountCreation, describeInventoryAdjustment, describePageUpdate, describeProductUpdate } from "./describe";
+import { describeMediaAttach, describeMediaRemoval } from "./describe-media";
 
 /**
  * The AI assistant's tools (ARCHITECTURE §5): each one is a procedure of the registry with words an
@@ -86,6 +88,11 @@ export const TOOLS: readonly Tool[] = [
   read("listDiscounts", listDiscounts, "List discount codes with their kind, value, validity window, usage and state (live, scheduled, expired, used_up, disabled)."),
   read("listPages", listPages, "List the store's content pages (title, handle, status) without their text."),
   read("getPage", getPage, "Get one content page by `id`, with its text."),
+  read(
+    "listProductImages",
+    listMedia,
+    "List a product's images (`productId`) in order: alt text, size, the variants that show each, and each width's storefront path (WebP and JPEG).",
+  ),
   read("salesSummary", salesSummary, "Counts and totals for a date range (`from`, `to` as YYYY-MM-DD, UTC): products, customers, stock units and value, discounts, pages."),
   change(
     "updateProduct",
@@ -105,6 +112,13 @@ export const TOOLS: readonly Tool[] = [
     "Propose a new discount code: `code`, `kind` (percentage or fixed_amount), `value` (whole percent, or minor units), optional `startsAt`, `endsAt` (ISO times) and `usageLimit`.",
     describeDiscountCreation,
   ),
+  change(
+    "attachProductImage",
+    attachMedia,
+    "Propose adding an image to a product: `productId`, `alt` (what the image shows), and `image` as `{ url }` (https, public, at most 10 MB) or `{ base64 }` (small files); optional `variantIds` that show it. JPEG, PNG, WebP or AVIF, checked by content.",
+    describeMediaAttach,
+  ),
+  change("removeProductImage", removeMedia, "Propose removing an image (`id`) from a product (`productId`).", describeMediaRemoval),
   change(
     "updatePage",
     updatePage,

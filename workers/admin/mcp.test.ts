@@ -20,7 +20,7 @@ function post(slug: string, body: unknown, token?: string, method = "POST"): Pro
 describe("MCP endpoint", () => {
   it("connects with nothing but the URL, lists and calls tools", async () => {
     const { client, store } = await connectMcpClient(db, { areas: ["products:read", "analytics:read"] });
-    expect(await toolNames(client)).toEqual(["getProduct", "listProducts", "salesSummary"]);
+    expect(await toolNames(client)).toEqual(["getProduct", "listProductImages", "listProducts", "salesSummary"]);
     const listed = await client.listTools();
     const schema = listed.tools.find((t) => t.name === "listProducts")!.inputSchema as { properties: Record<string, unknown> };
     expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(["page", "pageSize", "query", "status"]));
@@ -53,7 +53,8 @@ describe("MCP endpoint", () => {
     expect(batch.status).toBe(200);
     const answers = (await batch.json()) as { id: number; result: { tools?: unknown[]; content?: unknown[] } }[];
     expect(answers.map((a) => a.id).sort()).toEqual([2, 3]);
-    expect(answers.find((a) => a.id === 2)!.result.tools).toHaveLength(2);
+    // products:read: listProducts, getProduct, listProductImages.
+    expect(answers.find((a) => a.id === 2)!.result.tools).toHaveLength(3);
   });
 
   it("refuses a token of another store, and revoked grants (Postgres is the authority)", async () => {
@@ -94,7 +95,7 @@ describe("MCP endpoint", () => {
 
   it("lists tools by role × areas × the three settings; customerDetails blocked while reading details is off", async () => {
     const owner = await connectMcpClient(db, { areas: ["products:write", "customers:read"] });
-    expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProducts"]);
+    expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProductImages", "listProducts"]);
     const customers = resultOf(await owner.client.callTool({ name: "listCustomers", arguments: {} })) as { items: { id: string }[] };
     // While details are off, a search finds customers by name but never by email or phone words.
     const found = async (query: string) => (resultOf(await owner.client.callTool({ name: "listCustomers", arguments: { query } })) as { total: number }).total;
@@ -104,7 +105,9 @@ describe("MCP endpoint", () => {
     expect(blocked.isError).toBe(true);
     expect(resultOf(blocked)).toMatchObject({ code: "FORBIDDEN", data: { reason: "customer_details_off" } });
     await rpc(owner.browser, "store/update", { mcpAllowChanges: true, mcpReadCustomerDetails: true });
-    expect(await toolNames(owner.client)).toEqual(["customerDetails", "getProduct", "listCustomers", "listProducts", "updateProduct"]);
+    expect(await toolNames(owner.client)).toEqual([
+      ...["attachProductImage", "customerDetails", "getProduct", "listCustomers", "listProductImages", "listProducts", "removeProductImage", "updateProduct"],
+    ]);
     expect(await found("shopper")).toBe(1);
     const details = await owner.client.callTool({ name: "customerDetails", arguments: { id: customers.items[0]!.id } });
     expect(resultOf(details)["email"]).toMatch(/@example\.test$/);

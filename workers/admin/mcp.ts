@@ -2,6 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Hono, type Context } from "hono";
 import { isSlug, mcpMetadataUrl } from "#shared/auth/mcp-urls";
 import { firstCall, mcpServer, runFirstCall, type McpDeps } from "#shared/assistant/mcp";
+import { mediaServiceOf } from "#shared/media/store";
 import { readBoundedText } from "#shared/http/body";
 import { AppError, isAppError } from "#shared/core/errors";
 import { rateLimitHeaders } from "#shared/limits/window";
@@ -131,7 +132,7 @@ mcp.post("/api/mcp/:slug", async (c) => {
 
   // The caller is resolved in Postgres (a grant of one store is refused in any other, SPEC Authentication
   // 6): with the POST's first tool call when it has a plan (a read's one unit, a change's first), else on its own.
-  const deps = { db: c.var.db, principal, log: c.var.log, defer: c.var.defer };
+  const deps = { db: c.var.db, principal, log: c.var.log, defer: c.var.defer, services: mediaServiceOf(c.env) };
   const unauthorized = (e: unknown) =>
     isAppError(e) && e.code === "UNAUTHORIZED" ? new AppError(e.code, e.message, e.data, { ...limitHeaders, ...challenge(c, slug, "invalid_token") }) : e;
   const first = firstCall(messagesOf(body));

@@ -6,6 +6,7 @@ import { product, productVariant } from "#shared/db/schema";
 import { readMediaHeader } from "#shared/media/header";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../test/admin";
+import { connectMcpClient, toolResult } from "../../test/oauth";
 import { base64, EXECUTABLE, makeAvif, makeJpeg, makePng, pngHeaderOnly } from "../../test/media";
 
 const db = testDb();
@@ -154,5 +155,26 @@ describe("product media: upload, resize, R2", () => {
     expect((await rpc(browser, "products/delete", { id: second!.id })).status).toBe(200);
     expect(await MEDIA.head(`${store.id}/${a.hash}/200.webp`)).toBeNull();
     expect(await MEDIA.head(`${store.id}/${a.hash}/original`)).toBeNull();
+  });
+
+  it("over MCP: an attach is proposed, approved by the member, then stored; straight through when approval is off", async () => {
+    const { client, browser, store } = await connectMcpClient(db, { areas: ["products:write"] });
+    await rpc(browser, "store/update", { mcpAllowChanges: true });
+    const [p] = await withStore(db, store.id, (tx) => tx.insert(product).values({ storeId: store.id, title: "Banarasi saree", handle: "banarasi" }).returning({ id: product.id }));
+    const image = { base64: base64(await makeJpeg(240, 320, 31)) };
+    const proposed = toolResult(await client.callTool({ name: "attachProductImage", arguments: { productId: p!.id, alt: "Banarasi saree, pallu", image } }));
+    expect(proposed).toMatchObject({ status: "pending" });
+    expect(String(proposed["summary"])).toBe('Add an image to "Banarasi saree": "Banarasi saree, pallu".');
+    expect((await rpc(browser, "aiApprovals/approve", { id: proposed["approvalId"] })).status).toBe(200);
+    const listed = toolResult(await client.callTool({ name: "listProductImages", arguments: { productId: p!.id } })) as unknown as { items: Item[] };
+    expect(listed.items.map((i) => [i.alt, i.widths])).toEqual([["Banarasi saree, pallu", [160, 240]]]);
+    expect(await MEDIA.head(`${store.id}/${listed.items[0]!.hash}/240.webp`)).not.toBeNull();
+
+    await rpc(browser, "store/update", { mcpChangesNeedApproval: false });
+    const auto = toolResult(await client.callTool({ name: "attachProductImage", arguments: { productId: p!.id, alt: "Banarasi saree, border", image: { base64: base64(await makeJpeg(240, 320, 32)) } } }));
+    expect(auto).toMatchObject({ status: "approved", result: { alt: "Banarasi saree, border", widths: [160, 240] } });
+    const removed = toolResult(await client.callTool({ name: "removeProductImage", arguments: { productId: p!.id, id: (auto["result"] as Item).id } }));
+    expect(removed).toMatchObject({ status: "approved" });
+    expect(await MEDIA.head(`${store.id}/${(auto["result"] as Item).hash}/240.webp`)).toBeNull();
   });
 });
