@@ -133,7 +133,11 @@ describe("product media: upload, resize, R2", () => {
     const shared = await rpcJson<Item>(await attach(browser, { productId: second!.id, alt: "One again", image: { base64: one } }));
     expect(shared.hash).toBe(a.hash);
 
+    // Each change of images moves the catalogue version the storefront's edge cache keys pages by.
+    const version = () => withStore(db, store.id, async (tx) => Number((await tx.$client.query<{ version: string }>("select version from storefront_version")).rows[0]!.version));
+    const before = await version();
     expect((await rpc(browser, "media/reorder", { productId, ids: [b.id, a.id] })).status).toBe(200);
+    expect(await version()).toBeGreaterThan(before);
     const badOrder = await rpc(browser, "media/reorder", { productId, ids: [b.id] });
     expect(badOrder.status).toBe(400);
     const updated = await rpcJson<Item>(await rpc(browser, "media/update", { productId, id: b.id, alt: "Two, side", variantIds: [variantId] }));
