@@ -1,4 +1,5 @@
 import { appUrlProblem } from "../apps/url";
+import { readAtMost } from "../core/bounded";
 import { MediaRefused, readMediaHeader, type MediaHeader } from "./header";
 import { MAX_MEDIA_BYTES, mediaKey, SERVED_TYPES, widthsFor, type ServedExtension } from "./limits";
 
@@ -79,25 +80,8 @@ export async function fetchImage(url: string, allowLocalUrls: boolean): Promise<
     const why = res.status >= 300 && res.status < 400 ? "redirects elsewhere (redirects are not followed): give the final URL" : `answered ${res.status}`;
     throw new MediaRefused("unreachable", `The image URL ${why}.`);
   }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = res.body!.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > MAX_MEDIA_BYTES) {
-      await reader.cancel();
-      throw new MediaRefused("too_large", `The image at the URL is larger than ${MAX_MEDIA_BYTES / 1048576} MB; use a smaller one.`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
+  const bytes = res.body ? await readAtMost(res.body, MAX_MEDIA_BYTES) : new Uint8Array(0);
+  if (!bytes) throw new MediaRefused("too_large", `The image at the URL is larger than ${MAX_MEDIA_BYTES / 1048576} MB; use a smaller one.`);
   return bytes;
 }
 
