@@ -1,6 +1,7 @@
 import type { FC } from "hono/jsx";
 import type { listMedia } from "#shared/procedures/media";
 import { MAX_MEDIA_BYTES } from "#shared/media/limits";
+import { inlineScript } from "#shared/http/security-headers";
 import { Section } from "./parts";
 
 /**
@@ -22,6 +23,18 @@ export const adminMediaSrc = (productId: string, hash: string, width: number) =>
 /** The alt text offered for a new image: the product's title, with the variant's when there is one. */
 export const altSuggestion = (product: ProductOfPage, variantTitle?: string) =>
   variantTitle && variantTitle !== "Default" ? `${product.title}, ${variantTitle}` : product.title;
+
+/**
+ * Progressive: files dropped on the upload card go into its file input (the form still posts as without
+ * JavaScript); the status line says how many were chosen.
+ */
+const DROP_SCRIPT = inlineScript(`(function(){var f=document.getElementById("upload-images"),i=document.getElementById("media-files"),s=document.getElementById("media-drop-status");
+if(!f||!i||!window.DataTransfer)return;
+var say=function(){if(s)s.textContent=i.files.length?i.files.length+" image"+(i.files.length===1?"":"s")+" chosen.":""};
+f.addEventListener("dragover",function(e){e.preventDefault();f.classList.add("dropping")});
+f.addEventListener("dragleave",function(){f.classList.remove("dropping")});
+f.addEventListener("drop",function(e){e.preventDefault();f.classList.remove("dropping");if(e.dataTransfer&&e.dataTransfer.files.length){i.files=e.dataTransfer.files;say()}});
+i.addEventListener("change",say)})();`);
 
 const Hidden: FC<{ csrf: string; action: string; mediaId?: string }> = ({ csrf, action, mediaId }) => (
   <>
@@ -101,6 +114,7 @@ export const MediaSection: FC<{ product: ProductOfPage; media: Media; csrf: stri
       <form method="post" action={`/products/${product.id}/media`} enctype="multipart/form-data" class="card" id="upload-images">
         <Hidden csrf={csrf} action="upload" />
         <h3>Add images</h3>
+        <p class="muted">Choose files, or drop them on this box.</p>
         <label for="media-files">Images (JPEG, PNG, WebP or AVIF; up to 5 at once, each at most {MAX_MEDIA_BYTES / 1048576} MB and 12 megapixels)</label>
         <input id="media-files" type="file" name="images" multiple required accept="image/jpeg,image/png,image/webp,image/avif" />
         <label for="media-alt">Alt text (what the image shows, for people who cannot see it)</label>
@@ -108,8 +122,10 @@ export const MediaSection: FC<{ product: ProductOfPage; media: Media; csrf: stri
         <p class="muted" id="media-alt-help">
           Each image uploaded now gets this text; change any of them afterwards, e.g. “{altSuggestion(product, product.variants[0]?.title ?? "red")}, back”.
         </p>
+        <p class="muted" id="media-drop-status" role="status" aria-live="polite"></p>
         <button type="submit">Upload</button>
       </form>
     ) : null}
+    {canWrite ? <script dangerouslySetInnerHTML={{ __html: DROP_SCRIPT }} /> : null}
   </Section>
 );
