@@ -73,7 +73,7 @@ export async function fetchImage(url: string, allowLocalUrls: boolean): Promise<
   try {
     res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(15_000), headers: { accept: "image/avif,image/webp,image/png,image/jpeg" } });
   } catch {
-    throw new MediaRefused("unreachable", "The image URL did not answer within 15 s. Check it opens in a browser, or upload the file instead.");
+    throw new MediaRefused("unreachable", "The image URL could not be fetched (no connection, or no answer within 15 s). Check it opens in a browser, or upload the file instead.");
   }
   if (res.status !== 200) {
     await res.body?.cancel();

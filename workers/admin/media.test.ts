@@ -120,6 +120,13 @@ describe("product media: upload, resize, R2", () => {
     const urlError = await rpcJson<RpcError>(privateUrl);
     expect(urlError.data?.issues?.[0]?.path).toBe("image.url");
     expect(urlError.message).toMatch(/private, link-local or reserved address/);
+    // Loopback is allowed under APP_ENV test (a server on the developer's machine): the fetch is made, and
+    // the local database proxy's 404 for an unknown path is refused with the status.
+    const notThere = await attach(browser, { productId, alt: "Kurta", image: { url: `http://${(env as { DB_WS_PROXY?: string }).DB_WS_PROXY}/kurta.jpg` } });
+    expect(notThere.status).toBe(400);
+    const notThereError = await rpcJson<RpcError>(notThere);
+    expect(notThereError.data?.issues?.[0]?.path).toBe("image.url");
+    expect(notThereError.message).toBe("The image URL answered 404.");
   });
 
   it("reorders, changes alt text and variants, removes an image and deletes its files unless another product uses them", async () => {
