@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray, isNotNull, notInArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { emitStep, ensure } from "../db/changes";
+import { emitStep, ensure, unchanged } from "../db/changes";
 import { product, productMedia, productVariant } from "../db/schema";
 import { AppError, type ErrorCode } from "../core/errors";
-import { plan } from "../db/plan";
+import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { MediaRefused } from "../media/header";
 import { MAX_MEDIA_BYTES, mediaPath } from "../media/limits";
@@ -62,6 +62,9 @@ function mediaItem(row: MediaRow, variants: readonly { id: string; mediaId: stri
     files: row.widths.map((w) => ({ width: w, webp: mediaPath(row.hash, w, "webp"), jpeg: mediaPath(row.hash, w, "jpg") })),
   };
 }
+
+/** A product's images in order: by position, then as they came. */
+const mediaOrder = [asc(productMedia.position), asc(productMedia.createdAt), asc(productMedia.id)];
 
 const ofProduct = (store: SQL, productId: string) => and(eq(productMedia.storeId, store), eq(productMedia.productId, productId));
 
@@ -128,7 +131,7 @@ export const listMedia = storeProcedure({
     plan(
       [
         q.select({ id: product.id }).from(product).where(and(eq(product.storeId, store), eq(product.id, input.productId))),
-        q.select(mediaColumns).from(productMedia).where(ofProduct(store, input.productId)).orderBy(asc(productMedia.position), asc(productMedia.createdAt), asc(productMedia.id)),
+        q.select(mediaColumns).from(productMedia).where(ofProduct(store, input.productId)).orderBy(...mediaOrder),
         q
           .select({ id: productVariant.id, mediaId: productVariant.mediaId })
           .from(productVariant)
@@ -190,6 +193,10 @@ export const attachMedia = storeProcedure({
   },
 });
 
+/** Each image at its index in `ids`. */
+const positionSteps = (q: Q, store: SQL, productId: string, ids: readonly string[]) =>
+  ids.map((id, position) => q.update(productMedia).set({ position, updatedAt: sql`now()` }).where(and(ofProduct(store, productId), eq(productMedia.id, id))));
+
 const mediaFound = (q: Q, store: SQL, productId: string, id: string) =>
   ensure(
     q,
@@ -200,17 +207,27 @@ const mediaFound = (q: Q, store: SQL, productId: string, id: string) =>
 export const updateMedia = storeProcedure({
   router: "media",
   name: "update",
-  description: "Change an image's alt text, or which of the product's variants show it (each variant shows one image).",
+  description:
+    "Change an image's alt text, its place in the product's order (`position`, 0 for the main image; the others keep their order), or which of the product's variants show it (each variant shows one image).",
   access: "products.write",
   mutates: true,
-  input: z.strictObject({ productId: z.uuid(), id: z.uuid(), alt: alt.optional(), variantIds: variantIds.optional() }),
+  input: z.strictObject({ productId: z.uuid(), id: z.uuid(), alt: alt.optional(), position: z.number().int().min(0).max(99).optional(), variantIds: variantIds.optional() }),
   write: {
-    apply(q, { store }, input) {
+    // A new position needs the order as it is (read first; nothing is read otherwise).
+    prepare: (q, { store }, input) =>
+      input.position === undefined
+        ? constant(undefined)
+        : plan([q.select({ id: productMedia.id }).from(productMedia).where(ofProduct(store, input.productId)).orderBy(...mediaOrder)] as const, ([rows]) => rows.map((r) => r.id)),
+    apply(q, { store }, input, order: string[] | undefined) {
       const where = and(ofProduct(store, input.productId), eq(productMedia.id, input.id));
+      const moved = order?.includes(input.id) ? order.filter((id) => id !== input.id) : undefined;
+      moved?.splice(Math.min(input.position ?? 0, moved.length), 0, input.id);
       return plan(
         [
           mediaFound(q, store, input.productId, input.id),
           ...(input.alt !== undefined ? [q.update(productMedia).set({ alt: input.alt, updatedAt: sql`now()` }).where(where)] : []),
+          // The order read first still holds (else the pipeline reads it again), then every image's new place.
+          ...(moved ? [unchanged(q, sql`(select count(*) from ${productMedia} where ${ofProduct(store, input.productId)}) = ${moved.length}`), ...positionSteps(q, store, input.productId, moved)] : []),
           ...(input.variantIds ? chooseVariants(q, store, input.productId, input.id, input.variantIds) : []),
           emitStep(q, "product.updated", { productId: input.productId, fields: ["media"], variants: input.variantIds?.length ?? 0 }),
           q.select(mediaColumns).from(productMedia).where(where),
@@ -247,7 +264,7 @@ export const reorderMedia = storeProcedure({
                 and (select count(*) from ${productMedia} where ${ofProduct(store, input.productId)} and ${inArray(productMedia.id, input.ids)}) = ${input.ids.length}`,
             new AppError("BAD_REQUEST", "Give every image of the product once, and only its images.", { issues: [{ path: "ids", message: "not exactly the product's images" }] }),
           ),
-          ...input.ids.map((id, position) => q.update(productMedia).set({ position, updatedAt: sql`now()` }).where(and(ofProduct(store, input.productId), eq(productMedia.id, id)))),
+          ...positionSteps(q, store, input.productId, input.ids),
           emitStep(q, "product.updated", { productId: input.productId, fields: ["media"], variants: 0 }),
         ],
         () => ({ productId: input.productId, ids: input.ids }),

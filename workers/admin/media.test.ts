@@ -151,6 +151,10 @@ describe("product media: upload, resize, R2", () => {
     expect(updated).toMatchObject({ alt: "Two, side", variantIds: [variantId] });
     const list = await rpcJson<{ items: Item[] }>(await rpc(browser, "media/list", { productId }));
     expect(list.items.map((i) => i.alt)).toEqual(["Two, side", "One"]);
+    // One image to a new place: the others keep their order.
+    expect((await rpc(browser, "media/update", { productId, id: a.id, position: 0 })).status).toBe(200);
+    const moved = await rpcJson<{ items: Item[] }>(await rpc(browser, "media/list", { productId }));
+    expect(moved.items.map((i) => i.alt)).toEqual(["One", "Two, side"]);
 
     // Removing b: its files go (no other row names its hash); the variant shows no image.
     const removed = await rpc(browser, "media/remove", { productId, id: b.id });
