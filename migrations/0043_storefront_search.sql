@@ -9,12 +9,12 @@
 -- app.store_id (the setting the policy reads: no store argument a caller could choose) and returns product
 -- ids only, best first. What a page shows of them is read by the runtime role under RLS, by primary key.
 --
---   product_search   one row per active product with a variant: its title, the other searched words
---                    (vendor, variants' titles and SKUs, the titles of its published collections) and the
---                    distinct words of its description, lower-cased, the three together under a GIN trigram
---                    index led by store_id (btree_gin); the lowest variant price and whether anything can be
---                    bought now (a pre-order variant, or stock over reservations at a location that sells
---                    online), for the filters and the ranking.
+--   product_search   one row per active product with a variant, lower-cased: its title; `extra`, the distinct
+--                    words of its vendor, variants' titles and SKUs and published collections' titles; `words`,
+--                    the distinct words of all of it and its description (each once: the index's recheck and
+--                    the similarity read short text), under a GIN trigram index led by store_id (btree_gin);
+--                    the lowest variant price and whether anything can be bought now (a pre-order variant, or
+--                    stock over reservations at a location that sells online), for the filters and the ranking.
 --
 -- Kept by triggers, so every writer keeps it right (a staff edit, an import, checkout's reservations):
 -- products and variants written replace their products' rows; stock rows added or removed, a stock row whose
@@ -32,13 +32,13 @@ create table product_search (
   product_id uuid not null,
   title text not null,
   extra text not null,
-  description text not null,
+  words text not null,
   from_price bigint not null,
   in_stock boolean not null,
   primary key (store_id, product_id),
   foreign key (store_id, product_id) references product (store_id, id) on delete cascade
 );
-create index product_search_doc_idx on product_search using gin (store_id, (title || ' ' || extra || ' ' || description) gin_trgm_ops);
+create index product_search_words_idx on product_search using gin (store_id, words gin_trgm_ops);
 
 create function public.product_search_refresh(p_store uuid, p_products uuid[]) returns void
 language sql volatile set search_path = pg_catalog, public as $fn$
@@ -46,16 +46,11 @@ language sql volatile set search_path = pg_catalog, public as $fn$
    where s.store_id = p_store and s.product_id = any (p_products)
      and not exists (select 1 from public.product p join public.product_variant v on v.store_id = p.store_id and v.product_id = p.id
                       where p.store_id = p_store and p.id = s.product_id and p.status = 'active');
-  insert into public.product_search (store_id, product_id, title, extra, description, from_price, in_stock)
-  select p.store_id, p.id, lower(p.title),
-         lower(concat_ws(' ', p.vendor,
-                         (select string_agg(concat_ws(' ', v.title, v.sku), ' ' order by v.position, v.id)
-                            from public.product_variant v where v.store_id = p.store_id and v.product_id = p.id),
-                         (select string_agg(c.title, ' ' order by c.id)
-                            from public.collection_product cp join public.collection c on c.store_id = cp.store_id and c.id = cp.collection_id and c.published
-                           where cp.store_id = p.store_id and cp.product_id = p.id))),
+  insert into public.product_search (store_id, product_id, title, extra, words, from_price, in_stock)
+  select p.store_id, p.id, lower(p.title), x.extra,
          coalesce((select string_agg(distinct w, ' ')
-                     from regexp_split_to_table(lower(p.description), '[^0-9a-z\u0080-\U0010ffff]+') w where w <> ''), ''),
+                     from regexp_split_to_table(lower(p.title || ' ' || x.extra || ' ' || p.description), '[^0-9a-z\u0080-\U0010ffff]+') w
+                    where w <> ''), ''),
          f.from_price,
          exists (select 1 from public.product_variant v
                   where v.store_id = p.store_id and v.product_id = p.id
@@ -64,9 +59,18 @@ language sql volatile set search_path = pg_catalog, public as $fn$
                                                 where il.store_id = v.store_id and il.variant_id = v.id and il.on_hand > il.reserved)))
     from public.product p
     cross join lateral (select min(v.price_minor) as from_price from public.product_variant v where v.store_id = p.store_id and v.product_id = p.id) f
+    cross join lateral (
+      select coalesce(string_agg(distinct w, ' '), '') as extra
+        from regexp_split_to_table(lower(concat_ws(' ', p.vendor,
+               (select string_agg(concat_ws(' ', v.title, v.sku), ' ')
+                  from public.product_variant v where v.store_id = p.store_id and v.product_id = p.id),
+               (select string_agg(c.title, ' ')
+                  from public.collection_product cp join public.collection c on c.store_id = cp.store_id and c.id = cp.collection_id and c.published
+                 where cp.store_id = p.store_id and cp.product_id = p.id))), '[^0-9a-z\u0080-\U0010ffff]+') w
+       where w <> '') x
    where p.store_id = p_store and p.id = any (p_products) and p.status = 'active' and f.from_price is not null
   on conflict (store_id, product_id) do update
-    set title = excluded.title, extra = excluded.extra, description = excluded.description,
+    set title = excluded.title, extra = excluded.extra, words = excluded.words,
         from_price = excluded.from_price, in_stock = excluded.in_stock;
 $fn$;
 revoke all on function public.product_search_refresh(uuid, uuid[]) from public;
@@ -162,7 +166,7 @@ revoke all on function internal.product_search_stock_flipped() from public;
 revoke all on function internal.product_search_location_flipped() from public;
 
 select internal.make_tenant_table('product_search');
-select internal.allow_privileged_read('product_search', 'store_id, product_id, title, extra, description, from_price, in_stock');
+select internal.allow_privileged_read('product_search', 'store_id, product_id, title, extra, words, from_price, in_stock');
 
 -- Existing products (as in 0030: forcing is lifted for the owner's backfill inside this transaction).
 alter table product no force row level security;
@@ -211,11 +215,10 @@ create trigger product_search_flip after update of sells_online on location
 
 -- The ids of the session's store's products with something like every word (pg_trgm word similarity at least
 -- 0.5: "kurtha" is 0.57 of "kurta"), within the price bounds (the lowest variant price), only what can be
--- bought when asked; best first: what can be bought, then the words' similarity (the title three times, a
--- variant, SKU or vendor twice, the description once), then the title. At most 2,000. The first word (the
--- caller puts the longest first) is the index condition, the others are checked on its rows. The store is
--- app.store_id, the setting row-level security reads: through this function a caller sees exactly the store
--- its policy shows it.
+-- bought when asked; best first: what can be bought, then the words' similarity (to the title three times, to
+-- a variant, SKU, vendor or collection twice; a word found only in the description adds nothing more), then the
+-- title. At most 2,000. The store is app.store_id, the setting row-level security reads: through this function
+-- a caller sees exactly the store its policy shows it.
 create function privileged.product_ids_matching(p_words text[], p_min_price bigint, p_max_price bigint, p_in_stock_only boolean)
 returns setof uuid
 language plpgsql stable security definer
@@ -224,19 +227,23 @@ set pg_trgm.word_similarity_threshold = 0.5
 set plan_cache_mode = force_custom_plan
 as $fn$
 begin
-  -- Planned for its words each time (force_custom_plan): a generic plan cannot see the first word's
-  -- trigrams and reads the store's rows by primary key instead of the trigram index.
+  -- Planned for its words each time (force_custom_plan): a generic plan cannot see the words' trigrams and
+  -- reads the store's rows by primary key instead of the trigram index; a custom one folds away the
+  -- conditions of the words not given, so every word given is a condition of the one index scan.
   return query
   select s.product_id from public.product_search s
    where s.store_id = nullif(current_setting('app.store_id', true), '')::uuid
      and cardinality(p_words) between 1 and 6
-     and (s.title || ' ' || s.extra || ' ' || s.description) operator(public.%>) p_words[1]
-     and (select bool_and((s.title || ' ' || s.extra || ' ' || s.description) operator(public.%>) w) from unnest(p_words[2:]) w) is not false
+     and s.words operator(public.%>) p_words[1]
+     and (cardinality(p_words) < 2 or s.words operator(public.%>) p_words[2])
+     and (cardinality(p_words) < 3 or s.words operator(public.%>) p_words[3])
+     and (cardinality(p_words) < 4 or s.words operator(public.%>) p_words[4])
+     and (cardinality(p_words) < 5 or s.words operator(public.%>) p_words[5])
+     and (cardinality(p_words) < 6 or s.words operator(public.%>) p_words[6])
      and s.from_price >= coalesce(p_min_price, 0) and s.from_price <= coalesce(p_max_price, 9223372036854775807)
      and (s.in_stock or not coalesce(p_in_stock_only, false))
    order by s.in_stock desc,
-            (select sum(greatest(3 * public.word_similarity(w, s.title), 2 * public.word_similarity(w, s.extra), public.word_similarity(w, s.description)))
-               from unnest(p_words) w) desc,
+            (select sum(greatest(3 * public.word_similarity(w, s.title), 2 * public.word_similarity(w, s.extra))) from unnest(p_words) w) desc,
             s.title, s.product_id
    limit 2000;
 end

@@ -261,7 +261,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await tx.insert(collectionProduct).values({ storeId: id, collectionId: shelf!.id, productId: p!.id, position: 0 });
     // Search holds active products only (migration 0043) and the fixture is a draft: a row of its own for the tenancy test
     // (after the collection's, whose trigger refreshes the product's search row away).
-    await tx.$client.query("insert into product_search (store_id, product_id, title, extra, description, from_price, in_stock) values ($1, $2, 'fixture', '', '', 1000, true)", [id, p!.id]);
+    await tx.$client.query("insert into product_search (store_id, product_id, title, extra, words, from_price, in_stock) values ($1, $2, 'fixture', '', 'fixture', 1000, true)", [id, p!.id]);
     await tx.insert(menuItem).values({ storeId: id, position: 0, label: "About", kind: "page", pageId: about!.id });
     // A saved draft only: publishing one would change every test store's storefront (migration 0041).
     await tx.insert(storeTheme).values({ storeId: id, draft: THEME_DEFAULTS });
