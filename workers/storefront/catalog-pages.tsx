@@ -22,9 +22,12 @@ import {
 } from "#shared/storefront/catalog";
 import { publishedCollectionsPlan } from "#shared/storefront/collections";
 import { searchPlan } from "#shared/storefront/search";
+import { mediaPath } from "#shared/media/limits";
+import { productImagesByHandlePlan, type ProductImage } from "#shared/storefront/media";
 import { jsonForScript, productJsonLd, productOpenGraph } from "#shared/storefront/seo";
 import { ShopPage, type ShopHead } from "./layout";
 import { Cards, Price } from "./product-card";
+import { Gallery } from "./product-gallery";
 import type { ShopEnv } from "./shop-env";
 import { HomeBanner } from "./theme";
 
@@ -224,10 +227,12 @@ export interface NotifyState {
 export const productPage = (c: ShopContext) => renderProduct(c);
 
 /** A product page's head: title, description, canonical URL, Open Graph tags and its schema.org Product. */
-function productHead(c: ShopContext, product: ProductView, base: string): ShopHead {
+function productHead(c: ShopContext, product: ProductView, base: string, images: readonly ProductImage[]): ShopHead {
   const { store } = c.var.shop;
   const description = product.description.slice(0, 160) || `${product.title} at ${store.name}.`;
-  const facts = { url: `${base}/products/${product.handle}`, storeName: store.name, currency: store.currency };
+  // The share image: a JPEG (every chat app reads it) at most 1280 wide.
+  const shared = images.map((i) => `${base}${mediaPath(i.hash, [...i.widths].reverse().find((w) => w <= 1280) ?? i.widths[0]!, "jpg")}`);
+  const facts = { url: `${base}/products/${product.handle}`, storeName: store.name, currency: store.currency, images: shared };
   return {
     ...head(c, `/products/${product.handle}`, base, product.title, description),
     meta: productOpenGraph(product, facts, description),
@@ -238,16 +243,17 @@ function productHead(c: ShopContext, product: ProductView, base: string): ShopHe
 export async function renderProduct(c: ShopContext, notify?: NotifyState, status: 200 | 400 | 404 | 409 = 200) {
   const { store } = c.var.shop;
   const handle = c.req.param("handle") ?? "";
-  const { data, base } = await read(c, (q) => together({ product: productByHandlePlan(q, handle), settings: paymentSettingsPlan(q, CURRENT_STORE) }));
-  const { product, settings } = data;
+  const { data, base } = await read(c, (q) => together({ product: productByHandlePlan(q, handle), settings: paymentSettingsPlan(q, CURRENT_STORE), photos: productImagesByHandlePlan(q, handle) }));
+  const { product, settings, photos } = data;
   if (!product) return notFoundPage(c);
   const preorders = product.variants.filter((v) => v.preorder);
   // A page with a shopper's own answer (their email) is theirs alone: never stored by any cache.
   if (notify) c.header("cache-control", "no-store");
   const soldOut = product.variants.filter((v) => !v.preorder && v.available <= 0);
   return c.html(
-    <ShopPage head={productHead(c, product, base)}>
+    <ShopPage head={productHead(c, product, base, photos.images)}>
       <h1>{product.title}</h1>
+      <Gallery images={photos.images} variantImage={photos.variantImage} chosenVariant={product.variants.find((x) => x.preorder || x.available > 0)?.id} />
       {product.vendor ? <p class="muted">by {product.vendor}</p> : null}
       <p>{product.description}</p>
       <form method="post" action="/api/cart/lines" class="card">

@@ -7,6 +7,8 @@ import worker from "./index";
 /** The shopper's catalogue pages through the real storefront Worker, against real Postgres. */
 const db = testDb();
 const get = (host: string, path: string) => call(worker, `http://storefront.test${path}`, { headers: { host } });
+const variantId = (store: TestStore, sku: string) =>
+  withStore(db, store.id, (tx) => tx.$client.query<{ id: string }>("select id from product_variant where sku = $1", [sku])).then((r) => r.rows[0]!.id);
 
 interface Made {
   store: TestStore;
@@ -39,6 +41,42 @@ async function catalogue(): Promise<Made> {
 }
 
 describe("shopper pages", () => {
+  it("a product's photos: a gallery led by the chosen variant's photo, its map of variant to photo for the switch, the share image in Open Graph and JSON-LD", async () => {
+    const { store } = await catalogue();
+    const hashes = ["a", "b"].map((ch) => ch.repeat(64));
+    const [front, blue] = await withStore(db, store.id, async (tx) => {
+      const rows = [];
+      for (const [i, hash] of hashes.entries()) {
+        rows.push(
+          (
+            await tx.$client.query<{ id: string }>(
+              "insert into product_media (store_id, product_id, position, alt, hash, original_type, original_bytes, width, height, widths) select $1, id, $2, $3, $4, 'image/jpeg', 1000, 1600, 1200, '{160,320,640,960,1280,1600}' from product where handle = 'silk-saree' returning id",
+              [store.id, i, i === 0 ? "Silk saree, draped" : "Silk saree in blue", hash],
+            )
+          ).rows[0]!.id,
+        );
+      }
+      await tx.$client.query("update product_variant set media_id = $1 where sku = $2", [rows[1], `SAREE-BLUE-${store.slug}`]);
+      return rows;
+    });
+    const html = await (await get(store.hostname, "/products/silk-saree")).text();
+    const gallery = /<ol class="gallery" aria-label="Photos" data-variant-images="([^"]*)">([\s\S]*?)<\/ol>/.exec(html)!;
+    // Red (chosen: the first that can be bought) has no photo of its own: the first photo leads.
+    expect([...gallery[2]!.matchAll(/data-image="([^"]+)"/g)].map((m) => m[1])).toEqual([front, blue]);
+    expect(JSON.parse(gallery[1]!.replaceAll("&quot;", '"'))).toEqual({ [(await variantId(store, `SAREE-BLUE-${store.slug}`))]: blue });
+    expect(gallery[2]).toContain('alt="Silk saree, draped"');
+    expect(gallery[2]).toContain('width="1600" height="1200"');
+    expect(gallery[2]).toContain(`srcset="/media/${hashes[0]}/160.webp 160w`);
+    expect(gallery[2]).toContain('loading="eager"');
+    const share = `https://${store.hostname}/media/${hashes[0]}/1280.jpg`;
+    expect(html).toContain(`<meta property="og:image" content="${share}"/>`);
+    expect(html).toContain('<meta name="twitter:card" content="summary_large_image"/>');
+    const ld = JSON.parse(/<script type="application\/ld\+json">([^<]*)<\/script>/.exec(html)![1]!) as { image: string[] };
+    expect(ld.image).toEqual([share, `https://${store.hostname}/media/${hashes[1]}/1280.jpg`]);
+    // The switch is a script whose hash the policy carries.
+    expect(html).toContain("data-variant-images");
+  });
+
   it("a product page carries schema.org Product JSON-LD (an Offer per variant) and Open Graph tags; a merchant's markup cannot break out", async () => {
     const { store } = await catalogue();
     const html = await (await get(store.hostname, "/products/silk-saree")).text();
