@@ -5,6 +5,7 @@ import { page, storeDomain } from "../db/schema";
 import type { RowOfStatement } from "../db/statement";
 import type { Q } from "../db/steps";
 import { countProducts, productByHandle, productCards, sitemapPaths, type ProductQuery } from "./statements";
+import { imageOfJson, type ProductImage } from "./media";
 
 /**
  * What shoppers may see of a store's catalogue (issue 10 part 3): active products only (drafts and
@@ -30,6 +31,8 @@ export interface ProductCard {
   available: boolean;
   /** Available only on pre-order (nothing in stock online). */
   preorderOnly: boolean;
+  /** Its first photo, if it has one. */
+  image: ProductImage | null;
 }
 
 export interface VariantView {
@@ -66,6 +69,7 @@ export const cardOf = (r: CardRow): ProductCard => {
     onSale: r.on_sale,
     available: r.available,
     preorderOnly: r.available && !r.in_stock,
+    image: imageOfJson(r.image),
   };
 };
 

@@ -2,6 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { product, productVariant } from "../db/schema";
 import { EXAMPLE, orNull, pg, statement } from "../db/statement";
 import { CURRENT_STORE, sql } from "../db/steps";
+import { FIRST_IMAGE_JSON, type ProductImage } from "./media";
 
 /** The storefront's statements in SQL (decision 0026): the cart's changes (./cart-changes.ts) and the catalogue (./catalog.ts). */
 
@@ -44,6 +45,9 @@ export const AVAILABLE = `(select coalesce(sum(greatest(il.on_hand - il.reserved
     where il.store_id = v.store_id and il.variant_id = v.id and l.sells_online)`;
 
 /** A card's facts of a product `p` grouped over its variants `v` and their units `a` (AVAILABLE as `units`). */
+/** A card's first photo (shared/storefront/media.ts), over a product row `p` with its store_id and id. */
+const CARD_IMAGE = sql.raw(`${FIRST_IMAGE_JSON("p")} as image`);
+
 const CARD_FACTS = sql.raw(`(array_agg(v.compare_at_minor order by v.price_minor, v.position, v.id))[1]::bigint as from_compare_at,
       bool_or(v.compare_at_minor > v.price_minor) as on_sale,
       bool_or(a.units > 0) as in_stock,
@@ -79,7 +83,7 @@ function matching(q: ProductQuery): SQL {
     q.minPrice !== undefined ? sql` and min(v.price_minor) >= ${q.minPrice}` : sql``,
     q.maxPrice !== undefined ? sql` and min(v.price_minor) <= ${q.maxPrice}` : sql``,
   ];
-  return sql`select p.id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
+  return sql`select p.id, p.store_id, p.handle, p.title, p.created_at, min(v.price_minor)::bigint as from_price,
       ${CARD_FACTS},
       ${q.collection === undefined ? sql`0` : sql`min(cp.position)`} as position
     from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id${inCollection(q.collection)}
@@ -101,10 +105,11 @@ export const productCards = statement("storefront.productCards", {
     on_sale: pg.bool(),
     in_stock: pg.bool(),
     available: pg.bool(),
+    image: orNull(pg.jsonb<ProductImage>()),
   },
   examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }], [{ page: 1, pageSize: 24, sort: "newest", collection: "summer" }]],
   sql: (query: ProductQuery) =>
-    sql`select id, handle, title, from_price, from_compare_at, on_sale, in_stock, available from (${matching(query)}) p
+    sql`select id, handle, title, from_price, from_compare_at, on_sale, in_stock, available, ${CARD_IMAGE} from (${matching(query)}) p
         order by ${sql.raw(query.collection === undefined ? ORDER[query.sort] : "p.position, p.id")} limit ${query.pageSize} offset ${(query.page - 1) * query.pageSize}`,
 });
 
@@ -201,6 +206,7 @@ export const searchProducts = statement("storefront.searchProducts", {
     on_sale: pg.bool(),
     in_stock: pg.bool(),
     available: pg.bool(),
+    image: orNull(pg.jsonb<ProductImage>()),
     total: pg.int4(),
   },
   examples: [[{ words: ["kurtha"], page: 1, pageSize: 24 }], [{ words: ["saree", "silk"], page: 2, pageSize: 24, minPrice: 100, maxPrice: 1000, inStockOnly: true, collection: "summer" }]],
@@ -211,7 +217,7 @@ export const searchProducts = statement("storefront.searchProducts", {
                with ordinality m (id, rank)${inCollectionOf(s.collection, sql`m.id`)}
          order by rank limit ${s.pageSize} offset ${(s.page - 1) * s.pageSize}
       )
-      select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, m.total::int as total
+      select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, ${CARD_IMAGE}, m.total::int as total
         from m
         join product p on p.store_id = ${CURRENT_STORE} and p.id = m.id and p.status = 'active'
         join product_variant v on v.store_id = p.store_id and v.product_id = p.id

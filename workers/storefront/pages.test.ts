@@ -73,8 +73,12 @@ describe("shopper pages", () => {
     expect(html).toContain('<meta name="twitter:card" content="summary_large_image"/>');
     const ld = JSON.parse(/<script type="application\/ld\+json">([^<]*)<\/script>/.exec(html)![1]!) as { image: string[] };
     expect(ld.image).toEqual([share, `https://${store.hostname}/media/${hashes[1]}/1280.jpg`]);
-    // The switch is a script whose hash the policy carries.
-    expect(html).toContain("data-variant-images");
+    // The cards show each product's first photo, on the list and in search, read in the same statement.
+    for (const path of ["/products", "/search?q=saree"]) {
+      const list = await (await get(store.hostname, path)).text();
+      expect(list, path).toMatch(new RegExp(`<li><a href="/products/silk-saree"><picture><source type="image/webp" srcset="/media/${hashes[0]}/160.webp 160w[^"]*" sizes="[^"]+"/><img src="/media/${hashes[0]}/640.jpg"[^>]*width="1600" height="1200" alt="Silk saree, draped" loading="lazy"`));
+      expect(list.match(/<picture>/g), path).toHaveLength(1);
+    }
   });
 
   it("a product page carries schema.org Product JSON-LD (an Offer per variant) and Open Graph tags; a merchant's markup cannot break out", async () => {

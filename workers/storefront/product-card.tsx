@@ -1,5 +1,6 @@
 import type { FC } from "hono/jsx";
 import { formatMoney, type ProductCard } from "#shared/storefront/catalog";
+import { ProductPicture } from "./media";
 
 /**
  * A list of products as every storefront page shows one (home, products, search, collections): each card
@@ -21,6 +22,7 @@ export const Cards: FC<{ items: ProductCard[]; currency: string }> = ({ items, c
     {items.map((p) => (
       <li>
         <a href={`/products/${p.handle}`}>
+          {p.image ? <ProductPicture image={p.image} sizes="(min-width: 60rem) 14rem, (min-width: 30rem) 33vw, 50vw" /> : null}
           <strong>{p.title}</strong>
         </a>
         <p class="card-price">
