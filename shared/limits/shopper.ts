@@ -8,7 +8,7 @@ import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from ".
  * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
  * refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest";
 
 const MINUTE = 60_000;
 
@@ -59,6 +59,9 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // Not a write, but the storefront's most expensive read: a tax invoice's or credit note's PDF is made on
   // each request (tens of milliseconds of CPU). A shopper downloads a few; a loop is refused before any work.
   document: limits("tax document PDFs", { limit: 60, windowMs: 10 * MINUTE }),
+  // Search suggestions as the shopper types (a read per keystroke pause): a person types a few dozen a
+  // minute; a script walking the catalogue through them is refused before any database work.
+  suggest: limits("search suggestions", { limit: 120, windowMs: MINUTE }),
 };
 
 /**

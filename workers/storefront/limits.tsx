@@ -41,6 +41,7 @@ const DOORS: { method: RegExp; path: RegExp; door: ShopperDoor }[] = [
   { method: /^POST$/, path: /^\/products\/[^/]+\/notify$/, door: "notify" },
   { method: /^POST$/, path: /^\/(unsubscribe|consent)\/[^/]+$/, door: "emailLink" },
   { method: /^(GET|HEAD)$/, path: /^\/orders\/[^/]+\/(invoices|credit-notes)\/[^/]+\.pdf$/, door: "document" },
+  { method: /^(GET|HEAD)$/, path: /^\/api\/search\/suggest$/, door: "suggest" },
 ];
 
 /** The doors with a check (those with a store key): what the person is asked to do, and the widget's action. */

@@ -57,6 +57,7 @@ const WRITES: [ShopperDoor, string, string, unknown][] = [
   // Not a write: a tax document's PDF, made on each request.
   ["document", "GET", `/orders/${crypto.randomUUID()}/invoices/${crypto.randomUUID()}.pdf?k=${"c".repeat(64)}`, undefined],
   ["document", "GET", `/orders/${crypto.randomUUID()}/credit-notes/${crypto.randomUUID()}.pdf`, undefined],
+  ["suggest", "GET", "/api/search/suggest?q=kur", undefined],
 ];
 
 describe("every shopper write is counted per address and per store before any database work", () => {
