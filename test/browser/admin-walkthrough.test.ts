@@ -25,7 +25,8 @@ const searchMatches = STORE_SEEDS.demo.products
   .map((p) => p.title);
 
 const w = walkthrough({ start: startAdminWorker, viewport: { width: 1280, height: 900 } });
-const { step } = w;
+// Every page a step shows is checked by axe (walkthrough.ts): `check` on each page a step moves on from.
+const { step, check } = w;
 
 const pathOf = (p: Page) => new URL(p.url()).pathname;
 
@@ -34,7 +35,7 @@ async function rowTexts(): Promise<string[]> {
   return w.page.locator("table tbody tr").allInnerTexts();
 }
 
-const signInAs = (email: string) => signIn(w.page, email, DEMO_PASSWORD);
+const signInAs = (email: string) => signIn(w.page, email, DEMO_PASSWORD, "", check);
 
 describe("admin walkthrough in Chromium", () => {
   step("1. /login shows the sign-in form; the owner signs in", "1-login", async () => {
@@ -56,6 +57,7 @@ describe("admin walkthrough in Chromium", () => {
   step("3. products: seeded rows, search, and the pager to page 2", "3-products", async () => {
     await Promise.all([w.page.waitForURL((u) => u.pathname === "/products"), w.page.locator('a[href="/products"]').first().click()]);
     const firstPage = await rowTexts();
+    await check();
     expect(firstPage.length).toBeGreaterThan(0);
     expect(firstPage.length).toBeLessThanOrEqual(PAGE_SIZE);
     expect(firstPage.some((row) => demoTitles.some((t) => row.includes(t)))).toBe(true);
@@ -69,6 +71,7 @@ describe("admin walkthrough in Chromium", () => {
     expect(secondPage.length).toBeGreaterThan(0);
     expect(secondPage.some((row) => demoTitles.some((t) => row.includes(t)))).toBe(true);
     expect(secondPage.filter((row) => firstPage.includes(row))).toEqual([]);
+    await check();
 
     // Search for one seeded product: only the rows that match.
     await w.page.fill("input[name=query]", SEARCH);
@@ -95,6 +98,7 @@ describe("admin walkthrough in Chromium", () => {
     await signInAs(person("staff").email);
     expect(pathOf(w.page)).toBe("/");
     expect((await w.page.locator("[data-testid=role]").innerText()).trim()).toBe("Staff");
+    await check();
     const response = await w.page.goto("/settings");
     expect(response?.status()).toBe(403);
     expect(await w.page.locator("body").innerText()).toContain("Your role does not allow");
@@ -104,7 +108,9 @@ describe("admin walkthrough in Chromium", () => {
 
   step("7. staff creates a token on MCP & API and lists the products with curl's request", "7-token", async () => {
     await w.page.goto("/");
+    await check();
     await Promise.all([w.page.waitForURL((u) => u.pathname === "/settings/api"), w.page.locator('a[href="/settings/api"]').first().click()]);
+    await check();
     await w.page.fill('form[action="/settings/api/tokens"] input[name=name]', "Walkthrough script");
     await w.page.check('input[name=areas][value="products:read"]');
     await Promise.all([w.page.waitForLoadState("load"), w.page.locator('form[action="/settings/api/tokens"] button[type=submit]').click()]);
@@ -134,6 +140,7 @@ describe("admin walkthrough in Chromium", () => {
     await w.page.goto(oauth.authorizationUrl!.toString());
     expect(await w.page.locator("h1").first().innerText()).toContain("Walkthrough MCP client");
     await w.screenshot("8-mcp-consent");
+    await check();
     const callback = w.page.waitForRequest((r) => r.url().startsWith("http://127.0.0.1:33419/callback"));
     await w.page.locator('button[name=decision][value=approve]').click();
     const code = new URL((await callback).url()).searchParams.get("code");

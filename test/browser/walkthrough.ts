@@ -1,5 +1,7 @@
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import type { AxeResults } from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, inject, it } from "vitest";
 import { findChromium, launchChromium } from "./chromium";
@@ -30,6 +32,12 @@ export interface Walkthrough<W extends AdminWorker> {
   step(name: string, slug: string, fn: () => Promise<void>): void;
   /** A second, separate browser (its own cookies) on the same base URL, e.g. for someone accepting an invitation. */
   otherBrowser(): Promise<Page>;
+  /**
+   * axe on the page shown now (the walkthrough's page unless another is given): fails with its violations.
+   * Each step ends with one on the page it leaves; a step that moves on from a page calls it there first,
+   * since a page loaded during a step and left unchecked fails the step (see `expectAccessible`).
+   */
+  check(other?: Page): Promise<void>;
 }
 
 export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W>): Walkthrough<W> {
@@ -41,6 +49,20 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
   const others: BrowserContext[] = [];
   let setupError: unknown;
   let reported = false;
+  // Each page's documents loaded since axe last looked at it (by address), and those left unchecked.
+  const loaded = new Map<Page, string[]>();
+  let unchecked: string[] = [];
+  const checked = new Set<string>();
+  const track = (p: Page) => {
+    loaded.set(p, []);
+    p.on("domcontentloaded", () => loaded.get(p)?.push(p.url()));
+    p.on("close", () => loaded.delete(p));
+  };
+  /** axe looks at the Workers' own pages (by port), not at an address nothing of ours answers (an OAuth client's callback). */
+  const ours = (url: string) => {
+    const ports = [worker?.url, (worker as { admin?: AdminWorker } | undefined)?.admin?.url].filter((u) => u !== undefined).map((u) => new URL(u).port);
+    return /^https?:/.test(url) && ports.includes(new URL(url).port);
+  };
 
   beforeAll(async () => {
     try {
@@ -54,6 +76,7 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
       baseURL = options.baseUrl ? options.baseUrl(worker!.url) : worker!.url;
       context = await browser!.newContext({ baseURL, viewport: options.viewport });
       page = await context.newPage();
+      track(page);
       // Local pages answer in milliseconds: short waits keep a failing step (and those after it) quick.
       page.setDefaultTimeout(5_000);
       page.setDefaultNavigationTimeout(10_000);
@@ -81,9 +104,19 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
       const other = await browser!.newContext({ baseURL, viewport: options.viewport });
       others.push(other);
       const p = await other.newPage();
+      track(p);
       p.setDefaultTimeout(5_000);
       p.setDefaultNavigationTimeout(10_000);
       return p;
+    },
+    async check(other) {
+      const p = other ?? page!;
+      const since = loaded.get(p) ?? [];
+      // An address checked before counts (a page reloaded while waiting, the sign-in form of a second sign-in).
+      unchecked.push(...since.slice(0, -1).filter((url) => !checked.has(url) && url !== p.url() && ours(url)));
+      since.length = 0;
+      checked.add(p.url());
+      if (ours(p.url())) await expectAccessible(p);
     },
     async screenshot(name) {
       const file = path.join(SCREENSHOT_DIR, `${options.prefix ?? ""}${name}.png`);
@@ -99,6 +132,10 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
         }
         try {
           await fn();
+          for (const [p, since] of loaded) if (since.length) await session.check(p);
+          const missed = unchecked;
+          unchecked = [];
+          if (missed.length) throw new Error(`Pages this step loaded and left without an accessibility check (call check() on each before moving on):\n  ${[...new Set(missed)].join("\n  ")}`);
           if (options.shootEachStep) await session.screenshot(slug);
         } catch (e) {
           const shot = await session.screenshot(`failed-${slug}`).catch(() => "(none)");
@@ -111,9 +148,61 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
   return session;
 }
 
-/** Signs in through the admin's form; a refused or failed sign-in fails here with what the page said. */
-export async function signIn(page: Page, email: string, password: string, adminUrl = ""): Promise<void> {
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/** What every page must pass: WCAG 2.1 A and AA, and axe's best practices (landmarks, heading order, one h1). */
+const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"];
+
+/**
+ * Runs axe-core in the page and fails with each violation: rule, impact, the elements (CSS selectors, at
+ * most five per rule) and what to do. axe's source is evaluated through the DevTools protocol, which the
+ * pages' Content-Security-Policy does not govern, so the pages are checked under their real policy. A
+ * sandboxed page (no scripts run there: an email's HTML part) is checked as a copy of its markup in a
+ * blank page of the same browser.
+ */
+export async function expectAccessible(page: Page): Promise<void> {
+  await page.waitForLoadState("load");
+  if ((await page.evaluate(() => window.origin)) === "null") {
+    const copy = await page.context().newPage();
+    try {
+      await copy.setContent(await page.content());
+      return await expectAccessibleAt(copy, page.url());
+    } finally {
+      await copy.close();
+    }
+  }
+  await expectAccessibleAt(page, page.url());
+}
+
+async function expectAccessibleAt(page: Page, url: string): Promise<void> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (tags) => {
+    const { axe } = window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResults> } };
+    const results = await axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+    return results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      url: v.helpUrl,
+      targets: v.nodes.map((n) => n.target.join(" ")),
+      // The first element's finding in axe's words (for contrast: the two colours and the ratio).
+      first: [...v.nodes[0]!.any, ...v.nodes[0]!.all, ...v.nodes[0]!.none].map((c) => c.message).find(Boolean) ?? "",
+    }));
+  }, AXE_TAGS);
+  if (violations.length === 0) return;
+  const lines = violations.map((v) => {
+    const shown = v.targets.slice(0, 5).join(", ") + (v.targets.length > 5 ? ` and ${v.targets.length - 5} more` : "");
+    return `- ${v.id} (${v.impact ?? "no impact given"}, ${v.targets.length} element${v.targets.length === 1 ? "" : "s"}): ${v.help}\n    at ${shown}\n    first: ${v.first}\n    ${v.url}`;
+  });
+  throw new Error(`axe found ${violations.length} accessibility rule${violations.length === 1 ? "" : "s"} broken on ${url}:\n${lines.join("\n")}`);
+}
+
+/**
+ * Signs in through the admin's form; a refused or failed sign-in fails here with what the page said.
+ * `check` (the walkthrough's) looks at the form before it is sent.
+ */
+export async function signIn(page: Page, email: string, password: string, adminUrl = "", check?: (p: Page) => Promise<void>): Promise<void> {
   await page.goto(`${adminUrl}/login`);
+  await check?.(page);
   await page.fill("input[name=email]", email);
   await page.fill("input[name=password]", password);
   const answer = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/login");
@@ -143,7 +232,8 @@ export interface Buyer {
  * On the storefront's checkout page: fills the form for a gateway payment, places the order and pays on the
  * local gateway's page; waits for the order page (its URL carries the order's key).
  */
-export async function checkOutAndPay(page: Page, buyer: Buyer): Promise<URL> {
+export async function checkOutAndPay(page: Page, buyer: Buyer, check?: (p: Page) => Promise<void>): Promise<URL> {
+  await check?.(page);
   await page.fill("#email", buyer.email);
   if (buyer.phone) await page.fill("#phone", buyer.phone);
   await page.fill("#shippingAddress-name", buyer.name);
@@ -154,6 +244,7 @@ export async function checkOutAndPay(page: Page, buyer: Buyer): Promise<URL> {
   await page.check("input[name=paymentMethod][value=gateway]");
   if (buyer.acceptsMarketing) await page.check("input[name=acceptsMarketing]");
   await Promise.all([page.waitForURL((u) => u.pathname.startsWith("/-gateway/pay/")), page.click("form[action='/checkout'] button[type=submit]")]);
+  await check?.(page);
   await Promise.all([page.waitForURL((u) => u.pathname.startsWith("/orders/") && u.searchParams.has("k")), page.click("button[value=pay]")]);
   return new URL(page.url());
 }
