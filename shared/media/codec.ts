@@ -2,6 +2,7 @@ import decodeAvif, { init as initAvifDecode } from "@jsquash/avif/decode";
 import decodeJpeg, { init as initJpegDecode } from "@jsquash/jpeg/decode";
 import encodeJpeg, { init as initJpegEncode } from "@jsquash/jpeg/encode";
 import decodePng, { init as initPngDecode } from "@jsquash/png/decode";
+import encodePng, { init as initPngEncode } from "@jsquash/png/encode";
 import decodeWebp, { init as initWebpDecode } from "@jsquash/webp/decode";
 import encodeWebp, { init as initWebpEncode } from "@jsquash/webp/encode";
 import resize, { initResize } from "@jsquash/resize";
@@ -13,7 +14,7 @@ import WEBP_DECODER from "@jsquash/webp/codec/dec/webp_dec.wasm";
 import WEBP_ENCODER from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
 import RESIZER from "@jsquash/resize/lib/resize/pkg/squoosh_resize_bg.wasm";
 import { MediaRefused, type MediaHeader } from "./header";
-import { heightAt, widthsFor, type ServedExtension } from "./limits";
+import { heightAt, ICON_SIZES, widthsFor, type IconSize, type ServedExtension } from "./limits";
 
 /**
  * The WebAssembly codec (decision 0034: jSquash, i.e. Squoosh's MozJPEG, libwebp, libavif and the
@@ -38,6 +39,7 @@ const loaded = () =>
   (ready ??= Promise.all([
     initJpegDecode(JPEG_DECODER),
     initPngDecode(PNG_CODEC),
+    initPngEncode(PNG_CODEC),
     initWebpDecode(WEBP_DECODER),
     initAvifDecode(AVIF_DECODER),
     initResize(RESIZER),
@@ -95,4 +97,19 @@ export async function resizeUpload(bytes: Uint8Array, header: MediaHeader): Prom
     source = sized;
   }
   return files.reverse();
+}
+
+/**
+ * A favicon's PNGs (ICON_SIZES, largest first): the middle square of the upload (`contain` crops to the
+ * target's shape), each size resized from the one above it.
+ */
+export async function iconFiles(bytes: Uint8Array, header: MediaHeader): Promise<{ size: IconSize; bytes: Uint8Array }[]> {
+  await loaded();
+  let source = await decode(bytes, header);
+  const files: { size: IconSize; bytes: Uint8Array }[] = [];
+  for (const size of [...ICON_SIZES].reverse()) {
+    source = await resize(source, { width: size, height: size, method: "lanczos3", fitMethod: "contain", premultiply: true, linearRGB: false });
+    files.push({ size, bytes: new Uint8Array(await encodePng(source)) });
+  }
+  return files;
 }

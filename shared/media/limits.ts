@@ -40,3 +40,16 @@ export const mediaKey = (storeId: string, hash: string, file: `${number}.${Serve
 
 /** Where the storefront serves one file of an image: under the store's own hostnames (workers/storefront/media.tsx). */
 export const mediaPath = (hash: string, width: number, ext: ServedExtension) => `/media/${hash}/${width}.${ext}`;
+
+/**
+ * A store's favicon (Settings → Storefront): square PNGs at these sizes, cropped to the middle square: 32 px for
+ * the browser's tab (`rel="icon"`), 180 px for a phone's home screen (`rel="apple-touch-icon"`, which wants PNG).
+ */
+export const ICON_SIZES = [32, 180] as const;
+export type IconSize = (typeof ICON_SIZES)[number];
+
+/** The R2 key of one of a favicon's PNGs: beside the image's other files, under the store's prefix. */
+export const iconKey = (storeId: string, hash: string, size: IconSize) => `${storeId}/${hash}/icon-${size}.png`;
+
+/** Where the storefront serves a favicon's PNG (workers/storefront/media.tsx). */
+export const iconPath = (hash: string, size: IconSize) => `/media/${hash}/icon-${size}.png`;

@@ -1,7 +1,7 @@
 import { appUrlProblem } from "../apps/url";
 import { readAtMost } from "../core/bounded";
 import { MediaRefused, readMediaHeader, type MediaHeader } from "./header";
-import { MAX_MEDIA_BYTES, mediaKey, SERVED_TYPES, widthsFor, type ServedExtension } from "./limits";
+import { ICON_SIZES, iconKey, MAX_MEDIA_BYTES, mediaKey, SERVED_TYPES, widthsFor, type ServedExtension } from "./limits";
 
 /**
  * Where product images' files live (R2, the MEDIA binding): written once per store and content hash, so an
@@ -60,6 +60,23 @@ export async function storeUpload(bucket: MediaBucket, storeId: string, bytes: U
     await bucket.put(mediaKey(storeId, hash, "original"), bytes, { httpMetadata: { contentType: stored.originalType } });
   }
   return { ...stored, widths: widthsFor(header.width) };
+}
+
+/**
+ * A favicon upload: checked as any upload, cropped to its middle square and written as PNGs (ICON_SIZES)
+ * beside the image's other files. The largest is written last: when it is there, both are.
+ */
+export async function storeIcon(bucket: MediaBucket, storeId: string, bytes: Uint8Array): Promise<{ hash: string }> {
+  const header = readMediaHeader(bytes);
+  const hash = await sha256Hex(bytes);
+  const largest = ICON_SIZES[ICON_SIZES.length - 1]!;
+  if (!(await bucket.head(iconKey(storeId, hash, largest)))) {
+    const files = await (await import("./codec")).iconFiles(bytes, header);
+    const put = (f: (typeof files)[number]) => bucket.put(iconKey(storeId, hash, f.size), f.bytes, { httpMetadata: { contentType: "image/png", cacheControl: IMMUTABLE } });
+    await Promise.all(files.filter((f) => f.size !== largest).map(put));
+    await put(files.find((f) => f.size === largest)!);
+  }
+  return { hash };
 }
 
 /**

@@ -1,13 +1,13 @@
 import { and, asc, eq, inArray, isNotNull, notInArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, unchanged } from "../db/changes";
-import { product, productMedia, productVariant } from "../db/schema";
+import { product, productMedia, productVariant, storeTheme } from "../db/schema";
 import { AppError, type ErrorCode } from "../core/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { MediaRefused } from "../media/header";
 import { MAX_MEDIA_BYTES, mediaPath } from "../media/limits";
-import { fetchImage, mediaKeys, storeUpload, type StoredMedia } from "../media/store";
+import { fetchImage, mediaKeys, storeUpload, type MediaBucket, type StoredMedia } from "../media/store";
 import { storeProcedure, type Services } from "./define";
 
 // As products.ts words it (imported from there it would be a cycle: products.delete uses this file).
@@ -33,7 +33,7 @@ const alt = z
   .describe("Alt text: what the image shows, for screen readers and search engines");
 const variantIds = z.array(z.uuid()).max(100).describe("Variants that show this image (each shows one image; others keep theirs)");
 
-const image = z
+export const imageSource = z
   .union([
     z.strictObject({ base64: z.base64().min(4).max(BASE64_MAX).describe("The file's bytes in base64 (JPEG, PNG, WebP or AVIF; a JSON body holds at most 1 MB, so about 700 KB this way)") }),
     z.strictObject({ url: z.url().max(2048).describe("An https URL of the image on a public host (redirects are not followed; at most 10 MB)") }),
@@ -107,14 +107,22 @@ export function mediaRefusal(e: MediaRefused, path: string): AppError {
 
 const noStorage = () => new AppError("SERVICE_UNAVAILABLE", "Image storage is not available at this door; attach the image from the admin or the token API (/api/v1).");
 
-/** The image's bytes (decoded or fetched), checked, resized and written under the store's prefix. */
-async function upload(services: Services, storeId: string, source: z.output<typeof image>): Promise<StoredMedia> {
+/**
+ * The image's bytes (decoded or fetched), checked, then stored under the store's prefix by `store`
+ * (resized: storeUpload; a favicon's PNGs: storeIcon). A refusal is a 4xx naming `image.base64` or `image.url`.
+ */
+export async function upload<T = StoredMedia>(
+  services: Services,
+  storeId: string,
+  source: z.output<typeof imageSource>,
+  store: (bucket: MediaBucket, storeId: string, bytes: Uint8Array) => Promise<T> = storeUpload as never,
+): Promise<T> {
   const media = services.media?.();
   if (!media) throw noStorage();
   const path = "base64" in source ? "image.base64" : "image.url";
   try {
     const bytes = "base64" in source ? Uint8Array.from(atob(source.base64), (ch) => ch.charCodeAt(0)) : await fetchImage(source.url, media.allowLocalUrls);
-    return await storeUpload(media.bucket, storeId, bytes);
+    return await store(media.bucket, storeId, bytes);
   } catch (e) {
     throw e instanceof MediaRefused ? mediaRefusal(e, path) : e;
   }
@@ -150,7 +158,7 @@ export const attachMedia = storeProcedure({
   description: `Attach an image to a product: JPEG, PNG, WebP or AVIF (checked by content), at most ${MAX_MEDIA_BYTES / 1048576} MB and 12 MP, resized once to widths from 160 to 1920 px in WebP and JPEG. Give the bytes in base64 (small files) or an https URL. It goes last; alt text is required.`,
   access: "products.write",
   mutates: true,
-  input: z.strictObject({ productId: z.uuid(), alt, image, variantIds: variantIds.optional() }),
+  input: z.strictObject({ productId: z.uuid(), alt, image: imageSource, variantIds: variantIds.optional() }),
   write: {
     prepare: (q, { store }, input, services) =>
       plan([q.select({ storeId: product.storeId }).from(product).where(and(eq(product.storeId, store), eq(product.id, input.productId)))] as const, ([[row]]) => {
@@ -287,11 +295,20 @@ export function unusedFilesPlan(q: Q, store: SQL, going: { productId: string; id
       storeId: productMedia.storeId,
       hash: productMedia.hash,
       widths: productMedia.widths,
-      others: sql<number>`(select count(*)::int from ${productMedia} "other" where "other"."store_id" = "product_media"."store_id" and "other"."hash" = "product_media"."hash" and not ${goes("other")})`,
+      others: sql<number>`(select count(*)::int from ${productMedia} "other" where "other"."store_id" = "product_media"."store_id" and "other"."hash" = "product_media"."hash" and not ${goes("other")})
+        + ${themeNamesHash(sql`"product_media"."store_id"`, sql`"product_media"."hash"`)}`,
     })
     .from(productMedia)
     .where(and(eq(productMedia.storeId, store), goes("product_media")));
 }
+
+/**
+ * 1 when the store's theme (its draft or published copy) shows the hash as its logo or banner image, else 0:
+ * the same photo as a product's image and the banner is one set of files (docs/storefront-theme.md).
+ */
+export const themeNamesHash = (storeId: SQL, hash: SQL) =>
+  sql`(select count(*)::int from ${storeTheme} "t" where "t"."store_id" = ${storeId} and ${hash} in (
+        "t"."draft"->'logo'->>'hash', "t"."draft"->'bannerImage'->>'hash', "t"."published"->'logo'->>'hash', "t"."published"->'bannerImage'->>'hash'))`;
 
 /** The keys of the files no row names any more (one set per hash). */
 export function unusedKeys(rows: readonly { storeId: string; hash: string; widths: number[]; others: number }[]): string[] {

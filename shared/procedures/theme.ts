@@ -5,8 +5,10 @@ import { plan, thenPlan } from "../db/plan";
 import { storeTheme } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError, badRequest, issuesOf } from "../core/errors";
-import { readTheme, THEME_DEFAULTS, themeFields, themeSchema, type Theme } from "../storefront/theme";
+import { storeIcon } from "../media/store";
+import { readTheme, THEME_DEFAULTS, THEME_IMAGE_SLOTS, themeFields, themeSchema, type Theme, type ThemeImage } from "../storefront/theme";
 import { storeProcedure } from "./define";
+import { imageSource, upload } from "./media";
 
 /**
  * Settings → Storefront (issue 23 item 2; docs/storefront-theme.md): the store's look as a draft and a
@@ -25,8 +27,9 @@ export interface ThemeState {
   unpublishedChanges: boolean;
 }
 
-const FIELDS = Object.keys(THEME_DEFAULTS) as (keyof Theme)[];
-const sameTheme = (a: Theme, b: Theme | null) => b !== null && FIELDS.every((f) => a[f] === b[f]);
+/** The fields theme.updateDraft takes (the images have procedures of their own: each is an upload). */
+const FIELDS = Object.keys(themeFields) as (keyof typeof themeFields)[];
+const sameTheme = (a: Theme, b: Theme | null) => b !== null && (Object.keys(THEME_DEFAULTS) as (keyof Theme)[]).every((f) => JSON.stringify(a[f]) === JSON.stringify(b[f]));
 
 const ofStore = (store: SQL) => eq(storeTheme.storeId, store);
 
@@ -79,22 +82,67 @@ export const updateThemeDraft = storeProcedure({
       const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       const parsed = themeSchema.safeParse({ ...before.state.draft, ...given });
       if (!parsed.success) throw badRequest(issuesOf(parsed.error));
-      const draft = parsed.data;
-      const asRead =
-        before.storedDraft === null
-          ? sql`not exists (select 1 from ${storeTheme} where ${ofStore(store)})`
-          : sql`exists (select 1 from ${storeTheme} where ${ofStore(store)} and ${storeTheme.draft} = ${JSON.stringify(before.storedDraft)}::jsonb for update)`;
-      return thenPlan(
-        [
-          unchanged(q, asRead),
-          q
-            .insert(storeTheme)
-            .values({ storeId: store, draft })
-            .onConflictDoUpdate({ target: storeTheme.storeId, set: { draft, updatedAt: sql`now()` } }),
-        ],
-        themeStatePlan(q, store),
-      );
+      return saveDraftPlan(q, store, before.storedDraft, parsed.data);
     },
+  },
+});
+
+/** The draft saved, if the stored draft is still the one read (else the change runs again); answers the state. */
+function saveDraftPlan(q: Q, store: SQL, storedDraft: unknown, draft: Theme) {
+  const asRead =
+    storedDraft === null
+      ? sql`not exists (select 1 from ${storeTheme} where ${ofStore(store)})`
+      : sql`exists (select 1 from ${storeTheme} where ${ofStore(store)} and ${storeTheme.draft} = ${JSON.stringify(storedDraft)}::jsonb for update)`;
+  return thenPlan(
+    [
+      unchanged(q, asRead),
+      q
+        .insert(storeTheme)
+        .values({ storeId: store, draft })
+        .onConflictDoUpdate({ target: storeTheme.storeId, set: { draft, updatedAt: sql`now()` } }),
+    ],
+    themeStatePlan(q, store),
+  );
+}
+
+const slot = z.enum(THEME_IMAGE_SLOTS).describe("logo (the header, beside or instead of the name), favicon (the browser tab and home screen) or bannerImage (the home page banner)");
+
+export const setThemeImage = storeProcedure({
+  router: "theme",
+  name: "setImage",
+  description:
+    "Upload the draft's logo, favicon or home page banner image (JPEG, PNG, WebP or AVIF, checked by content, at most 10 MB and 12 MP): the logo and banner are resized to widths up to 1920 px in WebP and JPEG, the favicon cropped to its middle square as 32 and 180 px PNGs. Shoppers see it after theme.publish.",
+  access: "settings.write",
+  mutates: true,
+  input: z.strictObject({
+    slot,
+    image: imageSource,
+    alt: z.string().trim().max(200).optional().describe("The banner image's alt text (empty: decoration, the banner's heading says what matters); the logo's alt is the store's name"),
+  }),
+  write: {
+    prepare: (q, { store }) => themeRowPlan(q, store),
+    async decide(before: { state: ThemeState; storedDraft: unknown }, services, input, storeId) {
+      if (input.slot === "favicon") return { before, image: await upload(services, storeId, input.image, storeIcon) };
+      const { hash, width, height, widths } = await upload(services, storeId, input.image);
+      const image: ThemeImage = { hash, width, height, widths, alt: input.slot === "bannerImage" ? (input.alt ?? "") : "" };
+      return { before, image };
+    },
+    apply: (q, { store }, input, decided: { before: { state: ThemeState; storedDraft: unknown }; image: unknown }) =>
+      saveDraftPlan(q, store, decided.before.storedDraft, themeSchema.parse({ ...decided.before.state.draft, [input.slot]: decided.image })),
+  },
+});
+
+export const removeThemeImage = storeProcedure({
+  router: "theme",
+  name: "removeImage",
+  description: "Take the logo, favicon or banner image out of the draft (shoppers keep seeing the published one until theme.publish).",
+  access: "settings.write",
+  mutates: true,
+  input: z.strictObject({ slot }),
+  write: {
+    prepare: (q, { store }) => themeRowPlan(q, store),
+    apply: (q, { store }, input, before: { state: ThemeState; storedDraft: unknown }) =>
+      saveDraftPlan(q, store, before.storedDraft, { ...before.state.draft, [input.slot]: null }),
   },
 });
 
@@ -151,4 +199,4 @@ export const discardThemeDraft = storeProcedure({
   },
 });
 
-export const themeProcedures = [getTheme, updateThemeDraft, publishTheme, discardThemeDraft];
+export const themeProcedures = [getTheme, updateThemeDraft, setThemeImage, removeThemeImage, publishTheme, discardThemeDraft];

@@ -7,8 +7,10 @@ import { AA_NORMAL_TEXT, formatRatio, hexContrast, parseHex } from "./contrast";
  * a published copy the storefront shows (migration 0041). The storefront applies the published theme
  * through CSS custom properties (`themeCss`) served by the store's `/theme.css`, never per-store code.
  *
- * The logo, the favicon and the banner's image wait for the product-media item (R2): they are not fields
- * yet, so nothing here pretends to hold an image.
+ * The logo, the favicon and the banner's image are files in the store's media (R2, shared/media: checked by
+ * content, resized at upload); the theme holds what a page needs of each (the hash that names its files, the
+ * original's size, the widths made), so they are drafted, previewed and published with the rest of the look
+ * and reach the storefront with the held facts, with no read of their own.
  */
 
 /**
@@ -67,7 +69,32 @@ export const themeFields = {
   bannerLink: link.describe("Where the banner leads: a path of the store or an https address; empty for none"),
 };
 
-export const themeSchema = z.strictObject(themeFields).superRefine((t, ctx) => {
+const mediaHash = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** A theme image (the logo, the banner's image): its files are the widths made, in WebP and JPEG. */
+export const themeImageSchema = z.strictObject({
+  hash: mediaHash,
+  width: z.number().int().min(1).max(10_000),
+  height: z.number().int().min(1).max(10_000),
+  widths: z.array(z.number().int().min(1).max(1920)).min(1).max(6),
+  /** What it shows; "" when it is decoration (the banner's heading says what matters). */
+  alt: z.string().max(200).default(""),
+});
+export type ThemeImage = z.output<typeof themeImageSchema>;
+
+/**
+ * The theme's images, set and removed by theme.setImage / theme.removeImage (an upload each), never by
+ * theme.updateDraft. A theme stored before they existed reads as having none.
+ */
+export const themeImageFields = {
+  logo: themeImageSchema.nullable().default(null),
+  favicon: z.strictObject({ hash: mediaHash }).nullable().default(null),
+  bannerImage: themeImageSchema.nullable().default(null),
+};
+export type ThemeImageSlot = keyof typeof themeImageFields;
+export const THEME_IMAGE_SLOTS = Object.keys(themeImageFields) as ThemeImageSlot[];
+
+export const themeSchema = z.strictObject({ ...themeFields, ...themeImageFields }).superRefine((t, ctx) => {
   if (t.announcementEnabled && t.announcementText === "") ctx.addIssue({ code: "custom", path: ["announcementText"], message: "Write the announcement, or turn the bar off." });
   if (t.bannerLink !== "" && t.bannerLinkLabel === "") ctx.addIssue({ code: "custom", path: ["bannerLinkLabel"], message: "Give the link's words (e.g. Shop the sale)." });
 });
@@ -85,6 +112,9 @@ export const THEME_DEFAULTS: Theme = {
   bannerText: "",
   bannerLinkLabel: "",
   bannerLink: "",
+  logo: null,
+  favicon: null,
+  bannerImage: null,
 };
 
 /** A stored theme (a jsonb column, the HOSTS namespace) as a Theme; null for none or anything malformed. */
@@ -136,5 +166,7 @@ header.shop a.brand{color:var(--brand-ink,inherit)}
 .banner{background:var(--brand,#1b1f24);color:var(--brand-text,#fff);border-radius:12px;padding:1.5rem;margin:1rem 0}
 .banner h2,.banner h3{margin:0 0 .5rem;font-size:1.5rem}.banner p{margin:.25rem 0}
 .banner a.cta{display:inline-block;margin-top:.75rem;padding:.55rem 1rem;border-radius:8px;background:var(--accent,#2f5bea);color:var(--accent-text,#fff);font-weight:600;text-decoration:none}
+.banner img{display:block;width:100%;height:auto;max-height:22rem;object-fit:cover;border-radius:8px;margin:0 0 1rem}
+header.shop a.brand img{display:block;height:2.5rem;width:auto}
 .banner a.cta:focus-visible,.announcement a:focus-visible{outline:3px solid currentColor;outline-offset:2px}
 `;

@@ -5,6 +5,7 @@ import { makeStore, testDb } from "../../test/harness";
 import { callerFor } from "../../test/procedures";
 import { traced } from "../../test/proxy";
 import { racing } from "../../test/racing";
+import { base64, makePng } from "../../test/media";
 
 /** Round trips of the storefront look's procedures (issue 23 item 2): one each, two when the draft is read first. */
 const db = testDb();
@@ -28,6 +29,13 @@ describe("round trips: the storefront look", () => {
     expect(await turns("theme/publish", {})).toBe(1);
     expect(await turns("theme/updateDraft", { bannerHeading: "Later" })).toBe(2);
     expect(await turns("theme/discardDraft", {})).toBe(1);
+  });
+
+  it("setImage and removeImage two (the draft is read first; the upload is stored between the units)", async () => {
+    const { browser } = await ownerOf(db);
+    const turns = calls(browser);
+    expect(await turns("theme/setImage", { slot: "favicon", image: { base64: base64(await makePng(48, 48, 51)) } })).toBe(2);
+    expect(await turns("theme/removeImage", { slot: "favicon" })).toBe(2);
   });
 
   it("updateDraft: a draft saved meanwhile is read again, and both changes are kept", async () => {

@@ -4,7 +4,7 @@ import { BASE_CSS } from "#shared/http/html";
 import { inlineStyle } from "#shared/http/security-headers";
 import { StoreMenu } from "./menu";
 import { THEME_RULES } from "#shared/storefront/theme";
-import { AnnouncementBar, ThemeStylesheet } from "./theme";
+import { AnnouncementBar, FaviconLinks, StoreLogo, ThemeStylesheet } from "./theme";
 
 /** What the storefront's shell needs to know about the page and the store. */
 export interface ShopHead {
@@ -60,13 +60,14 @@ export const ShopPage: FC<{ head: ShopHead; children?: Child }> = ({ head, child
         {head.jsonLd ? <script type="application/ld+json" dangerouslySetInnerHTML={{ __html: head.jsonLd }} /> : null}
         <style dangerouslySetInnerHTML={{ __html: SHOP_STYLE }} />
         <ThemeStylesheet />
+        <FaviconLinks />
       </head>
       <body>
         <AnnouncementBar />
         <main>
           <header class="shop">
             <a class="brand" href="/">
-              {head.storeName}
+              <StoreLogo storeName={head.storeName} />
             </a>
             <nav aria-label="Store">
               <a href="/products">Products</a>

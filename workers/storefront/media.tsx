@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { AppError } from "#shared/core/errors";
-import { mediaKey, mediaPath, SERVED_TYPES, type ServedExtension } from "#shared/media/limits";
+import { iconKey, mediaKey, mediaPath, SERVED_TYPES, type IconSize, type ServedExtension } from "#shared/media/limits";
 import type { ProductImage } from "#shared/storefront/media";
 import type { StorefrontEnv } from "./context";
 
@@ -13,6 +13,8 @@ import type { StorefrontEnv } from "./context";
  */
 
 const FILE = /^([1-9][0-9]{0,3})\.(webp|jpg)$/;
+/** A favicon's PNG (Settings → Storefront). */
+const ICON = /^icon-(32|180)\.png$/;
 const HASH = /^[0-9a-f]{64}$/;
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
@@ -22,9 +24,10 @@ const notFound = () => new AppError("NOT_FOUND", "There is no image at this addr
 export async function mediaFile(c: Context<StorefrontEnv>): Promise<Response> {
   const hash = c.req.param("hash") ?? "";
   const file = FILE.exec(c.req.param("file") ?? "");
-  if (!HASH.test(hash) || !file) throw notFound();
-  const ext = file[2] as ServedExtension;
-  const key = mediaKey(c.var.storeId, hash, `${Number(file[1])}.${ext}`);
+  const icon = ICON.exec(c.req.param("file") ?? "");
+  if (!HASH.test(hash) || !(file || icon)) throw notFound();
+  const key = file ? mediaKey(c.var.storeId, hash, `${Number(file[1])}.${file[2] as ServedExtension}`) : iconKey(c.var.storeId, hash, Number(icon![1]) as IconSize);
+  const type = file ? SERVED_TYPES[file[2] as ServedExtension] : "image/png";
   // Kept by the store's R2 key, never by the URL alone: two stores' hostnames may ask the same path.
   const cache = await caches.open("media");
   const cacheKey = new Request(`https://media.invalid/${key}`);
@@ -32,7 +35,7 @@ export async function mediaFile(c: Context<StorefrontEnv>): Promise<Response> {
   if (cached) return cached;
   const object = await c.env.MEDIA.get(key);
   if (!object) throw notFound();
-  const headers = new Headers({ "content-type": SERVED_TYPES[ext], "cache-control": IMMUTABLE, etag: object.httpEtag, "content-length": String(object.size) });
+  const headers = new Headers({ "content-type": type, "cache-control": IMMUTABLE, etag: object.httpEtag, "content-length": String(object.size) });
   if (c.req.header("if-none-match") === object.httpEtag) return new Response(null, { status: 304, headers });
   const response = new Response(c.req.method === "HEAD" ? null : object.body, { headers });
   if (c.req.method === "GET") {
@@ -43,10 +46,13 @@ export async function mediaFile(c: Context<StorefrontEnv>): Promise<Response> {
   return response;
 }
 
-const srcset = (image: ProductImage, ext: ServedExtension) => image.widths.map((w) => `${mediaPath(image.hash, w, ext)} ${w}w`).join(", ");
+/** What markup needs of an image: a product's, or the theme's logo and banner. */
+type Sized = Pick<ProductImage, "hash" | "width" | "height" | "widths">;
+
+const srcset = (image: Sized, ext: ServedExtension) => image.widths.map((w) => `${mediaPath(image.hash, w, ext)} ${w}w`).join(", ");
 
 /** The attributes of one image at the widths it was made in: `src` (a middle width), `srcset` and the original's size. */
-export function imageSources(image: ProductImage, ext: ServedExtension = "webp") {
+export function imageSources(image: Sized, ext: ServedExtension = "webp") {
   const middle = image.widths.find((w) => w >= 640) ?? image.widths[image.widths.length - 1]!;
   return { src: mediaPath(image.hash, middle, ext), srcset: srcset(image, ext), width: image.width, height: image.height };
 }

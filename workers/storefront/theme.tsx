@@ -1,7 +1,9 @@
 import type { Context } from "hono";
 import { tryGetContext } from "hono/context-storage";
 import type { Child, FC } from "hono/jsx";
+import { iconPath } from "#shared/media/limits";
 import { themeCss, themeStamp, type Theme } from "#shared/storefront/theme";
+import { imageSources, ProductPicture } from "./media";
 import type { ShopEnv } from "./shop-env";
 
 /**
@@ -59,12 +61,47 @@ export const AnnouncementBar: FC = () => {
   );
 };
 
-/** The home page's banner, while it has a heading. (Its image waits for the product-media item.) */
+/** The logo's height in the header, in CSS pixels (THEME_RULES: 2.5rem). */
+const LOGO_HEIGHT = 40;
+
+/**
+ * The header's brand: the published logo (its alt text the store's name; width and height given, so the header
+ * never shifts; the widths offered for the size it shows at), else the name.
+ */
+export const StoreLogo: FC<{ storeName: string }> = ({ storeName }) => {
+  const logo = publishedTheme()?.logo;
+  if (!logo) return <>{storeName}</>;
+  const width = Math.max(1, Math.round((LOGO_HEIGHT * logo.width) / logo.height));
+  const sizes = `${width}px`;
+  const webp = imageSources(logo, "webp");
+  const jpeg = imageSources(logo, "jpg");
+  return (
+    <picture>
+      <source type="image/webp" srcset={webp.srcset} sizes={sizes} />
+      <img src={jpeg.src} srcset={jpeg.srcset} sizes={sizes} width={width} height={LOGO_HEIGHT} alt={storeName} decoding="async" />
+    </picture>
+  );
+};
+
+/** The published favicon: 32 px for the tab, 180 px for a phone's home screen. */
+export const FaviconLinks: FC = () => {
+  const favicon = publishedTheme()?.favicon;
+  if (!favicon) return null;
+  return (
+    <>
+      <link rel="icon" type="image/png" sizes="32x32" href={iconPath(favicon.hash, 32)} />
+      <link rel="apple-touch-icon" sizes="180x180" href={iconPath(favicon.hash, 180)} />
+    </>
+  );
+};
+
+/** The home page's banner, while it has a heading: its image first (above the fold: fetched at once), then the words. */
 export const HomeBanner: FC = () => {
   const theme = publishedTheme();
   if (!theme?.bannerHeading) return null;
   return (
     <section class="banner" aria-labelledby="banner-heading">
+      {theme.bannerImage ? <ProductPicture image={{ ...theme.bannerImage, id: theme.bannerImage.hash }} sizes="(min-width: 64rem) 60rem, 100vw" eager /> : null}
       <h2 id="banner-heading">{theme.bannerHeading}</h2>
       {theme.bannerText ? <p>{theme.bannerText}</p> : null}
       {theme.bannerLink && theme.bannerLinkLabel ? (

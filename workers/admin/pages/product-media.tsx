@@ -38,7 +38,8 @@ productMediaPage.get("/products/:id/media/:hash/:file", async (c) => {
   });
 });
 
-const toBase64 = (bytes: Uint8Array) => {
+/** An upload's bytes as media procedures take them (`image.base64`). */
+export const toBase64 = (bytes: Uint8Array) => {
   let text = "";
   for (let at = 0; at < bytes.length; at += 0x8000) text += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
   return btoa(text);

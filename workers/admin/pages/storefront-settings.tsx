@@ -1,11 +1,12 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import { badRequest, issuesOf } from "#shared/core/errors";
+import { AppError, badRequest, isAppError, issuesOf } from "#shared/core/errors";
+import { iconKey, MAX_MEDIA_BYTES, mediaKey } from "#shared/media/limits";
 import { inlineStyle } from "#shared/http/security-headers";
 import { permissionDenied } from "#shared/pipeline/principal";
-import { discardThemeDraft, getTheme, publishTheme, updateThemeDraft } from "#shared/procedures/theme";
+import { discardThemeDraft, getTheme, publishTheme, removeThemeImage, setThemeImage, updateThemeDraft } from "#shared/procedures/theme";
 import { parseHex } from "#shared/storefront/contrast";
-import { THEME_DEFAULTS, THEME_RULES, themeCss, themeSchema, type Theme } from "#shared/storefront/theme";
+import { THEME_DEFAULTS, THEME_IMAGE_SLOTS, THEME_RULES, themeCss, themeFields, themeSchema, type Theme } from "#shared/storefront/theme";
 import { pageCall, postSession, type AdminContext, type AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
@@ -13,6 +14,9 @@ import { doneNotice, handleFormPost, Notice, type FailedPost, type Field, type F
 import { AdminPage } from "./layout";
 import { IstTime } from "./order-words";
 import { Section } from "./parts";
+import { toBase64 } from "./product-media";
+import { adminThemeFileSrc, IMAGES_PATH, ThemeImagesForm } from "./storefront-images";
+import { sessionForm } from "../session-form";
 
 /**
  * Settings → Storefront (`/settings/storefront`; issue 23 item 2, docs/storefront-theme.md): the store's look
@@ -26,13 +30,15 @@ import { Section } from "./parts";
 export const storefrontSettingsPage = new Hono<AdminEnv>();
 
 const PATH = "/settings/storefront";
-const FIELDS = Object.keys(THEME_DEFAULTS) as (keyof Theme)[];
+/** The form's fields (the images have forms of their own: storefront-images.tsx). */
+const FIELDS = Object.keys(themeFields) as (keyof typeof themeFields)[];
+type Values = Record<keyof typeof themeFields, string | boolean>;
 /** The preview's box shows the storefront's theme rules (registered for the CSP when this module loads). */
 const PREVIEW_STYLE = inlineStyle(`${THEME_RULES}.theme-preview{border:1px solid var(--line);border-radius:12px;padding:0 0 1rem;overflow:hidden;background:var(--bg)}.theme-preview .inner{padding:0 1rem}.theme-preview a{color:var(--brand-ink)}`);
 
 /** The form's fields as theme.updateDraft takes them (the checkbox is on when sent). */
-function themeOf(field: Field): Record<keyof Theme, string | boolean> {
-  const values = Object.fromEntries(FIELDS.map((f) => [f, field(f) ?? ""])) as Record<keyof Theme, string | boolean>;
+function themeOf(field: Field): Values {
+  const values = Object.fromEntries(FIELDS.map((f) => [f, field(f) ?? ""])) as Values;
   values.announcementEnabled = field("announcementEnabled") !== undefined;
   return values;
 }
@@ -53,11 +59,18 @@ const Preview: FC<{ theme: Theme; storeName: string; typed: boolean }> = ({ them
       <div class="inner">
         <header class="shop">
           <a href="#preview" class="brand">
-            {storeName}
+            {theme.logo ? (
+              <img src={adminThemeFileSrc(theme.logo.hash, `${theme.logo.widths[Math.min(1, theme.logo.widths.length - 1)]}.webp`)} width={Math.max(1, Math.round((40 * theme.logo.width) / theme.logo.height))} height={40} alt={storeName} />
+            ) : (
+              storeName
+            )}
           </a>
         </header>
         {theme.bannerHeading ? (
           <div class="banner" data-preview-banner="">
+            {theme.bannerImage ? (
+              <img src={adminThemeFileSrc(theme.bannerImage.hash, `${theme.bannerImage.widths[Math.min(2, theme.bannerImage.widths.length - 1)]}.webp`)} width={theme.bannerImage.width} height={theme.bannerImage.height} alt={theme.bannerImage.alt} />
+            ) : null}
             <h3>{theme.bannerHeading}</h3>
             {theme.bannerText ? <p>{theme.bannerText}</p> : null}
             {theme.bannerLink && theme.bannerLinkLabel ? (
@@ -76,8 +89,8 @@ const Preview: FC<{ theme: Theme; storeName: string; typed: boolean }> = ({ them
   </Section>
 );
 
-const ThemeForm: FC<{ csrf: string; values: Record<keyof Theme, string | boolean>; errors: Record<string, string> }> = ({ csrf, values, errors }) => {
-  const text = (f: keyof Theme) => String(values[f]);
+const ThemeForm: FC<{ csrf: string; values: Values; errors: Record<string, string> }> = ({ csrf, values, errors }) => {
+  const text = (f: keyof Values) => String(values[f]);
   return (
     <form method="post" action={PATH} class="card" id="theme-form">
       <input type="hidden" name="csrf" value={csrf} />
@@ -93,7 +106,7 @@ const ThemeForm: FC<{ csrf: string; values: Record<keyof Theme, string | boolean
       <TextField id="announcementText" label="Announcement" value={text("announcementText")} maxlength={200} error={errors["announcementText"]} />
       <TextField id="announcementLink" label="Announcement link (optional)" value={text("announcementLink")} maxlength={500} help="A path of the store (/collections/sale) or an https:// address." error={errors["announcementLink"]} />
       <h2>Home page banner</h2>
-      <p class="muted">Shown on the home page while it has a heading. An image for it comes with product media.</p>
+      <p class="muted">Shown on the home page while it has a heading, with the banner image (under Images) above it.</p>
       <TextField id="bannerHeading" label="Heading" value={text("bannerHeading")} maxlength={100} error={errors["bannerHeading"]} />
       <TextArea id="bannerText" label="Text" value={text("bannerText")} rows={3} error={errors["bannerText"]} />
       <TextField id="bannerLinkLabel" label="Link words (e.g. Shop the sale)" value={text("bannerLinkLabel")} maxlength={60} error={errors["bannerLinkLabel"]} />
@@ -113,7 +126,9 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
   const state = read.theme();
   const canWrite = me.permissions.includes("settings.write");
   // What was typed stays in the form after a refusal or a preview; otherwise the saved draft.
-  const values = failed ? themeOf(failed.field) : { ...(typed ?? state.draft) };
+  const values: Values = failed ? themeOf(failed.field) : { ...(typed ?? state.draft) };
+  // A preview of what was typed keeps the draft's images (they are uploaded, not typed).
+  const shown: Theme = typed ? { ...typed, ...Object.fromEntries(THEME_IMAGE_SLOTS.map((s) => [s, state.draft[s]])) } : state.draft;
   if (failed) notice = { ok: false, text: `Not saved: ${failed.error.message}` };
   return c.html(
     <AdminPage title="Storefront" chrome={chrome}>
@@ -133,6 +148,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
       </p>
       <Notice notice={notice ?? (typed ? { ok: true, text: "Preview only: nothing is saved until you save the draft." } : undefined)} />
       {canWrite ? <ThemeForm csrf={chrome.csrf} values={values} errors={issueErrors(failed?.error)} /> : null}
+      {canWrite ? <ThemeImagesForm csrf={chrome.csrf} theme={state.draft} /> : null}
       {canWrite ? (
         <form method="post" action={PATH} class="card">
           <input type="hidden" name="csrf" value={chrome.csrf} />
@@ -148,7 +164,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           ) : null}
         </form>
       ) : null}
-      <Preview theme={typed ?? state.draft} storeName={chrome.storeName} typed={typed !== undefined} />
+      <Preview theme={shown} storeName={chrome.storeName} typed={typed !== undefined} />
       <style dangerouslySetInnerHTML={{ __html: PREVIEW_STYLE }} />
     </AdminPage>,
     status,
@@ -157,6 +173,8 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 
 const DONE = {
   saved: "Draft saved. Preview it below, then publish it.",
+  "image-saved": "Image uploaded to the draft. Preview it below, then publish it.",
+  "image-removed": "Image removed from the draft. Publish to take it off the storefront.",
   published: "Published: shoppers see the new look on their next page.",
   discarded: "The draft's changes are gone: it is the published look again.",
 };
@@ -200,4 +218,47 @@ storefrontSettingsPage.get(`${PATH}/preview.css`, async (c) => {
   c.header("content-type", "text/css; charset=utf-8");
   c.header("cache-control", "private, max-age=86400");
   return c.body(themeCss(theme, ".theme-preview"));
+});
+
+// POST /settings/storefront/images: upload (multipart) or remove the draft's logo, favicon or banner image
+// (theme.setImage / theme.removeImage; settings.write, checked by the procedures). A refusal shows the page
+// again with why.
+storefrontSettingsPage.post(IMAGES_PATH, async (c) => {
+  const refused = (text: string, status: 400 | 409 = 400) => render(c, { ok: false, text }, status);
+  if (Number(c.req.header("content-length") ?? "0") > MAX_MEDIA_BYTES + 64 * 1024) return refused(`Not uploaded: an image may be at most ${MAX_MEDIA_BYTES / 1048576} MB.`);
+  const { signedIn, form, text } = await sessionForm(c, postSession);
+  const slot = THEME_IMAGE_SLOTS.find((s) => s === text("slot"));
+  if (!slot) return refused("Choose the logo, the favicon or the banner image.");
+  const expected = ["BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const;
+  try {
+    if (text("action") === "remove") {
+      await pageCall(c, signedIn, removeThemeImage, { slot }, expected);
+      return c.redirect(`${PATH}?done=image-removed#theme-images`, 303);
+    }
+    const file = form["image"];
+    if (typeof file !== "object" || file === null || !("arrayBuffer" in file) || file.size === 0) return refused("Choose an image to upload.");
+    if (file.size > MAX_MEDIA_BYTES) return refused(`${file.name} is ${(file.size / 1048576).toFixed(1)} MB; upload an image of at most ${MAX_MEDIA_BYTES / 1048576} MB.`);
+    await pageCall(c, signedIn, setThemeImage, { slot, alt: text("alt") ?? "", image: { base64: toBase64(new Uint8Array(await file.arrayBuffer())) } }, expected);
+  } catch (e) {
+    if (isAppError(e) && (expected as readonly string[]).includes(e.code)) return refused(`Not uploaded: ${e.message}`, e.code === "CONFLICT" ? 409 : 400);
+    throw e;
+  }
+  return c.redirect(`${PATH}?done=image-saved#theme-images`, 303);
+});
+
+const HASH = /^[0-9a-f]{64}$/;
+const FILE = /^(?:([1-9][0-9]{0,3})\.(webp|jpg)|icon-(32|180)\.png)$/;
+
+// GET /settings/storefront/media/<hash>/<file>: a theme file of the member's active store, for the page's thumbnails (settings.read).
+storefrontSettingsPage.get("/settings/storefront/media/:hash/:file", async (c) => {
+  const hash = c.req.param("hash");
+  const file = FILE.exec(c.req.param("file"));
+  if (!HASH.test(hash) || !file) throw new AppError("NOT_FOUND", "No such image.");
+  const { me } = await storePage(c);
+  if (!me.permissions.includes("settings.read")) throw permissionDenied("settings.read");
+  const key = file[1] ? mediaKey(me.store.id, hash, `${Number(file[1])}.${file[2] as "webp" | "jpg"}`) : iconKey(me.store.id, hash, Number(file[3]) as 32 | 180);
+  const object = await c.env.MEDIA.get(key);
+  if (!object) throw new AppError("NOT_FOUND", "No such image.");
+  const type = file[3] ? "image/png" : file[2] === "webp" ? "image/webp" : "image/jpeg";
+  return new Response(object.body, { headers: { "content-type": type, "cache-control": "private, max-age=31536000, immutable" } });
 });
