@@ -1,5 +1,5 @@
 /** The drizzle tables of collections and the storefront's navigation menu (migrations/0042_collections_and_menu.sql; see ./schema.ts). */
-import { boolean, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { boolean, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, updatedAt } from "./columns";
 import { storeRef } from "./schema-core";
 
@@ -10,6 +10,8 @@ export const collection = pgTable("collection", {
   handle: text("handle").notNull(),
   description: text("description").notNull().default(""),
   published: boolean("published").notNull().default(false),
+  /** Its image (migration 0044): {hash, width, height, widths, alt} as shared/storefront/theme.ts themeImageSchema, or null. */
+  image: jsonb("image").$type<{ hash: string; width: number; height: number; widths: number[]; alt: string } | null>(),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -6,14 +6,17 @@ import { collection, collectionProduct, product } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
+import type { StoredMedia } from "../media/store";
+import { imageSource, upload } from "./media";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { freeHandlePlan, handleSchema } from "./slug";
 
 /**
  * Collections (issue 23 item 3; docs/collections.md): a merchant's own ordered lists of products, shown at
  * /collections/<handle> while published. Curating them is catalogue work (products.read / products.write,
- * as staff may); deleting one is a delete (records.delete), as a product's is. A collection's image waits
- * for product media.
+ * as staff may); deleting one is a delete (records.delete), as a product's is. Its optional image goes
+ * through the product-media pipeline (collections.setImage: checked by content, resized, stored under the
+ * store's prefix in R2).
  */
 
 /** At most this many products in one collection (one form, one change). */
@@ -54,7 +57,7 @@ export function collectionPlan(q: Q, store: SQL, id: string) {
   return plan(
     [
       q
-        .select({ ...summaryColumns, description: collection.description })
+        .select({ ...summaryColumns, description: collection.description, image: collection.image })
         .from(collection)
         .where(ofCollection(store, id)),
       q
@@ -242,4 +245,57 @@ export const deleteCollection = storeProcedure({
   },
 });
 
-export const collectionProcedures = [listCollections, getCollection, createCollection, updateCollection, setCollectionProducts, deleteCollection];
+export const setCollectionImage = storeProcedure({
+  router: "collections",
+  name: "setImage",
+  description:
+    "Give a collection its image (replacing any): JPEG, PNG, WebP or AVIF, checked by content, at most 10 MB and 12 MP, resized once to widths up to 1920 px in WebP and JPEG. Give the bytes in base64 (small files) or an https URL. Shown on /collections and above the collection's products.",
+  access: "products.write",
+  mutates: true,
+  input: z.strictObject({
+    id: z.uuid(),
+    image: imageSource,
+    alt: z.string().trim().max(500).optional().describe("What the image shows; empty when the collection's title beside it says it all (decoration)"),
+  }),
+  write: {
+    // The collection is found before anything is uploaded; the files are made outside the unit.
+    prepare: (q, { store }, input, services) =>
+      plan([q.select({ storeId: collection.storeId }).from(collection).where(ofCollection(store, input.id))] as const, ([[row]]) => {
+        if (!row) throw collectionNotFound();
+        return upload(services, row.storeId, input.image);
+      }),
+    apply(q, { store }, input, stored: StoredMedia) {
+      const image = { hash: stored.hash, width: stored.width, height: stored.height, widths: stored.widths, alt: input.alt ?? "" };
+      return thenPlan(
+        [
+          collectionFound(q, store, input.id),
+          q.update(collection).set({ image, updatedAt: sql`now()` }).where(ofCollection(store, input.id)),
+          emitStep(q, "collection.updated", { collectionId: input.id, fields: ["image"] }),
+        ],
+        collectionPlan(q, store, input.id),
+      );
+    },
+  },
+});
+
+export const removeCollectionImage = storeProcedure({
+  router: "collections",
+  name: "removeImage",
+  description: "Take a collection's image off (its page and the collections list show none).",
+  access: "products.write",
+  mutates: true,
+  input: z.strictObject({ id: z.uuid() }),
+  write: {
+    apply: (q, { store }, input) =>
+      thenPlan(
+        [
+          collectionFound(q, store, input.id),
+          q.update(collection).set({ image: null, updatedAt: sql`now()` }).where(ofCollection(store, input.id)),
+          emitStep(q, "collection.updated", { collectionId: input.id, fields: ["image"] }),
+        ],
+        collectionPlan(q, store, input.id),
+      ),
+  },
+});
+
+export const collectionProcedures = [listCollections, getCollection, createCollection, updateCollection, setCollectionProducts, setCollectionImage, removeCollectionImage, deleteCollection];

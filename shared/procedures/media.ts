@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, notInArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, unchanged } from "../db/changes";
-import { product, productMedia, productVariant, storeTheme } from "../db/schema";
+import { collection, product, productMedia, productVariant, storeTheme } from "../db/schema";
 import { AppError, type ErrorCode } from "../core/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
@@ -296,19 +296,21 @@ export function unusedFilesPlan(q: Q, store: SQL, going: { productId: string; id
       hash: productMedia.hash,
       widths: productMedia.widths,
       others: sql<number>`(select count(*)::int from ${productMedia} "other" where "other"."store_id" = "product_media"."store_id" and "other"."hash" = "product_media"."hash" and not ${goes("other")})
-        + ${themeNamesHash(sql`"product_media"."store_id"`, sql`"product_media"."hash"`)}`,
+        + ${storeImagesNaming(sql`"product_media"."store_id"`, sql`"product_media"."hash"`)}`,
     })
     .from(productMedia)
     .where(and(eq(productMedia.storeId, store), goes("product_media")));
 }
 
 /**
- * 1 when the store's theme (its draft or published copy) shows the hash as its logo or banner image, else 0:
- * the same photo as a product's image and the banner is one set of files (docs/storefront-theme.md).
+ * How many of the store's other images name the hash: the theme's logo or banner image (its draft or published
+ * copy) and collections' images. The same photo as a product's image and the banner is one set of files
+ * (docs/storefront-theme.md, docs/collections.md), kept while any of them shows it.
  */
-export const themeNamesHash = (storeId: SQL, hash: SQL) =>
-  sql`(select count(*)::int from ${storeTheme} "t" where "t"."store_id" = ${storeId} and ${hash} in (
-        "t"."draft"->'logo'->>'hash', "t"."draft"->'bannerImage'->>'hash', "t"."published"->'logo'->>'hash', "t"."published"->'bannerImage'->>'hash'))`;
+export const storeImagesNaming = (storeId: SQL, hash: SQL) =>
+  sql`((select count(*)::int from ${storeTheme} "t" where "t"."store_id" = ${storeId} and ${hash} in (
+        "t"."draft"->'logo'->>'hash', "t"."draft"->'bannerImage'->>'hash', "t"."published"->'logo'->>'hash', "t"."published"->'bannerImage'->>'hash'))
+      + (select count(*)::int from ${collection} "c" where "c"."store_id" = ${storeId} and "c"."image"->>'hash' = ${hash}))`;
 
 /** The keys of the files no row names any more (one set per hash). */
 export function unusedKeys(rows: readonly { storeId: string; hash: string; widths: number[]; others: number }[]): string[] {

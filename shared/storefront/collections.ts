@@ -15,7 +15,11 @@ export interface CollectionView {
   title: string;
   handle: string;
   description: string;
+  /** Its image (migration 0044), or null. */
+  image: { hash: string; width: number; height: number; widths: number[]; alt: string } | null;
 }
+
+const viewColumns = { title: collection.title, handle: collection.handle, description: collection.description, image: collection.image };
 
 /** A published collection by handle and one page of its active products (null: no such collection shown). */
 export function collectionPagePlan(
@@ -26,7 +30,7 @@ export function collectionPagePlan(
   const found = plan(
     [
       q
-        .select({ title: collection.title, handle: collection.handle, description: collection.description })
+        .select(viewColumns)
         .from(collection)
         .where(and(eq(collection.storeId, CURRENT_STORE), eq(collection.handle, handle), eq(collection.published, true))),
     ] as const,
@@ -42,7 +46,7 @@ export function publishedCollectionsPlan(q: Q): Plan<CollectionView[]> {
   return plan(
     [
       q
-        .select({ title: collection.title, handle: collection.handle, description: collection.description })
+        .select(viewColumns)
         .from(collection)
         .where(and(eq(collection.storeId, CURRENT_STORE), eq(collection.published, true)))
         .orderBy(asc(collection.title), asc(collection.handle))

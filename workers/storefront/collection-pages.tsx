@@ -8,6 +8,7 @@ import { collectionPagePlan, publishedCollectionsPlan } from "#shared/storefront
 import { contentParagraphs } from "#shared/storefront/content";
 import { notFoundPage } from "./catalog-pages";
 import { ShopPage, type ShopHead } from "./layout";
+import { ProductPicture } from "./media";
 import { Cards } from "./product-card";
 import type { ShopEnv } from "./shop-env";
 
@@ -49,6 +50,7 @@ export async function collectionsPage(c: ShopContext) {
         <ul class="collections">
           {collections.map((col) => (
             <li>
+              {col.image ? <ProductPicture image={{ ...col.image, id: col.image.hash }} sizes="(min-width: 48rem) 16rem, 90vw" class="collection-image" /> : null}
               <a href={`/collections/${col.handle}`}>
                 <strong>{col.title}</strong>
               </a>
@@ -79,6 +81,7 @@ export async function collectionPage(c: ShopContext) {
   return c.html(
     <ShopPage head={head(c, `${base}${page > 1 ? `${path}?page=${page}` : path}`, collection.title, description)}>
       <h1>{collection.title}</h1>
+      {collection.image && page === 1 ? <ProductPicture image={{ ...collection.image, id: collection.image.hash }} sizes="(min-width: 64rem) 60rem, 100vw" eager class="collection-hero" /> : null}
       {contentParagraphs(collection.description).map((para) => (
         <p>{para}</p>
       ))}

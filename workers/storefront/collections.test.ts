@@ -4,6 +4,8 @@ import { withStore } from "#shared/db/with-store";
 import { call } from "../../test/call";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { newTrace, tripsOf } from "../../test/proxy";
+import { callerFor } from "../../test/procedures";
+import { base64, makeJpeg } from "../../test/media";
 import worker from "./index";
 
 /** Collections and the navigation menu on the storefront (issue 23 item 3), through the real Worker and Postgres. */
@@ -183,5 +185,29 @@ describe("the navigation menu in the storefront's header", () => {
   it("a store without a menu shows none", async () => {
     const store = await makeStore(db);
     expect(await (await get(store.hostname, "/")).text()).not.toContain('class="menu"');
+  });
+
+  it("a collection's image shows on /collections and above its products, sized, once set (the cached pages renewed)", async () => {
+    const { store, festive } = await shop();
+    const before = await (await get(store.hostname, "/collections")).text();
+    expect(before).not.toContain("<picture>");
+    const owner = callerFor(db, store.ownerUserId, store.id, { media: () => ({ bucket: (env as Cloudflare.StorefrontEnv).MEDIA, allowLocalUrls: true }) });
+    const { image } = (await owner("collections.setImage", { id: festive, alt: "Diyas on brass", image: { base64: base64(await makeJpeg(800, 400, 71)) } })) as { image: { hash: string } };
+
+    const list = await (await get(store.hostname, "/collections")).text();
+    expect(list).toContain(`<picture><source type="image/webp" srcset="/media/${image.hash}/160.webp 160w, /media/${image.hash}/320.webp 320w, /media/${image.hash}/640.webp 640w, /media/${image.hash}/800.webp 800w" sizes="(min-width: 48rem) 16rem, 90vw"/>`);
+    expect(list).toMatch(/width="800" height="400" alt="Diyas on brass" loading="lazy"/);
+    const one = await (await get(store.hostname, "/collections/festive")).text();
+    expect(one).toMatch(/width="800" height="400" alt="Diyas on brass" loading="eager" decoding="async" fetchpriority="high" class="collection-hero"/);
+    const file = await get(store.hostname, `/media/${image.hash}/320.webp`);
+    expect([file.status, file.headers.get("content-type")]).toEqual([200, "image/webp"]);
+    await file.arrayBuffer();
+    const other = await makeStore(db);
+    const foreign = await get(other.hostname, `/media/${image.hash}/320.webp`);
+    expect(foreign.status).toBe(404);
+    await foreign.arrayBuffer();
+
+    await owner("collections.removeImage", { id: festive });
+    expect(await (await get(store.hostname, "/collections/festive")).text()).not.toContain(image.hash);
   });
 });

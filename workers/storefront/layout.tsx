@@ -41,6 +41,7 @@ form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:.15rem 0}for
 dl.totals{display:grid;grid-template-columns:auto auto;justify-content:end;gap:.25rem 1.5rem}dl.totals dd{margin:0;text-align:right}
 nav.menu ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;padding:0;margin:0 0 1rem}nav.menu a[aria-current]{font-weight:700}
 ul.collections{list-style:none;padding:0}ul.collections li{margin:0 0 1rem}
+img.collection-image{display:block;width:16rem;max-width:100%;height:auto;border-radius:8px;margin:0 0 .4rem}img.collection-hero{display:block;width:100%;height:auto;max-height:24rem;object-fit:cover;border-radius:12px}
 `;
 /** Registered for the Content-Security-Policy (shared/http/security-headers.ts). */
 const SHOP_STYLE = inlineStyle(BASE_CSS + SHOP_CSS + THEME_RULES);

@@ -6,11 +6,17 @@ import {
   deleteCollection,
   getCollection,
   listCollections,
+  removeCollectionImage,
+  setCollectionImage,
   setCollectionProducts,
   updateCollection,
 } from "#shared/procedures/collections";
 import { listProducts } from "#shared/procedures/products";
-import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { AppError } from "#shared/core/errors";
+import { MAX_MEDIA_BYTES, mediaKey } from "#shared/media/limits";
+import { pageCall, postSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { sessionForm } from "../session-form";
+import { adminStoreFile, IMAGE_REFUSALS, imageChange, postTooLarge, uploadedImage } from "./image-upload";
 import { call, storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
 import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
@@ -134,6 +140,7 @@ async function renderCollection(c: AdminContext, id: string, notice?: FormNotice
         </ConfirmCard>
       ) : null}
       {canWrite ? <CollectionForm csrf={chrome.csrf} to={to} draft={draft} errors={failed?.action === "save" ? issueErrors(failed.error) : {}} /> : null}
+      <CollectionImage id={id} image={stored.image} csrf={chrome.csrf} canWrite={canWrite} />
       <Section id="products" title={`Products (${stored.products.length})`}>
         <p class="muted">Shoppers see the active ones, in this order.</p>
         {stored.products.length === 0 ? (
@@ -193,6 +200,44 @@ async function renderCollection(c: AdminContext, id: string, notice?: FormNotice
   );
 }
 
+/** The collection's image: its thumbnail, an upload form (multipart, no JavaScript needed) and Remove. */
+const CollectionImage: FC<{ id: string; image: { hash: string; width: number; height: number; widths: number[]; alt: string } | null; csrf: string; canWrite: boolean }> = ({ id, image, csrf, canWrite }) => {
+  const to = `/collections/${id}/image`;
+  const thumb = image?.widths[Math.min(1, image.widths.length - 1)];
+  return (
+    <Section id="image" title="Image">
+      {image && thumb ? (
+        <img src={`/collections/media/${image.hash}/${thumb}.webp`} width={thumb} height={Math.max(1, Math.round((image.height * thumb) / image.width))} alt={image.alt || "The collection's image"} />
+      ) : (
+        <p class="muted">No image: the collection shows its title alone.</p>
+      )}
+      {canWrite ? (
+        <form method="post" action={to} enctype="multipart/form-data" class="card">
+          <input type="hidden" name="csrf" value={csrf} />
+          <label for="collection-image">{image ? "Replace the image" : "Upload an image"}</label>
+          <input id="collection-image" type="file" name="image" accept="image/jpeg,image/png,image/webp,image/avif" required aria-describedby="collection-image-help" />
+          <p class="muted" id="collection-image-help">
+            JPEG, PNG, WebP or AVIF, at most {MAX_MEDIA_BYTES / 1048576} MB and 12 megapixels. Shown on the collections list and above its products.
+          </p>
+          <label for="collection-image-alt">Alt text (optional: leave empty when the title says it all)</label>
+          <input id="collection-image-alt" name="alt" maxlength={500} value={image?.alt ?? ""} />
+          <button type="submit" name="action" value="upload">
+            Upload
+          </button>
+        </form>
+      ) : null}
+      {canWrite && image ? (
+        <form method="post" action={to}>
+          <input type="hidden" name="csrf" value={csrf} />
+          <button type="submit" name="action" value="remove" class="secondary">
+            Remove the image
+          </button>
+        </form>
+      ) : null}
+    </Section>
+  );
+};
+
 /** The collection's product ids after one move: up, down, out or in (at the end). */
 export function reordered(ids: readonly string[], productId: string, move: "up" | "down" | "remove" | "add"): string[] {
   const out = ids.filter((id) => id !== productId);
@@ -224,6 +269,8 @@ const DONE: Record<string, string> = {
   remove: "Removed from the collection.",
   add: "Added to the collection.",
   deleted: "Collection deleted.",
+  "image-saved": "Image uploaded: shoppers see it now.",
+  "image-removed": "Image removed.",
 };
 
 collectionsPage.get("/collections", (c) => renderList(c, doneNotice(c, DONE)));
@@ -263,4 +310,31 @@ collectionsPage.post("/collections/:id", (c) => {
     },
     "Choose Save, Move up, Move down, Remove, Add or Delete.",
   );
+});
+
+// POST /collections/<id>/image: upload (multipart) or remove the collection's image (products.write, checked by
+// the procedures). A refusal shows the page again with why.
+collectionsPage.post("/collections/:id/image", async (c) => {
+  const id = idParam(c, "Collection");
+  const refused = (text: string, status: 400 | 409 = 400) => renderCollection(c, id, { ok: false, text }, status);
+  const early = postTooLarge(c);
+  if (early) return refused(early);
+  const { signedIn, form, text } = await sessionForm(c, postSession);
+  const remove = text("action") === "remove";
+  const upload = remove ? undefined : await uploadedImage(form);
+  if (upload && "refused" in upload) return refused(upload.refused);
+  const failed = await imageChange(() =>
+    upload ? pageCall(c, signedIn, setCollectionImage, { id, alt: text("alt") ?? "", image: upload }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeCollectionImage, { id }, IMAGE_REFUSALS),
+  );
+  if (failed) return refused(failed.refused, failed.status);
+  return c.redirect(`/collections/${id}?done=${remove ? "image-removed" : "image-saved"}#image`, 303);
+});
+
+const FILE = /^([0-9a-f]{64})\/([1-9][0-9]{0,3})\.(webp|jpg)$/;
+
+// GET /collections/media/<hash>/<width>.<webp|jpg>: a file of the member's active store, for the image's thumbnail (products.read).
+collectionsPage.get("/collections/media/:hash/:file", (c) => {
+  const file = FILE.exec(`${c.req.param("hash")}/${c.req.param("file")}`);
+  if (!file) throw new AppError("NOT_FOUND", "No such image.");
+  return adminStoreFile(c, "products.read", (storeId) => mediaKey(storeId, file[1]!, `${Number(file[2])}.${file[3] as "webp" | "jpg"}`), file[3] === "webp" ? "image/webp" : "image/jpeg");
 });

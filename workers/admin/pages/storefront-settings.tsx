@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import { AppError, badRequest, isAppError, issuesOf } from "#shared/core/errors";
-import { iconKey, MAX_MEDIA_BYTES, mediaKey } from "#shared/media/limits";
+import { AppError, badRequest, issuesOf } from "#shared/core/errors";
+import { iconKey, mediaKey } from "#shared/media/limits";
 import { inlineStyle } from "#shared/http/security-headers";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { discardThemeDraft, getTheme, publishTheme, removeThemeImage, setThemeImage, updateThemeDraft } from "#shared/procedures/theme";
@@ -14,7 +14,7 @@ import { doneNotice, handleFormPost, Notice, type FailedPost, type Field, type F
 import { AdminPage } from "./layout";
 import { IstTime } from "./order-words";
 import { Section } from "./parts";
-import { toBase64 } from "./product-media";
+import { adminStoreFile, IMAGE_REFUSALS, imageChange, postTooLarge, uploadedImage } from "./image-upload";
 import { adminThemeFileSrc, IMAGES_PATH, ThemeImagesForm } from "./storefront-images";
 import { sessionForm } from "../session-form";
 
@@ -225,40 +225,28 @@ storefrontSettingsPage.get(`${PATH}/preview.css`, async (c) => {
 // again with why.
 storefrontSettingsPage.post(IMAGES_PATH, async (c) => {
   const refused = (text: string, status: 400 | 409 = 400) => render(c, { ok: false, text }, status);
-  if (Number(c.req.header("content-length") ?? "0") > MAX_MEDIA_BYTES + 64 * 1024) return refused(`Not uploaded: an image may be at most ${MAX_MEDIA_BYTES / 1048576} MB.`);
+  const early = postTooLarge(c);
+  if (early) return refused(early);
   const { signedIn, form, text } = await sessionForm(c, postSession);
   const slot = THEME_IMAGE_SLOTS.find((s) => s === text("slot"));
   if (!slot) return refused("Choose the logo, the favicon or the banner image.");
-  const expected = ["BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"] as const;
-  try {
-    if (text("action") === "remove") {
-      await pageCall(c, signedIn, removeThemeImage, { slot }, expected);
-      return c.redirect(`${PATH}?done=image-removed#theme-images`, 303);
-    }
-    const file = form["image"];
-    if (typeof file !== "object" || file === null || !("arrayBuffer" in file) || file.size === 0) return refused("Choose an image to upload.");
-    if (file.size > MAX_MEDIA_BYTES) return refused(`${file.name} is ${(file.size / 1048576).toFixed(1)} MB; upload an image of at most ${MAX_MEDIA_BYTES / 1048576} MB.`);
-    await pageCall(c, signedIn, setThemeImage, { slot, alt: text("alt") ?? "", image: { base64: toBase64(new Uint8Array(await file.arrayBuffer())) } }, expected);
-  } catch (e) {
-    if (isAppError(e) && (expected as readonly string[]).includes(e.code)) return refused(`Not uploaded: ${e.message}`, e.code === "CONFLICT" ? 409 : 400);
-    throw e;
-  }
-  return c.redirect(`${PATH}?done=image-saved#theme-images`, 303);
+  const remove = text("action") === "remove";
+  const upload = remove ? undefined : await uploadedImage(form);
+  if (upload && "refused" in upload) return refused(upload.refused);
+  const failed = await imageChange(() =>
+    upload ? pageCall(c, signedIn, setThemeImage, { slot, alt: text("alt") ?? "", image: upload }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeThemeImage, { slot }, IMAGE_REFUSALS),
+  );
+  if (failed) return refused(failed.refused, failed.status);
+  return c.redirect(`${PATH}?done=${remove ? "image-removed" : "image-saved"}#theme-images`, 303);
 });
 
-const HASH = /^[0-9a-f]{64}$/;
-const FILE = /^(?:([1-9][0-9]{0,3})\.(webp|jpg)|icon-(32|180)\.png)$/;
+const FILE = /^([0-9a-f]{64})\/(?:([1-9][0-9]{0,3})\.(webp|jpg)|icon-(32|180)\.png)$/;
 
 // GET /settings/storefront/media/<hash>/<file>: a theme file of the member's active store, for the page's thumbnails (settings.read).
-storefrontSettingsPage.get("/settings/storefront/media/:hash/:file", async (c) => {
-  const hash = c.req.param("hash");
-  const file = FILE.exec(c.req.param("file"));
-  if (!HASH.test(hash) || !file) throw new AppError("NOT_FOUND", "No such image.");
-  const { me } = await storePage(c);
-  if (!me.permissions.includes("settings.read")) throw permissionDenied("settings.read");
-  const key = file[1] ? mediaKey(me.store.id, hash, `${Number(file[1])}.${file[2] as "webp" | "jpg"}`) : iconKey(me.store.id, hash, Number(file[3]) as 32 | 180);
-  const object = await c.env.MEDIA.get(key);
-  if (!object) throw new AppError("NOT_FOUND", "No such image.");
-  const type = file[3] ? "image/png" : file[2] === "webp" ? "image/webp" : "image/jpeg";
-  return new Response(object.body, { headers: { "content-type": type, "cache-control": "private, max-age=31536000, immutable" } });
+storefrontSettingsPage.get("/settings/storefront/media/:hash/:file", (c) => {
+  const file = FILE.exec(`${c.req.param("hash")}/${c.req.param("file")}`);
+  if (!file) throw new AppError("NOT_FOUND", "No such image.");
+  const [, hash, width, ext, icon] = file as unknown as [string, string, string | undefined, "webp" | "jpg" | undefined, string | undefined];
+  const type = icon ? "image/png" : ext === "webp" ? "image/webp" : "image/jpeg";
+  return adminStoreFile(c, "settings.read", (storeId) => (icon ? iconKey(storeId, hash, Number(icon) as 32 | 180) : mediaKey(storeId, hash, `${Number(width)}.${ext!}`)), type);
 });
