@@ -166,17 +166,13 @@ export const openByHostname = statement("storefront.openByHostname", {
   sql: (hostname: string) => sql`select nullif(set_config('app.store_id', coalesce(privileged.store_id_by_hostname(${hostname})::text, ''), true), '') as store_id`,
 });
 
-// Storefront search (./search.ts; migration 0043, docs/decisions/0035-storefront-search.md).
+// Storefront search (./search.ts; migrations 0043 and 0045, docs/decisions/0035-storefront-search.md).
 
-/** Keeps the ids (`id`) of products in a published collection (by handle), when one is asked for. */
-const inCollectionOf = (handle: string | undefined, id: SQL): SQL =>
-  handle === undefined
-    ? sql``
-    : sql` where exists (select 1 from collection_product cp join collection c on c.store_id = cp.store_id and c.id = cp.collection_id
-        where cp.store_id = ${CURRENT_STORE} and cp.product_id = ${id} and c.handle = ${handle} and c.published)`;
+/** A search counts its matches up to this many; beyond it the page says "1,000+" (counting every match of a common word would cost what the page saves). */
+export const SEARCH_COUNT_CAP = 1000;
 
 export interface ProductSearch {
-  /** The query's words, the longest first (the index condition), at most 6. */
+  /** The query's words, at most 6. */
   words: readonly string[];
   page: number;
   pageSize: number;
@@ -189,12 +185,59 @@ export interface ProductSearch {
   collection?: string | undefined;
 }
 
+/** The filters on a posting `p` (price, what can be bought, a published collection by handle). */
+function postingFilters(s: ProductSearch): SQL {
+  const parts: SQL[] = [];
+  if (s.minPrice !== undefined) parts.push(sql` and p.from_price >= ${s.minPrice}::bigint`);
+  if (s.maxPrice !== undefined) parts.push(sql` and p.from_price <= ${s.maxPrice}::bigint`);
+  if (s.inStockOnly) parts.push(sql` and p.buyable`);
+  if (s.collection !== undefined)
+    parts.push(sql` and exists (select 1 from collection_product cp join collection c on c.store_id = cp.store_id and c.id = cp.collection_id
+        where cp.store_id = ${CURRENT_STORE} and cp.product_id = p.product_id and c.handle = ${s.collection} and c.published)`);
+  return sql.join(parts, sql``);
+}
+
+/**
+ * The matching products, one row each (`id`, `buyable`, `score`, `title`), and their count (`n`, up to the cap
+ * and one more), over `m` (the store's words like each query word `i`, with their similarity `sim`). One query
+ * word: each of its words' postings read in the ranking's order and only as far as the page (the top `take` of
+ * each list hold the top `take` products); the count reads at most cap + 1 products' postings. Several words:
+ * every word's postings (an exact intersection cannot stop early), a product kept when it has a word like each
+ * query word (one bit per query word), scored by the sum over its matching words, counted exactly.
+ */
+function matchesOf(s: ProductSearch): SQL {
+  const filters = postingFilters(s);
+  const take = s.page * s.pageSize;
+  if (s.words.length === 1)
+    return sql`c as (
+        select p.product_id as id, bool_or(p.buyable) as buyable, max(p.weight * m.sim) as score, min(p.title) as title
+          from m cross join lateral (
+            select p.product_id, p.buyable, p.weight, p.title from search_posting p
+             where p.store_id = ${CURRENT_STORE} and p.word = m.word${filters}
+             order by p.buyable desc, p.weight desc, p.title, p.product_id
+             limit ${take}) p
+         group by p.product_id
+      ), n as (
+        select count(distinct x.product_id) as n
+          from (select p.product_id from m join search_posting p on p.store_id = ${CURRENT_STORE} and p.word = m.word
+                 where true${filters} limit ${SEARCH_COUNT_CAP + 1} * (select count(*) from m)) x
+      )`;
+  return sql`c as (
+        select p.product_id as id, bool_or(p.buyable) as buyable, sum(p.weight * m.sim) as score, min(p.title) as title
+          from m join search_posting p on p.store_id = ${CURRENT_STORE} and p.word = m.word
+         where true${filters}
+         group by p.product_id having bit_or(1 << m.i::int) = ${(1 << (s.words.length + 1)) - 2}
+      ), n as (select count(*) as n from c)`;
+}
+
 /**
  * A page of the active products with something like every word, best first (what can be bought, then how
- * well the words match: the title over the rest), and how many matched in all (`total`, on every row, up to
- * the function's 2,000). The ids, filtered and in order, come from the GIN index through
- * privileged.product_ids_matching (the session's store only, migration 0043); the page's own rows are read
- * under RLS by primary key, their price and availability as the catalogue reads them.
+ * well the words match: the title over variants, SKUs, vendor and collections over the description, then the
+ * title), and how many matched (`total`, on every row, at most SEARCH_COUNT_CAP; `more` when there are more).
+ * The query's words become the store's own words through privileged.search_word_ids_like (a trigram index,
+ * the session's store only, migration 0045); everything else is read under RLS by equalities: the words'
+ * postings in ranking order, the page's products by primary key with their price and availability as the
+ * catalogue reads them. One statement.
  */
 export const searchProducts = statement("storefront.searchProducts", {
   row: {
@@ -208,20 +251,26 @@ export const searchProducts = statement("storefront.searchProducts", {
     available: pg.bool(),
     image: orNull(pg.jsonb<ProductImage>()),
     total: pg.int4(),
+    more: pg.bool(),
   },
   examples: [[{ words: ["kurtha"], page: 1, pageSize: 24 }], [{ words: ["saree", "silk"], page: 2, pageSize: 24, minPrice: 100, maxPrice: 1000, inStockOnly: true, collection: "summer" }]],
   sql: (s: ProductSearch) =>
-    sql`with m as (
-        select id, rank, count(*) over () as total
-          from privileged.product_ids_matching(${sql.param(s.words)}::text[], ${s.minPrice ?? null}::bigint, ${s.maxPrice ?? null}::bigint, ${s.inStockOnly ?? false})
-               with ordinality m (id, rank)${inCollectionOf(s.collection, sql`m.id`)}
-         order by rank limit ${s.pageSize} offset ${(s.page - 1) * s.pageSize}
+    sql`with m as materialized (
+        select q.i, sw.word, word_similarity(q.w, sw.word) as sim
+          from unnest(${sql.param(s.words)}::text[]) with ordinality q (w, i)
+          cross join lateral privileged.search_word_ids_like(q.w) x (id)
+          join search_word sw on sw.store_id = ${CURRENT_STORE} and sw.id = x.id
+      ), ${matchesOf(s)}, page as (
+        select c.id, row_number() over (order by c.buyable desc, c.score desc, c.title, c.id) as rank
+          from c order by rank limit ${s.pageSize} offset ${(s.page - 1) * s.pageSize}
       )
-      select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, ${CARD_IMAGE}, m.total::int as total
-        from m
-        join product p on p.store_id = ${CURRENT_STORE} and p.id = m.id and p.status = 'active'
+      select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, ${CARD_IMAGE},
+             least(n.n, ${SEARCH_COUNT_CAP})::int as total, n.n > ${SEARCH_COUNT_CAP} as more
+        from page
+        cross join n
+        join product p on p.store_id = ${CURRENT_STORE} and p.id = page.id and p.status = 'active'
         join product_variant v on v.store_id = p.store_id and v.product_id = p.id
         cross join lateral (select ${sql.raw(AVAILABLE)} as units) a
-       group by m.rank, m.total, p.id
-       order by m.rank`,
+       group by page.rank, n.n, p.id
+       order by page.rank`,
 });

@@ -160,7 +160,7 @@ export async function searchPage(c: ShopContext) {
   const f = searchQuery.parse(c.req.query());
   const term = f.q;
   const query = { text: term, page: f.page, pageSize: PAGE_SIZE, minPrice: toMinor(f.min, store.currency), maxPrice: toMinor(f.max, store.currency), inStockOnly: f.stock === "1", collection: f.collection };
-  const { data: found, base } = await read(c, (q) => together({ results: term ? searchPlan(q, query) : constant({ items: [], total: 0 }), collections: publishedCollectionsPlan(q) }));
+  const { data: found, base } = await read(c, (q) => together({ results: term ? searchPlan(q, query) : constant({ items: [], total: 0, more: false }), collections: publishedCollectionsPlan(q) }));
   const { results: data, collections } = found;
   const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
   const link = (page: number) => {
@@ -198,7 +198,7 @@ export async function searchPage(c: ShopContext) {
       </form>
       {term ? (
         <p class="muted" role="status">
-          {data.total} product{data.total === 1 ? "" : "s"} found
+          {data.more ? `${data.total.toLocaleString("en-IN")}+` : data.total} product{data.total === 1 && !data.more ? "" : "s"} found
         </p>
       ) : null}
       {term && data.items.length === 0 ? <p>Nothing matches. Try fewer words, another spelling or a SKU.</p> : <Cards items={data.items} currency={store.currency} />}

@@ -13,6 +13,8 @@ import worker from "./index";
  * the description, filters, one round trip, only the store's own active products, no 5xx for odd queries.
  */
 const db = testDb();
+/** A second handle (a Database holds one connection), for a transaction open beside another. */
+const holder = testDb();
 const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
 const get = (host: string, path: string, headers: Record<string, string> = {}) =>
@@ -136,9 +138,11 @@ describe("storefront search", () => {
     }
     // The privileged matching sees the session's store only: none without one, never another's.
     const other = await makeStore(db);
-    const seen = await withStore(db, other.id, (tx) => tx.$client.query("select * from privileged.product_ids_matching(array['kurta'], null, null, false)"));
+    const mine = await withStore(db, store.id, (tx) => tx.$client.query("select * from privileged.search_word_ids_like('kurta')"));
+    expect(mine.rows).toHaveLength(1);
+    const seen = await withStore(db, other.id, (tx) => tx.$client.query("select * from privileged.search_word_ids_like('kurta')"));
     expect(seen.rows).toEqual([]);
-    const none = await db.pool.query("select * from privileged.product_ids_matching(array['kurta'], null, null, false)");
+    const none = await db.pool.query("select * from privileged.search_word_ids_like('kurta')");
     expect(none.rows).toEqual([]);
   });
 
@@ -158,6 +162,54 @@ describe("storefront search", () => {
     const locked = await makeStore(db);
     await withStore(db, locked.id, (tx) => tx.$client.query("update store set storefront_password_hash = repeat('a', 64) where id = $1", [locked.id]));
     expect((await get(locked.hostname, "/api/search/suggest?q=fixture")).status).toBe(401);
+  });
+
+  it("counts up to 1,000 and says 1,000+ beyond; every page is read in ranking order", async () => {
+    const store = await makeStore(db);
+    await withStore(db, store.id, async (tx) => {
+      const q = (text: string, values: unknown[]) => tx.$client.query(text, values);
+      await q(`insert into product (store_id, title, handle, status) select $1, 'Plain Tee ' || n, 'plain-tee-' || n, 'active' from generate_series(1, 1003) n`, [store.id]);
+      await q(`insert into product_variant (store_id, product_id, title, sku, price_minor, position) select store_id, id, 'Default', handle, 49900, 0 from product where store_id = $1`, [store.id]);
+    });
+    const html = await (await get(store.hostname, `/search?q=tee&c=${crypto.randomUUID()}`)).text();
+    expect(html).toContain("1,000+ products found");
+    // Equal matches by title; page 2 follows page 1 (nothing is pre-ordered or in stock here: all alike).
+    const first = await titles(store.hostname, "q=tee");
+    const second = await titles(store.hostname, "q=tee&page=2");
+    expect(first).toHaveLength(24);
+    expect([...first, ...second]).toEqual([...first, ...second].sort());
+    expect(first.at(-1)! < second[0]!).toBe(true);
+    // Under the cap the count is exact ("1000" is also like 100, 1001, 1002 and 1003; the exact word first).
+    const few = await (await get(store.hostname, `/search?q=tee+1000&c=${crypto.randomUUID()}`)).text();
+    expect(few).toContain(">5 products found<");
+    expect((await titles(store.hostname, "q=tee+1000"))[0]).toBe("Plain Tee 1000");
+  });
+
+  it("keeps the store's word list as products are renamed, withdrawn and deleted, and as two writers meet", async () => {
+    const store = await makeStore(db);
+    const words = async (...list: string[]) =>
+      Object.fromEntries(
+        (await withStore(db, store.id, (tx) => tx.$client.query<{ word: string; products: number }>("select word, products from search_word where word = any($1)", [list]))).rows.map((r) => [r.word, r.products]),
+      );
+    const mug = await product(store, "Quokka Mug", one(`QM-${store.slug}`, 39900, 3));
+    const cup = await product(store, "Quokka Cup", one(`QC-${store.slug}`, 29900, 3));
+    expect(await words("quokka", "mug", "cup")).toEqual({ quokka: 2, mug: 1, cup: 1 });
+    await withStore(db, store.id, (tx) => tx.$client.query("update product set title = 'Wombat Mug' where id = $1", [mug.id]));
+    expect(await words("quokka", "wombat", "mug")).toEqual({ quokka: 1, wombat: 1, mug: 1 });
+    expect(await titles(store.hostname, "q=quoka")).toEqual(["Quokka Cup"]);
+    await withStore(db, store.id, (tx) => tx.$client.query("update product set status = 'draft' where id = $1", [mug.id]));
+    expect(await words("wombat", "mug")).toEqual({});
+    expect(await titles(store.hostname, "q=wombat")).toEqual([]);
+    // The cup's last "quokka" goes while another writer adds a product with it: the word stays, counted once.
+    const adding = withStore(holder, store.id, async (tx) => {
+      await tx.$client.query("delete from product where id = $1", [cup.id]);
+      const other = product(store, "Quokka Plush", one(`QP-${store.slug}`, 59900, 1)); // waits for this transaction's word row
+      await new Promise((r) => setTimeout(r, 300));
+      return { other };
+    });
+    await (await adding).other;
+    expect(await words("quokka", "cup", "plush")).toEqual({ quokka: 1, plush: 1 });
+    expect(await titles(store.hostname, "q=quokka")).toEqual(["Quokka Plush"]);
   });
 
   it("odd queries (long, punctuation only, unicode, markup) never answer 5xx", async () => {
