@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, WORKER_PORTS } from "./lib/config";
-import { DEMO_PASSWORD, DEMO_PEOPLE } from "./lib/seed";
+import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "./lib/seed";
 import { prepareDatabase } from "./lib/stack";
 import { CRON_TABLE } from "#shared/jobs/cron";
 import { fireCronsLocally, startWorkerProcess, stopWorkerProcesses, waitForHttp, type WorkerName } from "./lib/workers";
@@ -16,6 +16,27 @@ const NAMES = Object.keys(WORKER_PORTS) as WorkerName[];
 
 const tag = (name: WorkerName | "stack") => `\x1b[${COLORS[name]}m[${name}]\x1b[0m`;
 const log = (m: string) => console.log(`${tag("stack")} ${m}`);
+
+/**
+ * Demo photos (docs/media.md "Demo photos"): the admin's development-only POST /-dev/seed-media draws and
+ * uploads pictures for each seeded store's products, logo, favicon, banner and collections, a few per call
+ * (each goes through the real pipeline in workerd, where the local R2 lives). Idempotent: a restart adds
+ * only what is missing. Runs after "Ready", so the links are there at once; pages show photos as they land.
+ */
+async function seedDemoPhotos(adminUrl: string): Promise<void> {
+  const started = Date.now();
+  let made = 0;
+  for (const { slug } of DEMO_STORES) {
+    for (let calls = 0; calls < 50; calls++) {
+      const res = await fetch(`${adminUrl}/-dev/seed-media`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ store: slug }) });
+      if (!res.ok) throw new Error(`${slug}: ${res.status} ${await res.text()}`);
+      const out = (await res.json()) as { products: number; theme: boolean; collections: number; remaining: number };
+      made += out.products + out.collections + (out.theme ? 3 : 0);
+      if (out.remaining === 0) break;
+    }
+  }
+  if (made > 0) log(`Demo photos: ${made} images drawn and uploaded in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -77,6 +98,9 @@ ${people}
 
   Ctrl-C stops everything.
 `);
+  seedDemoPhotos(`http://127.0.0.1:${WORKER_PORTS.admin}`).catch((e: unknown) =>
+    log(`Demo photos were not made (${e instanceof Error ? e.message : String(e)}); the shop works without them. Restart npm run dev to try again.`),
+  );
 }
 
 main().catch((e: unknown) => {

@@ -113,3 +113,9 @@ export async function iconFiles(bytes: Uint8Array, header: MediaHeader): Promise
   }
   return files;
 }
+
+/** Pixels (RGBA, e.g. drawn by ./demo-images.ts) as a PNG file: what an upload of them would be. */
+export async function encodePixelsPng(pixels: { data: Uint8ClampedArray; width: number; height: number }): Promise<Uint8Array> {
+  await loaded();
+  return new Uint8Array(await encodePng(new Pixels(pixels.data, pixels.width, pixels.height) as unknown as Image));
+}

@@ -2,6 +2,7 @@ import { createApp } from "#shared/http/app";
 import { sameSiteRoutes } from "#shared/http/csrf";
 import { errorPage } from "#shared/http/html";
 import { apiV1 } from "./api-v1";
+import { devSeedMedia } from "./dev-seed-media";
 import type { AdminEnv } from "./context";
 import type { AdminBindings } from "./env";
 import { invite } from "./invite";
@@ -32,3 +33,5 @@ app.route("/", mcp);
 app.route("/", sameSiteRoutes(authorize));
 app.route("/", sameSiteRoutes(invite));
 app.route("/", sameSiteRoutes(pages));
+// Development and tests only (it answers 404 otherwise): demo photos for npm run dev.
+app.route("/", devSeedMedia);
