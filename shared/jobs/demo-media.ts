@@ -4,6 +4,7 @@ import type { Database } from "../db/database";
 import { storeIdBySlug } from "../db/privileged";
 import { collection, collectionProduct, member, product, productMedia, productVariant, storeTheme } from "../db/schema";
 import { withStore } from "../db/with-store";
+import { base64Of } from "../media/store";
 import { bandsPicture, coloursOf, productPicture, storeMark, type Pixels } from "../media/demo-images";
 import { setCollectionImage } from "../procedures/collections";
 import type { Services, StoreProcedure } from "../procedures/define";
@@ -28,14 +29,8 @@ export interface DemoMediaOutcome {
   remaining: number;
 }
 
-const toBase64 = (bytes: Uint8Array) => {
-  let text = "";
-  for (let at = 0; at < bytes.length; at += 0x8000) text += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
-  return btoa(text);
-};
-
 async function pngOf(pixels: Pixels): Promise<{ base64: string }> {
-  return { base64: toBase64(await (await import("../media/codec")).encodePixelsPng(pixels)) };
+  return { base64: base64Of(await (await import("../media/codec")).encodePixelsPng(pixels)) };
 }
 
 /** What is still without an image in the store, read in one unit. */

@@ -37,6 +37,13 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Bytes as base64 (`image.base64` of the media procedures), in chunks: a large file never overflows the call stack. */
+export function base64Of(bytes: Uint8Array): string {
+  let text = "";
+  for (let at = 0; at < bytes.length; at += 0x8000) text += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(text);
+}
+
 /** Every key of one image's files: each width in WebP and JPEG, and the original. */
 export function mediaKeys(storeId: string, hash: string, widths: readonly number[]): string[] {
   const served = widths.flatMap((w) => (Object.keys(SERVED_TYPES) as ServedExtension[]).map((ext) => mediaKey(storeId, hash, `${w}.${ext}`)));

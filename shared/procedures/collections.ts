@@ -245,6 +245,18 @@ export const deleteCollection = storeProcedure({
   },
 });
 
+/** The collection's image set (or taken off: null), answering the collection. */
+function imagePlan(q: Q, store: SQL, id: string, image: (typeof collection.$inferInsert)["image"]) {
+  return thenPlan(
+    [
+      collectionFound(q, store, id),
+      q.update(collection).set({ image, updatedAt: sql`now()` }).where(ofCollection(store, id)),
+      emitStep(q, "collection.updated", { collectionId: id, fields: ["image"] }),
+    ],
+    collectionPlan(q, store, id),
+  );
+}
+
 export const setCollectionImage = storeProcedure({
   router: "collections",
   name: "setImage",
@@ -265,15 +277,7 @@ export const setCollectionImage = storeProcedure({
         return upload(services, row.storeId, input.image);
       }),
     apply(q, { store }, input, stored: StoredMedia) {
-      const image = { hash: stored.hash, width: stored.width, height: stored.height, widths: stored.widths, alt: input.alt ?? "" };
-      return thenPlan(
-        [
-          collectionFound(q, store, input.id),
-          q.update(collection).set({ image, updatedAt: sql`now()` }).where(ofCollection(store, input.id)),
-          emitStep(q, "collection.updated", { collectionId: input.id, fields: ["image"] }),
-        ],
-        collectionPlan(q, store, input.id),
-      );
+      return imagePlan(q, store, input.id, { hash: stored.hash, width: stored.width, height: stored.height, widths: stored.widths, alt: input.alt ?? "" });
     },
   },
 });
@@ -286,15 +290,7 @@ export const removeCollectionImage = storeProcedure({
   mutates: true,
   input: z.strictObject({ id: z.uuid() }),
   write: {
-    apply: (q, { store }, input) =>
-      thenPlan(
-        [
-          collectionFound(q, store, input.id),
-          q.update(collection).set({ image: null, updatedAt: sql`now()` }).where(ofCollection(store, input.id)),
-          emitStep(q, "collection.updated", { collectionId: input.id, fields: ["image"] }),
-        ],
-        collectionPlan(q, store, input.id),
-      ),
+    apply: (q, { store }, input) => imagePlan(q, store, input.id, null),
   },
 });
 

@@ -34,4 +34,4 @@ app.route("/", sameSiteRoutes(authorize));
 app.route("/", sameSiteRoutes(invite));
 app.route("/", sameSiteRoutes(pages));
 // Development and tests only (it answers 404 otherwise): demo photos for npm run dev.
-app.route("/", devSeedMedia);
+app.route("/", sameSiteRoutes(devSeedMedia));

@@ -8,8 +8,8 @@ import type { AdminEnv } from "./context";
 /**
  * POST /-dev/seed-media {store, limit?}: demo photos for a seeded store (shared/jobs/demo-media.ts), called by
  * `npm run dev` once the Workers are up (scripts/dev.ts). Development and tests only: with any other APP_ENV
- * the route is not there (404), as the local providers are refused outside them. A JSON body only, so a page
- * of another site cannot post it (a cross-site form cannot send application/json without a preflight).
+ * the route is not there (404), as the local providers are refused outside them. The same-site guard stands
+ * in front of it (app.ts) and it takes a JSON body only: a page of another site cannot post it.
  */
 export const devSeedMedia = new Hono<AdminEnv>();
 

@@ -14,9 +14,8 @@ import {
 import { listProducts } from "#shared/procedures/products";
 import { AppError } from "#shared/core/errors";
 import { MAX_MEDIA_BYTES, mediaKey } from "#shared/media/limits";
-import { pageCall, postSession, type AdminContext, type AdminEnv, type SignedIn } from "../context";
-import { sessionForm } from "../session-form";
-import { adminStoreFile, IMAGE_REFUSALS, imageChange, postTooLarge, uploadedImage } from "./image-upload";
+import { pageCall, type AdminContext, type AdminEnv, type SignedIn } from "../context";
+import { adminStoreFile, IMAGE_REFUSALS, imageFormPost } from "./image-upload";
 import { call, storePage } from "./chrome";
 import { CheckField, issueErrors, TextArea, TextField } from "./fields";
 import { ConfirmCard, doneNotice, handleFormPost, idParam, Notice, RowAction, type FailedPost, type Field, type FormNotice } from "./form-post";
@@ -314,20 +313,15 @@ collectionsPage.post("/collections/:id", (c) => {
 
 // POST /collections/<id>/image: upload (multipart) or remove the collection's image (products.write, checked by
 // the procedures). A refusal shows the page again with why.
-collectionsPage.post("/collections/:id/image", async (c) => {
+collectionsPage.post("/collections/:id/image", (c) => {
   const id = idParam(c, "Collection");
-  const refused = (text: string, status: 400 | 409 = 400) => renderCollection(c, id, { ok: false, text }, status);
-  const early = postTooLarge(c);
-  if (early) return refused(early);
-  const { signedIn, form, text } = await sessionForm(c, postSession);
-  const remove = text("action") === "remove";
-  const upload = remove ? undefined : await uploadedImage(form);
-  if (upload && "refused" in upload) return refused(upload.refused);
-  const failed = await imageChange(() =>
-    upload ? pageCall(c, signedIn, setCollectionImage, { id, alt: text("alt") ?? "", image: upload }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeCollectionImage, { id }, IMAGE_REFUSALS),
+  return imageFormPost(
+    c,
+    (text, status = 400) => renderCollection(c, id, { ok: false, text }, status),
+    (signedIn, text, image) =>
+      image ? pageCall(c, signedIn, setCollectionImage, { id, alt: text("alt") ?? "", image }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeCollectionImage, { id }, IMAGE_REFUSALS),
+    (removed) => `/collections/${id}?done=${removed ? "image-removed" : "image-saved"}#image`,
   );
-  if (failed) return refused(failed.refused, failed.status);
-  return c.redirect(`/collections/${id}?done=${remove ? "image-removed" : "image-saved"}#image`, 303);
 });
 
 const FILE = /^([0-9a-f]{64})\/([1-9][0-9]{0,3})\.(webp|jpg)$/;

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { AppError, isAppError } from "#shared/core/errors";
 import { MAX_MEDIA_BYTES, mediaKey } from "#shared/media/limits";
+import { base64Of } from "#shared/media/store";
 import { permissionDenied } from "#shared/pipeline/principal";
 import { attachMedia, listMedia, removeMedia, reorderMedia, updateMedia } from "#shared/procedures/media";
 import { pageCall, postSession, type AdminEnv } from "../context";
@@ -38,13 +39,6 @@ productMediaPage.get("/products/:id/media/:hash/:file", async (c) => {
   });
 });
 
-/** An upload's bytes as media procedures take them (`image.base64`). */
-export const toBase64 = (bytes: Uint8Array) => {
-  let text = "";
-  for (let at = 0; at < bytes.length; at += 0x8000) text += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
-  return btoa(text);
-};
-
 // POST /products/<id>/media: upload, alt, variants, move, remove (products.write; the procedures check it).
 productMediaPage.post("/products/:id/media", async (c) => {
   const id = idParam(c, "Product");
@@ -65,7 +59,7 @@ productMediaPage.post("/products/:id/media", async (c) => {
         for (const [n, f] of files.entries()) {
           if (f.size > MAX_MEDIA_BYTES) return refused(`${f.name} is ${(f.size / 1048576).toFixed(1)} MB; upload images of at most ${MAX_MEDIA_BYTES / 1048576} MB.${n ? ` The ${n} before it were added.` : ""}`);
           try {
-            await pageCall(c, signedIn, attachMedia, { productId: id, alt: text("alt") ?? "", image: { base64: toBase64(new Uint8Array(await f.arrayBuffer())) } }, expected);
+            await pageCall(c, signedIn, attachMedia, { productId: id, alt: text("alt") ?? "", image: { base64: base64Of(new Uint8Array(await f.arrayBuffer())) } }, expected);
           } catch (e) {
             if (isAppError(e) && n > 0) throw new AppError(e.code, `${f.name}: ${e.message} The ${n} before it were added.`, e.data);
             if (isAppError(e) && e.code !== "BAD_REQUEST") throw new AppError(e.code, `${f.name}: ${e.message}`, e.data);

@@ -14,9 +14,8 @@ import { doneNotice, handleFormPost, Notice, type FailedPost, type Field, type F
 import { AdminPage } from "./layout";
 import { IstTime } from "./order-words";
 import { Section } from "./parts";
-import { adminStoreFile, IMAGE_REFUSALS, imageChange, postTooLarge, uploadedImage } from "./image-upload";
+import { adminStoreFile, IMAGE_REFUSALS, imageFormPost } from "./image-upload";
 import { adminThemeFileSrc, IMAGES_PATH, ThemeImagesForm } from "./storefront-images";
-import { sessionForm } from "../session-form";
 
 /**
  * Settings → Storefront (`/settings/storefront`; issue 23 item 2, docs/storefront-theme.md): the store's look
@@ -223,22 +222,18 @@ storefrontSettingsPage.get(`${PATH}/preview.css`, async (c) => {
 // POST /settings/storefront/images: upload (multipart) or remove the draft's logo, favicon or banner image
 // (theme.setImage / theme.removeImage; settings.write, checked by the procedures). A refusal shows the page
 // again with why.
-storefrontSettingsPage.post(IMAGES_PATH, async (c) => {
-  const refused = (text: string, status: 400 | 409 = 400) => render(c, { ok: false, text }, status);
-  const early = postTooLarge(c);
-  if (early) return refused(early);
-  const { signedIn, form, text } = await sessionForm(c, postSession);
-  const slot = THEME_IMAGE_SLOTS.find((s) => s === text("slot"));
-  if (!slot) return refused("Choose the logo, the favicon or the banner image.");
-  const remove = text("action") === "remove";
-  const upload = remove ? undefined : await uploadedImage(form);
-  if (upload && "refused" in upload) return refused(upload.refused);
-  const failed = await imageChange(() =>
-    upload ? pageCall(c, signedIn, setThemeImage, { slot, alt: text("alt") ?? "", image: upload }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeThemeImage, { slot }, IMAGE_REFUSALS),
-  );
-  if (failed) return refused(failed.refused, failed.status);
-  return c.redirect(`${PATH}?done=${remove ? "image-removed" : "image-saved"}#theme-images`, 303);
-});
+storefrontSettingsPage.post(IMAGES_PATH, (c) =>
+  imageFormPost(
+    c,
+    (text, status = 400) => render(c, { ok: false, text }, status),
+    (signedIn, text, image) => {
+      const slot = THEME_IMAGE_SLOTS.find((s) => s === text("slot"));
+      if (!slot) return "Choose the logo, the favicon or the banner image.";
+      return image ? pageCall(c, signedIn, setThemeImage, { slot, alt: text("alt") ?? "", image }, IMAGE_REFUSALS) : pageCall(c, signedIn, removeThemeImage, { slot }, IMAGE_REFUSALS);
+    },
+    (removed) => `${PATH}?done=${removed ? "image-removed" : "image-saved"}#theme-images`,
+  ),
+);
 
 const FILE = /^([0-9a-f]{64})\/(?:([1-9][0-9]{0,3})\.(webp|jpg)|icon-(32|180)\.png)$/;
 
