@@ -167,6 +167,6 @@ header.shop a.brand{color:var(--brand-ink,inherit)}
 .banner h2,.banner h3{margin:0 0 .5rem;font-size:1.5rem}.banner p{margin:.25rem 0}
 .banner a.cta{display:inline-block;margin-top:.75rem;padding:.55rem 1rem;border-radius:8px;background:var(--accent,#2f5bea);color:var(--accent-text,#fff);font-weight:600;text-decoration:none}
 .banner img{display:block;width:100%;height:auto;max-height:22rem;object-fit:cover;border-radius:8px;margin:0 0 1rem}
-header.shop a.brand img{display:block;height:2.5rem;width:auto}
+header.shop a.brand img{display:block;height:2.5rem;width:auto;max-width:min(60vw,16rem);object-fit:contain}
 .banner a.cta:focus-visible,.announcement a:focus-visible{outline:3px solid currentColor;outline-offset:2px}
 `;
