@@ -84,4 +84,15 @@ describe("a collection's image", () => {
     const { rows } = await withStore(db, store.id, (tx) => tx.$client.query("select image from collection where id = $1", [made.id]));
     expect(rows[0].image).toBeNull();
   });
+
+  it("removing a product's image keeps its files while a collection shows the same photo", async () => {
+    const { store, browser } = await ownerOf(db);
+    const made = await collectionOf(browser, "Lamps");
+    const { rows } = await withStore(db, store.id, (tx) => tx.$client.query("insert into product (store_id, title, handle) values ($1, 'Lamp', 'lamp') returning id", [store.id]));
+    const photo = base64(await makeJpeg(400, 200, 64));
+    const item = await rpcJson<{ id: string; hash: string }>(await rpc(browser, "media/attach", { productId: rows[0].id, alt: "Brass lamp", image: { base64: photo } }));
+    await rpc(browser, "collections/setImage", { id: made.id, image: { base64: photo } });
+    expect((await rpc(browser, "media/remove", { productId: rows[0].id, id: item.id })).status).toBe(200);
+    expect(await MEDIA.head(`${store.id}/${item.hash}/400.webp`)).not.toBeNull();
+  });
 });
