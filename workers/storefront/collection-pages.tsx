@@ -4,7 +4,8 @@ import { together, type Plan } from "#shared/db/plan";
 import type { Q } from "#shared/db/steps";
 import { sendStoreUnit } from "#shared/db/unit";
 import { primaryHostnamePlan } from "#shared/storefront/catalog";
-import { collectionPagePlan, publishedCollectionsPlan } from "#shared/storefront/collections";
+import { mediaPath } from "#shared/media/limits";
+import { collectionPagePlan, publishedCollectionsPlan, type CollectionView } from "#shared/storefront/collections";
 import { contentParagraphs } from "#shared/storefront/content";
 import { notFoundPage } from "./catalog-pages";
 import { ShopPage, type ShopHead } from "./layout";
@@ -29,12 +30,28 @@ async function read<T>(c: ShopContext, build: (q: Q) => Plan<T>): Promise<{ data
   return { data, base: `https://${primary ?? hostname}` };
 }
 
-const head = (c: ShopContext, canonical: string, title: string, description: string): ShopHead => ({
+const head = (c: ShopContext, canonical: string, title: string, description: string, meta?: ShopHead["meta"]): ShopHead => ({
   storeName: c.var.shop.store.name,
   title,
   description,
   canonical,
+  ...(meta ? { meta } : {}),
 });
+
+/** A collection's share card (Open Graph, Twitter): its image as JPEG at the widest width up to 1280 px (chat apps' size). */
+function collectionOpenGraph(collection: CollectionView, url: string, storeName: string, description: string): [string, string][] {
+  const width = collection.image ? [...collection.image.widths].reverse().find((w) => w <= 1280) ?? collection.image.widths[0]! : undefined;
+  const image = collection.image && width ? `${new URL(url).origin}${mediaPath(collection.image.hash, width, "jpg")}` : undefined;
+  return [
+    ["og:type", "website"],
+    ["og:title", collection.title],
+    ["og:description", description],
+    ["og:url", url],
+    ["og:site_name", storeName],
+    ...(image ? ([["og:image", image]] as [string, string][]) : []),
+    ["twitter:card", image ? "summary_large_image" : "summary"],
+  ];
+}
 
 export async function collectionsPage(c: ShopContext) {
   const { store } = c.var.shop;
@@ -78,8 +95,9 @@ export async function collectionPage(c: ShopContext) {
   const path = `/collections/${collection.handle}`;
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const description = firstParagraph(collection.description).slice(0, 160) || `${collection.title} at ${store.name}.`;
+  const canonical = `${base}${page > 1 ? `${path}?page=${page}` : path}`;
   return c.html(
-    <ShopPage head={head(c, `${base}${page > 1 ? `${path}?page=${page}` : path}`, collection.title, description)}>
+    <ShopPage head={head(c, canonical, collection.title, description, collectionOpenGraph(collection, canonical, store.name, description))}>
       <h1>{collection.title}</h1>
       {collection.image && page === 1 ? <ProductPicture image={{ ...collection.image, id: collection.image.hash }} sizes="(min-width: 64rem) 60rem, 100vw" eager class="collection-hero" /> : null}
       {contentParagraphs(collection.description).map((para) => (

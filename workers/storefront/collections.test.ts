@@ -199,6 +199,9 @@ describe("the navigation menu in the storefront's header", () => {
     expect(list).toMatch(/width="800" height="400" alt="Diyas on brass" loading="lazy"/);
     const one = await (await get(store.hostname, "/collections/festive")).text();
     expect(one).toMatch(/width="800" height="400" alt="Diyas on brass" loading="eager" decoding="async" fetchpriority="high" class="collection-hero"/);
+    // Its share card: the image as JPEG on the store's own address.
+    expect(one).toMatch(new RegExp(`<meta property="og:image" content="https://[^/"]+/media/${image.hash}/800\\.jpg"/>`));
+    expect(one).toContain('<meta name="twitter:card" content="summary_large_image"/>');
     const file = await get(store.hostname, `/media/${image.hash}/320.webp`);
     expect([file.status, file.headers.get("content-type")]).toEqual([200, "image/webp"]);
     await file.arrayBuffer();
