@@ -31,7 +31,7 @@ main:has(.document){max-width:60rem}
 .document .notes{color:var(--muted,#555);font-size:.8rem}
 .document .note-area div{border:1px solid var(--line,#ccc);min-height:6rem}
 @media screen and (max-width:40rem){.document .head,.document .parties{flex-direction:column;gap:.5rem}.document .meta{text-align:left}
-.document .lines,.document .tax{display:block;overflow-x:auto}}
+.document .scrolls{overflow-x:auto}}
 @page{size:A4;margin:12mm}
 @media print{
 :root{color-scheme:light}body{background:#fff;color:#000;font-size:10pt}main{max-width:none;margin:0;padding:0}
@@ -74,15 +74,16 @@ export function renderDocumentHtml(model: DocumentModel): HtmlEscapedString {
   ];
   if (facts.length) parts.push(`<p>${facts.map(([k, v]) => `${esc(k!)}: <strong>${esc(v!)}</strong>`).join("<br>")}</p>`);
 
-  parts.push(`<table class="lines"><thead><tr>${specs.map((s) => cell(s.heading, s.numeric, "th")).join("")}</tr></thead><tbody>`);
+  // On a phone the wide tables scroll inside the page: their box is focusable, so a keyboard can scroll it too.
+  parts.push(`<div class="scrolls" role="region" aria-label="Lines" tabindex="0"><table class="lines"><thead><tr>${specs.map((s) => cell(s.heading, s.numeric, "th")).join("")}</tr></thead><tbody>`);
   for (const line of model.lines) parts.push(`<tr>${specs.map((s) => cell(s.cell(line, formatRupees), s.numeric)).join("")}</tr>`);
-  parts.push(`</tbody></table>`);
+  parts.push(`</tbody></table></div>`);
 
   if (model.taxSummary?.length) {
     const summary = taxSummaryTable(model, formatRupees);
     parts.push(
-      `<table class="tax"><caption>Tax summary</caption><thead><tr>${summary.headings.map((h) => cell(h, true, "th")).join("")}</tr></thead>` +
-        `<tbody>${summary.rows.map((r) => `<tr>${r.map((c) => cell(c, true)).join("")}</tr>`).join("")}</tbody></table>`,
+      `<div class="scrolls" role="region" aria-label="Tax summary" tabindex="0"><table class="tax"><caption>Tax summary</caption><thead><tr>${summary.headings.map((h) => cell(h, true, "th")).join("")}</tr></thead>` +
+        `<tbody>${summary.rows.map((r) => `<tr>${r.map((c) => cell(c, true)).join("")}</tr>`).join("")}</tbody></table></div>`,
     );
   }
   if (model.totals?.length) {

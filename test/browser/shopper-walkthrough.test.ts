@@ -8,11 +8,17 @@
  * of each page land in .data/screenshots/shopper-*.png.
  */
 import { afterAll, describe, expect } from "vitest";
-import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "../../scripts/lib/seed";
+import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES, STORE_SEEDS } from "../../scripts/lib/seed";
+import { makePng } from "./png";
 import { adminRpcAs, startStorefrontWithAdmin, type AdminWorker } from "./support";
 import { checkOutAndPay, signIn, walkthrough } from "./walkthrough";
 
 const demo = DEMO_STORES.find((s) => s.slug === "demo")!;
+const festive = STORE_SEEDS.demo.collections!.find((c) => c.handle === "festive-edit")!;
+/** The collection's cards: its active products, in the collection's order. */
+/** Every active kurta of the demo store, whatever its title says besides. */
+const kurtas = STORE_SEEDS.demo.products.filter((p) => p.status === "active" && /\bkurta\b/i.test(p.title)).map((p) => p.title);
+const festiveTitles = festive.products.map((h) => STORE_SEEDS.demo.products.find((p) => p.handle === h)!).filter((p) => p.status === "active").map((p) => p.title);
 const owner = DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === "owner")!;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -26,11 +32,41 @@ async function openTheStore(admin: AdminWorker): Promise<void> {
   await (await ownerRpc(admin))("store/update", { storefrontPassword: null });
 }
 
+/** The Cotton Kurta's photos this run attached (taken off again at the end). */
+const photos = { attached: [] as string[], productId: "" };
+
+/**
+ * Gives the Cotton Kurta two photos when it has fewer (the seed may have none): one for the product, one for
+ * size L alone, made in Node and attached through the admin's media.attach as a merchant's upload would be.
+ */
+async function photographTheKurta(admin: AdminWorker): Promise<void> {
+  const rpc = await ownerRpc(admin);
+  const { items } = (await rpc("products/list", { query: "cotton-kurta" })) as { items: { id: string; handle: string }[] };
+  photos.productId = items.find((p) => p.handle === "cotton-kurta")!.id;
+  const product = (await rpc("products/get", { id: photos.productId })) as { variants: { id: string; title: string }[] };
+  const listed = () => rpc("media/list", { productId: photos.productId }) as Promise<{ items: { id: string; variantIds: string[] }[] }>;
+  let images = (await listed()).items;
+  const large = product.variants.find((v) => v.title === "L")!;
+  const wanted = [
+    { alt: "Cotton Kurta, front", variantIds: [] as string[], seed: 11 },
+    { alt: "Cotton Kurta, L", variantIds: [large.id], seed: 12 },
+  ];
+  for (const photo of wanted.slice(0, Math.max(0, 2 - images.length))) {
+    // A variant already shown by another image keeps it: this run's L photo is only added when no image shows L.
+    const variantIds = images.some((i) => i.variantIds.includes(large.id)) ? [] : photo.variantIds;
+    const image = { base64: makePng(480, 640, photo.seed + images.length).toString("base64") };
+    const added = (await rpc("media/attach", { productId: photos.productId, alt: photo.alt, image, variantIds })) as { id: string };
+    photos.attached.push(added.id);
+    images = (await listed()).items;
+  }
+}
+
 const w = walkthrough({
   start: async (db) => {
     const workers = await startStorefrontWithAdmin(db);
     try {
       await openTheStore(workers.admin);
+      await photographTheKurta(workers.admin);
     } catch (e) {
       await workers.stop();
       throw e;
@@ -42,13 +78,15 @@ const w = walkthrough({
   prefix: "shopper-",
   shootEachStep: true,
 });
-const { step } = w;
+// axe checks every page (walkthrough.ts): the helpers below check the page they leave, steps the pages they click on from.
+const { step, check } = w;
 
 // What the steps below leave behind until they undo it themselves.
 const left = { passwordOn: false, linkSlug: null as string | null, orderUrl: null as string | null, mailSeconds: 0 };
 afterAll(async () => {
-  if (!w.worker || (!left.passwordOn && !left.linkSlug)) return;
+  if (!w.worker || (!left.passwordOn && !left.linkSlug && photos.attached.length === 0)) return;
   const rpc = await ownerRpc(w.worker.admin);
+  for (const id of photos.attached) await rpc("media/remove", { productId: photos.productId, id });
   if (left.passwordOn) await rpc("store/update", { storefrontPassword: null });
   if (left.linkSlug) {
     const { items } = (await rpc("links/list", { pageSize: 100 })) as { items: { id: string; slug: string }[] };
@@ -59,16 +97,19 @@ afterAll(async () => {
 
 /** The admin at a desktop's size, or the storefront at a phone's, on the one page of the walkthrough. */
 async function inAdmin(path: string): Promise<void> {
+  await check();
   await w.page.setViewportSize(DESKTOP);
   await w.page.goto(`${w.worker.admin.url}${path}`);
 }
 async function onStore(path: string): Promise<void> {
+  await check();
   await w.page.setViewportSize(PHONE);
   await w.page.goto(path);
 }
 
 /** Saves the admin's Settings form and waits for its notice. */
 async function saveSettings(): Promise<void> {
+  await check();
   await Promise.all([w.page.waitForURL((u) => u.searchParams.get("saved") === "1"), w.page.click("form[action='/settings'] button[type=submit]")]);
   expect(await w.page.locator("[role=status]").innerText()).toContain("Settings saved.");
 }
@@ -89,18 +130,43 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("ul.grid li").count()).toBeGreaterThan(0);
   });
 
-  step("2. searches for kurta and opens the product", "2-search", async () => {
-    await w.page.fill("input[name=q]", "kurta");
-    await w.page.click("form[role=search] button[type=submit]");
-    await w.page.waitForURL((u) => u.pathname === "/search");
-    await w.page.click("text=Cotton Kurta");
-    await w.page.waitForURL((u) => u.pathname === "/products/cotton-kurta");
+  step("2. opens a collection from the store's menu: its products in the merchant's order", "2-collection", async () => {
+    await Promise.all([w.page.waitForURL((u) => u.pathname === `/collections/${festive.handle}`), w.page.click(`nav.menu a:text-is("${festive.title}")`)]);
+    expect(await w.page.locator("h1").innerText()).toBe(festive.title);
+    expect(await w.page.locator("nav.menu a[aria-current=page]").innerText()).toBe(festive.title);
+    expect(await w.page.locator("ul.grid li strong").allInnerTexts()).toEqual(festiveTitles);
+  });
+
+  step("3. searches with a typo, kurtha: the kurtas are found", "3-search-typo", async () => {
+    await w.page.fill("#q", "kurtha");
+    await Promise.all([w.page.waitForURL((u) => u.pathname === "/search" && u.searchParams.get("q") === "kurtha"), w.page.click("header.shop form[role=search] button[type=submit]")]);
+    const found = await w.page.locator("ul.grid li strong").allInnerTexts();
+    expect(found).toEqual(expect.arrayContaining(kurtas));
+  });
+
+  step("4. opens the Cotton Kurta: its photos, and the chosen size's photo comes first", "4-product-gallery", async () => {
+    await Promise.all([w.page.waitForURL((u) => u.pathname === "/products/cotton-kurta"), w.page.click("ul.grid a:has-text('Cotton Kurta')")]);
     expect(await w.page.locator("h1").innerText()).toBe("Cotton Kurta");
     // M has stock only at the boutique, which does not sell online.
     expect(await w.page.locator("label:has-text('M ·') input[type=radio]").isDisabled()).toBe(true);
+    const gallery = w.page.locator("ol.gallery[aria-label=Photos]");
+    expect(await gallery.locator("li img").count()).toBeGreaterThanOrEqual(2);
+    for (const img of await gallery.locator("li img").all()) {
+      expect(await img.getAttribute("alt")).toBeTruthy();
+      expect(await img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth > 0)).toBe(true);
+    }
+    // A size that can be bought and has a photo of its own, not the one in front: choosing it brings that photo forward.
+    const photoOf = JSON.parse((await gallery.getAttribute("data-variant-images")) ?? "{}") as Record<string, string>;
+    const inFront = await gallery.locator("li").first().getAttribute("data-image");
+    const radio = (variantId: string) => w.page.locator(`input[name=variantId][value="${variantId}"]`);
+    let chosen: [string, string] | undefined;
+    for (const [variantId, imageId] of Object.entries(photoOf)) if (!chosen && imageId !== inFront && (await radio(variantId).isEnabled())) chosen = [variantId, imageId];
+    expect(chosen, "a size of the Cotton Kurta with a photo of its own").toBeDefined();
+    await radio(chosen![0]).check();
+    expect(await gallery.locator("li").first().getAttribute("data-image")).toBe(chosen![1]);
   });
 
-  step("3. adds two variants to the cart", "3-added", async () => {
+  step("5. adds two variants to the cart", "5-added", async () => {
     await w.page.check("label:has-text('S ·') input[type=radio]");
     await w.page.click("form[action='/api/cart/lines'] button[type=submit]");
     await w.page.waitForURL((u) => u.pathname === "/cart");
@@ -112,7 +178,7 @@ describe("a shopper in Chromium", () => {
     expect(await total("subtotal")).toBe("₹2,598.00");
   });
 
-  step("4. changes a quantity and applies WELCOME10: the totals follow", "4-totals", async () => {
+  step("6. changes a quantity and applies WELCOME10: the totals follow", "6-totals", async () => {
     await w.page.fill("tr:has-text('Cotton Kurta · S') input[name=quantity]", "2");
     await w.page.click("tr:has-text('Cotton Kurta · S') button:has-text('Update')");
     await w.page.waitForLoadState();
@@ -124,7 +190,7 @@ describe("a shopper in Chromium", () => {
     expect(await total("total")).toBe("₹3,507.30");
   });
 
-  step("5. an unknown code says so, and the cart is unchanged", "5-bad-code", async () => {
+  step("7. an unknown code says so, and the cart is unchanged", "7-bad-code", async () => {
     await w.page.fill("input[name=code]", "NOPE");
     await w.page.click("form[action='/api/cart/discount'] button:has-text('Apply')");
     await w.page.waitForLoadState();
@@ -132,9 +198,9 @@ describe("a shopper in Chromium", () => {
     expect(await total("total")).toBe("₹3,507.30");
   });
 
-  step("6. the Owner turns the storefront password on in the admin: the store answers its password page", "6-password-page", async () => {
+  step("8. the Owner turns the storefront password on in the admin: the store answers its password page", "8-password-page", async () => {
     await w.page.setViewportSize(DESKTOP);
-    await signIn(w.page, owner.email, DEMO_PASSWORD, w.worker.admin.url);
+    await signIn(w.page, owner.email, DEMO_PASSWORD, w.worker.admin.url, check);
     await inAdmin("/settings");
     await w.page.fill("input[name=storefrontPassword]", STORE_PASSWORD);
     left.passwordOn = true;
@@ -146,7 +212,7 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("text=Cotton Kurta").count()).toBe(0);
   });
 
-  step("7. enters the password and is back on the page asked for", "7-password-entered", async () => {
+  step("9. enters the password and is back on the page asked for", "9-password-entered", async () => {
     await w.page.fill("form[action='/api/storefront/password'] input[name=password]", STORE_PASSWORD);
     await Promise.all([
       w.page.waitForURL((u) => u.pathname === "/products/cotton-kurta"),
@@ -157,7 +223,7 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("ul.grid li").count()).toBeGreaterThan(0);
   });
 
-  step("8. the Owner turns the password off: a new shopper sees the store without one", "8-password-off", async () => {
+  step("10. the Owner turns the password off: a new shopper sees the store without one", "10-password-off", async () => {
     await inAdmin("/settings");
     await w.page.check("input[name=removeStorefrontPassword]");
     await saveSettings();
@@ -170,12 +236,13 @@ describe("a shopper in Chromium", () => {
       expect(await fresh.locator("h1").innerText()).toBe(demo.name);
       expect(await fresh.locator("form[action='/api/storefront/password']").count()).toBe(0);
       expect(await fresh.locator("ul.grid li").count()).toBeGreaterThan(0);
+      await check(fresh);
     } finally {
       await stranger.close();
     }
   });
 
-  step("9. the Owner makes a short link on the admin's Links page", "9-link-created", async () => {
+  step("11. the Owner makes a short link on the admin's Links page", "11-link-created", async () => {
     await inAdmin("/links");
     await w.page.fill("#slug", LINK_SLUG);
     await w.page.fill("#target", "/products/cotton-kurta");
@@ -183,28 +250,31 @@ describe("a shopper in Chromium", () => {
     await w.page.fill("#utm_medium", "qr");
     await w.page.fill("#utm_campaign", "draft");
     left.linkSlug = LINK_SLUG;
+    await check();
     await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "created"), w.page.click("form:has(input[name=action][value=create]) button[type=submit]")]);
     expect(await w.page.locator("[role=status]").innerText()).toContain("Short link created.");
     expect(await linkRow().locator("td[data-clicks]").innerText()).toBe("0");
   });
 
-  step("10. the Owner edits the link: a bad target is named next to its field, then the fixed one is saved", "10-link-edited", async () => {
+  step("12. the Owner edits the link: a bad target is named next to its field, then the fixed one is saved", "12-link-edited", async () => {
     await Promise.all([w.page.waitForURL((u) => u.searchParams.has("edit")), w.page.click(`a[aria-label="Edit ${LINK_SLUG}"]`)]);
     expect(await w.page.inputValue("#edit-utm_campaign")).toBe("draft");
+    await check();
     await w.page.fill("#edit-utm_campaign", "tour");
     await w.page.fill("#edit-target", "products/cotton-kurta");
     await Promise.all([w.page.waitForLoadState("load"), w.page.click("form#edit button[type=submit]")]);
     expect(await w.page.locator("#edit-target-error").innerText()).toContain("a path that starts with a single /");
     expect(await w.page.inputValue("#edit-target")).toBe("products/cotton-kurta");
     expect(await w.page.inputValue("#edit-utm_campaign")).toBe("tour");
-    await w.screenshot("10-link-edit-refused");
+    await check();
+    await w.screenshot("12-link-edit-refused");
     await w.page.fill("#edit-target", "/products/cotton-kurta");
     await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "updated"), w.page.click("form#edit button[type=submit]")]);
     expect(await w.page.locator("[role=status]").innerText()).toContain("Short link saved.");
     expect(await linkRow().innerText()).toContain("walkthrough · qr · tour");
   });
 
-  step("11. a shopper follows /l/<slug> and lands on its target with the UTM tags", "11-link-followed", async () => {
+  step("13. a shopper follows /l/<slug> and lands on its target with the UTM tags", "13-link-followed", async () => {
     await onStore(`/l/${LINK_SLUG}`);
     const landed = new URL(w.page.url());
     expect(landed.pathname).toBe("/products/cotton-kurta");
@@ -212,18 +282,18 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("h1").innerText()).toBe("Cotton Kurta");
   });
 
-  step("12. the click is counted on the admin's Links page", "12-link-clicks", async () => {
+  step("14. the click is counted on the admin's Links page", "14-link-clicks", async () => {
     await inAdmin("/links");
     expect(await linkRow().locator("td[data-clicks]").innerText()).toBe("1");
   });
 
-  step("13. the Owner deletes the link: the store is left as it was", "13-link-deleted", async () => {
+  step("15. the Owner deletes the link: the store is left as it was", "15-link-deleted", async () => {
     await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "deleted"), w.page.click(`button[aria-label="Delete ${LINK_SLUG}"]`)]);
     left.linkSlug = null;
     expect(await linkRow().count()).toBe(0);
   });
 
-  step("14. the shopper checks out (ticking 'Email me news and offers'): address, Pay online now, the local gateway's page, Pay; the order page says paid", "14-paid", async () => {
+  step("16. the shopper checks out (ticking 'Email me news and offers'): address, Pay online now, the local gateway's page, Pay; the order page says paid", "16-paid", async () => {
     // What this run ships goes back on the warehouse's shelf first, so runs on one database never run out.
     const rpc = await ownerRpc(w.worker.admin);
     for (const [sku, units] of [["KURTA-COT-S", 2], ["KURTA-COT-L", 1]] as const) {
@@ -232,13 +302,13 @@ describe("a shopper in Chromium", () => {
       await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: units, reason: "received", note: "Shopper walkthrough" });
     }
     await onStore("/checkout");
-    const orderPage = await checkOutAndPay(w.page, { email: SHOPPER_EMAIL, name: "Asha Rao", line1: "12 MG Road", city: "Pune", postalCode: "411001", state: "IN-MH", acceptsMarketing: true });
+    const orderPage = await checkOutAndPay(w.page, { email: SHOPPER_EMAIL, name: "Asha Rao", line1: "12 MG Road", city: "Pune", postalCode: "411001", state: "IN-MH", acceptsMarketing: true }, check);
     left.orderUrl = orderPage.href;
     expect(await w.page.locator("dd[data-status=payment]").getAttribute("data-value")).toBe("paid");
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("not shipped yet");
   });
 
-  step("15. within seconds of the payment, payment_received is in the admin's local mailbox", "15-mailbox", async () => {
+  step("17. within seconds of the payment, payment_received is in the admin's local mailbox", "17-mailbox", async () => {
     const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
     const paidAt = Date.now();
     await inAdmin("/mailbox");
@@ -255,14 +325,16 @@ describe("a shopper in Chromium", () => {
     await onStore(left.orderUrl!);
   });
 
-  step("16. the Owner finds the order paid in the admin and ships every parcel with the store's courier", "16-shipped", async () => {
+  step("18. the Owner finds the order paid in the admin and ships every parcel with the store's courier", "18-shipped", async () => {
     const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
     await inAdmin(`/orders?query=%23${number}`);
     const row = w.page.locator("tbody tr").first();
     expect(await row.innerText()).toContain(`#${number}`);
     expect(await row.locator('[data-status="paid"]').count()).toBe(1);
+    await check();
     await Promise.all([w.page.waitForURL((u) => /^\/orders\/[0-9a-f-]{36}$/.test(u.pathname)), row.locator("a").first().click()]);
     const ship = w.page.locator("form[data-action=fulfill]");
+    await check();
     while (await ship.count()) {
       await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "fulfill"), ship.locator("button[type=submit]").click()]);
       expect(await w.page.locator("[role=status]").innerText()).toContain("is shipped");
@@ -271,18 +343,18 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator('#shipments [data-status="pending"]').count()).toBeGreaterThan(0);
   });
 
-  step("17. the shopper's order page shows it shipped, with the courier's tracking number", "17-shopper-sees-shipped", async () => {
+  step("19. the shopper's order page shows it shipped, with the courier's tracking number", "19-shopper-sees-shipped", async () => {
     await onStore(left.orderUrl!);
     expect(await w.page.locator("dd[data-status=fulfillment]").innerText()).toBe("shipped");
     expect(await w.page.locator("li[data-shipment]").first().innerText()).toMatch(/Local Courier, tracking number \S+: handed to the courier/);
   });
 
-  step("18. the shopper confirms marketing consent through the emailed link in the local mailbox", "18-consent-confirmed", async () => {
+  step("20. the shopper confirms marketing consent through the emailed link in the local mailbox", "20-consent-confirmed", async () => {
     // The checkout only asked (double opt-in): the customer waits for the shopper's confirmation.
     await inAdmin(`/customers?query=${encodeURIComponent(SHOPPER_EMAIL)}`);
     expect(await w.page.locator("tbody tr").first().locator("td[data-consent]").getAttribute("data-consent")).toBe("pending");
     const subject = `Confirm you want news and offers from ${demo.name} · ${demo.name}`;
-    const mail = w.page.locator("section").filter({ has: w.page.locator(`h2:text-is("${subject}")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
+    const mail = w.page.locator("article").filter({ has: w.page.locator(`h2:text-is("${subject}")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
     const since = Date.now();
     await inAdmin("/mailbox");
     while ((await mail.count()) === 0 && Date.now() - since < 20_000) {
@@ -294,7 +366,8 @@ describe("a shopper in Chromium", () => {
     expect(link.pathname).toMatch(/^\/consent\/[0-9a-f-]{36}$/);
     // The email's link names the store's own domain; this run's storefront serves it on its own port.
     await onStore(link.pathname + link.search);
-    await w.screenshot("18-consent-asked");
+    await w.screenshot("20-consent-asked");
+    await check();
     await Promise.all([w.page.waitForLoadState("load"), w.page.click("button:has-text('Yes, send me news and offers')")]);
     expect(await w.page.locator("[role=alert], [role=status]").first().innerText()).toContain("is subscribed.");
     await inAdmin(`/customers?query=${encodeURIComponent(SHOPPER_EMAIL)}`);
@@ -303,7 +376,7 @@ describe("a shopper in Chromium", () => {
     expect(await w.page.locator("dd[data-consent]").innerText()).toContain("through the confirmation email");
   });
 
-  step("19. the shopper opens the shipped order's tax invoice from the order page and downloads its PDF", "19-tax-invoice", async () => {
+  step("21. the shopper opens the shipped order's tax invoice from the order page and downloads its PDF", "21-tax-invoice", async () => {
     await onStore(left.orderUrl!);
     const invoice = w.page.locator("li[data-invoice]").first();
     const [view, pdf] = await Promise.all(["View", "PDF"].map((text) => invoice.locator(`a:text-is("${text}")`).getAttribute("href")));
@@ -322,10 +395,10 @@ describe("a shopper in Chromium", () => {
     expect(got.disposition).toMatch(/^attachment; filename="INV-\d{2}-\d{2}-\d{6}\.pdf"$/);
   });
 
-  step("20. the order_shipped email's HTML part, as the shopper's mail client shows it, from the local mailbox", "20-email-html", async () => {
+  step("22. the order_shipped email's HTML part, as the shopper's mail client shows it, from the local mailbox", "22-email-html", async () => {
     await onStore(left.orderUrl!);
     const number = (await w.page.locator("h1").innerText()).replace(/\D/g, "");
-    const mail = w.page.locator("section").filter({ has: w.page.locator(`h2:has-text("Order #${number} has shipped")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
+    const mail = w.page.locator("article").filter({ has: w.page.locator(`h2:has-text("Order #${number} has shipped")`) }).filter({ hasText: `to ${SHOPPER_EMAIL}` });
     const since = Date.now();
     await inAdmin("/mailbox");
     while ((await mail.count()) === 0 && Date.now() - since < 20_000) {

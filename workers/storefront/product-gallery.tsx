@@ -7,10 +7,11 @@ import { ProductPicture } from "./media";
  * A product page's photos (issue 23 item 4): the chosen variant's image first and large, the others after
  * it. Without JavaScript every photo is on the page and the default variant's leads; with it, choosing a
  * variant brings that variant's photo to the front (the small script below, one for every store: the map
- * of variant to image is data on the gallery, never code).
+ * of variant to image is data on the gallery, never code). It listens on the document: the variants' form
+ * comes after the gallery, so its radios do not exist yet when the script runs.
  */
 const SWITCH_SCRIPT = inlineScript(`(function(){var g=document.querySelector("ol.gallery[data-variant-images]");if(!g)return;var map;try{map=JSON.parse(g.getAttribute("data-variant-images"))}catch(e){return}
-document.querySelectorAll("input[name=variantId]").forEach(function(r){r.addEventListener("change",function(){var id=map[r.value];var li=id&&g.querySelector('li[data-image="'+id+'"]');if(li&&li!==g.firstElementChild){g.prepend(li)}})})})();`);
+document.addEventListener("change",function(e){var r=e.target;if(!r||r.name!=="variantId")return;var id=map[r.value];var li=id&&g.querySelector('li[data-image="'+id+'"]');if(li&&li!==g.firstElementChild){g.prepend(li)}})})();`);
 
 export const Gallery: FC<{ images: readonly ProductImage[]; variantImage: Readonly<Record<string, string>>; chosenVariant: string | undefined }> = ({ images, variantImage, chosenVariant }) => {
   if (images.length === 0) return null;

@@ -31,7 +31,7 @@ select{padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;font:
 .field-error{color:var(--bad);font-size:.875rem;margin:.25rem 0 0}input[aria-invalid=true]{border-color:var(--bad)}
 ul.stores{list-style:none;padding:0}ul.stores li{margin:.5rem 0}ul.stores button{width:100%;text-align:left;margin:0;background:var(--card);color:var(--fg);border:1px solid var(--line)}
 .badge.revoked{border-color:var(--bad);color:var(--bad)}.badge.expired{color:var(--muted)}
-section{margin:1.5rem 0}h2{font-size:1.125rem;margin:0 0 .5rem}.scroll{overflow-x:auto}
+section,article.mail{margin:1.5rem 0}h2{font-size:1.125rem;margin:0 0 .5rem}.scroll{overflow-x:auto}
 .mono,code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}.mono{font-size:.8125rem}
 pre{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;overflow-x:auto;font-size:.8125rem;margin:.75rem 0}
 fieldset{border:1px solid var(--line);border-radius:8px;margin:1rem 0;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .25rem}

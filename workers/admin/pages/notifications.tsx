@@ -8,7 +8,7 @@ import type { AdminEnv } from "../context";
 import { call, storePage } from "./chrome";
 import { AdminPage } from "./layout";
 import { IstTime, StatusBadge, words } from "./order-words";
-import { Section, Table } from "./parts";
+import { Table } from "./parts";
 
 /**
  * The notification log (`/notifications`, orders.read): what was sent to shoppers, newest first; and the
@@ -81,17 +81,22 @@ notificationsPage.get("/mailbox", async (c) => {
       <p class="muted">What the local mailer would have sent (development only). The log is under <a href="/notifications">Notifications</a>.</p>
       {box.items.length === 0 ? <p class="muted">The mailbox is empty.</p> : null}
       {box.items.map((m) => (
-        <Section id={`m-${m.id}`} title={m.subject}>
+        // An article, not a section: a section is a landmark, and two mails of one subject would be two landmarks of one name.
+        <article class="mail" id={`m-${m.id}`} aria-labelledby={`m-${m.id}-heading`}>
+          <h2 id={`m-${m.id}-heading`}>{m.subject}</h2>
           <p class="muted" data-tag={m.tag}>
             <IstTime at={m.createdAt} /> · from {m.from} · to {m.to}
           </p>
-          <pre class="mail">{m.text}</pre>
+          {/* Focusable: a long line scrolls it sideways, which a keyboard must reach too. */}
+          <pre class="mail" tabindex={0}>
+            {m.text}
+          </pre>
           <p>
             <a href={`/mailbox/${m.id}`} data-part="html">
               Open the HTML part
             </a>
           </p>
-        </Section>
+        </article>
       ))}
       <Pager path="/mailbox" list={box} />
     </AdminPage>,
