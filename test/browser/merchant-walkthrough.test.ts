@@ -8,9 +8,14 @@
  * Screenshots: .data/screenshots/merchant-*.png.
  * Every name carries this run's suffix: the test database keeps what earlier runs made.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, describe, expect } from "vitest";
+import { THEME_DEFAULTS } from "#shared/storefront/theme";
 import { DEMO_PASSWORD, DEMO_PEOPLE } from "../../scripts/lib/seed";
+import { makePng } from "./png";
 import { adminRpcAs, startStorefrontWithAdmin } from "./support";
 import { checkOutAndPay, signIn, walkthrough } from "./walkthrough";
 
@@ -22,6 +27,11 @@ const SKU = (size: string) => `WD-${run}-${size}`.toUpperCase();
 const CODE = `TOUR${run}`.toUpperCase();
 const PAGE_HANDLE = `care-${run}`;
 const COLLEAGUE = `colleague-${run}@example.test`;
+const PHOTO_ALT = `${PRODUCT}, red, folded on a cotton sheet`;
+/** Too light to read (white on it 1.3:1), then a deep blue (8.6:1 both ways), or a deep green when the blue is already the store's. */
+const PALE = "#ffdd00";
+const DEEP = ["#1f4e79", "#2d5016"];
+let BRAND = DEEP[0]!;
 
 const w = walkthrough({
   start: (db) => startStorefrontWithAdmin(db, { worker: false }),
@@ -29,15 +39,25 @@ const w = walkthrough({
   baseUrl: (storefront) => storefront,
   prefix: "merchant-",
 });
-const { step } = w;
+// axe checks every page (walkthrough.ts): `go` and `submit` check the page they leave.
+const { step, check } = w;
 const admin = (path: string) => `${w.worker.admin.url}${path}`;
 const shop = (path: string) => `${w.worker.url.replace("127.0.0.1", "demo.localhost")}${path}`;
 const notice = () => w.page.locator("[role=status]").first().innerText();
 /** Clicks and waits for the page the click leads to. */
 async function submit(page: Page, selector: string): Promise<void> {
+  await check(page);
   await Promise.all([page.waitForEvent("load"), page.locator(selector).first().click()]);
 }
+/** Opens an address on the walkthrough's page once axe has checked the one it leaves. */
+async function go(url: string) {
+  await check();
+  return w.page.goto(url);
+}
 let productUrl = "";
+/** The brand colour shoppers saw and the draft's before step 5, put back at the end. */
+let brandBefore: { published: string | null; draft: string } | null = null;
+type ThemeState = { draft: { brandColour: string }; published: { brandColour: string } | null };
 
 // The demo store is shared with the other walkthroughs (which count its products): take back what this run
 // made that they could see. The customer and the disabled code stay (their names carry the run's suffix).
@@ -50,11 +70,18 @@ afterAll(async () => {
   for (const p of pages.items.filter((x) => x.handle === PAGE_HANDLE)) await rpc("content/publish", { id: p.id, published: false });
   const team = (await rpc("staff/list", {})) as { members: { id: string; email: string }[] };
   for (const m of team.members.filter((x) => x.email === COLLEAGUE)) await rpc("staff/remove", { memberId: m.id });
+  if (brandBefore) {
+    // The colour shoppers saw (the platform's when nothing was published) published again, then the draft as it was.
+    const shown = brandBefore.published ?? THEME_DEFAULTS.brandColour;
+    await rpc("theme/updateDraft", { brandColour: shown });
+    await rpc("theme/publish", {});
+    if (brandBefore.draft !== shown) await rpc("theme/updateDraft", { brandColour: brandBefore.draft });
+  }
 }, 30_000);
 
 describe("a merchant runs the store from the admin", () => {
   step("1. the Owner's home: today, what waits, and every area in the navigation", "1-home", async () => {
-    await signIn(w.page, person("owner").email, DEMO_PASSWORD, w.worker.admin.url);
+    await signIn(w.page, person("owner").email, DEMO_PASSWORD, w.worker.admin.url, check);
     for (const path of ["/products", "/inventory", "/orders", "/customers", "/discounts", "/pages", "/team"]) {
       expect(await w.page.locator(`header nav a[href="${path}"]`).count(), path).toBe(1);
     }
@@ -63,7 +90,7 @@ describe("a merchant runs the store from the admin", () => {
   });
 
   step("2. a product with two variants, then its first stock", "2-product", async () => {
-    await w.page.goto(admin("/products"));
+    await go(admin("/products"));
     await submit(w.page, 'a[href="/products/new"]');
     await w.page.fill("#title", PRODUCT);
     await w.page.selectOption("#status", "active");
@@ -89,17 +116,64 @@ describe("a merchant runs the store from the admin", () => {
     await w.page.fill("#v0-price", "749");
     await submit(w.page, '#product-form button[value="save"]');
     expect(await notice()).toBe("Product saved.");
-    await w.page.goto(shop(`/products/${HANDLE}`));
+    await go(shop(`/products/${HANDLE}`));
     const text = await w.page.locator("main").innerText();
     expect(text).toContain("₹749.00");
     expect(text).not.toContain("₹799.00");
     await w.screenshot("3-storefront-price");
   });
 
-  step("4. stock adjusted on /inventory with the keyboard only", "4-inventory", async () => {
-    await w.page.goto(admin(`/inventory?query=${SKU("red")}`));
+  step("4. an image uploaded on the product's page with its alt text, then seen on the storefront", "4-image", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "walkthrough-photo-")), "dupatta-red.png");
+    fs.writeFileSync(file, makePng(600, 800, Number.parseInt(run, 36) % 997));
+    await go(productUrl);
+    await w.page.setInputFiles("#media-files", file);
+    await w.page.fill("#media-alt", PHOTO_ALT);
+    await submit(w.page, '#upload-images button[type="submit"]');
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    expect(await notice()).toContain("Image added");
+    const row = w.page.locator("#images li.media-row");
+    expect(await row.count()).toBe(1);
+    expect(await row.locator("img").getAttribute("alt")).toBe(PHOTO_ALT);
+    expect(await row.innerText()).toContain("600×800 px");
+    await w.screenshot("4-image-uploaded");
+    await go(shop(`/products/${HANDLE}`));
+    const photo = w.page.locator("ol.gallery li img").first();
+    expect(await photo.getAttribute("alt")).toBe(PHOTO_ALT);
+    expect(await photo.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth > 0)).toBe(true);
+    await w.screenshot("4-image-on-storefront");
+  });
+
+  step("5. the brand colour: one too light is refused by its field, a deep one previewed, published and used by the storefront", "5-brand", async () => {
+    const rpc = await adminRpcAs(w.worker.admin.url, person("owner").email, DEMO_PASSWORD);
+    const before = (await rpc("theme/get", {})) as ThemeState;
+    brandBefore = { published: before.published?.brandColour ?? null, draft: before.draft.brandColour };
+    BRAND = DEEP.find((c) => c !== brandBefore!.published && c !== brandBefore!.draft)!;
+    await go(admin("/settings/storefront"));
+    await w.page.fill("#brandColour", PALE);
+    await submit(w.page, '#theme-form button[value="save"]');
+    expect(await w.page.locator("#brandColour-error").innerText()).toContain("Too light to read");
+    expect(await w.page.inputValue("#brandColour")).toBe(PALE);
+    await w.page.fill("#brandColour", BRAND);
+    await submit(w.page, '#theme-form button[value="preview"]');
+    expect(await notice()).toContain("Preview only");
+    expect(await w.page.locator(".theme-preview").evaluate((e) => getComputedStyle(e).getPropertyValue("--brand").trim())).toBe(BRAND);
+    await submit(w.page, '#theme-form button[value="save"]');
+    expect(await notice()).toContain("Draft saved");
+    await submit(w.page, 'button[value="publish"]');
+    expect(await notice()).toContain("Published");
+    // The storefront links the new look's stylesheet, and its pages take the colour from it.
+    await go(shop("/"));
+    expect(await w.page.locator('link[rel=stylesheet][href^="/theme.css?t="]').count()).toBe(1);
+    expect(await w.page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--brand").trim())).toBe(BRAND);
+    await w.screenshot("5-brand-colour");
+  });
+
+  step("6. stock adjusted on /inventory with the keyboard only", "6-inventory", async () => {
+    await go(admin(`/inventory?query=${SKU("red")}`));
     const row = w.page.locator(`tr[data-level^="${SKU("red")}@"]`);
     expect(await row.count()).toBe(1);
+    await check();
     await row.locator('input[name="delta"]').focus();
     await w.page.keyboard.type("-2");
     await w.page.keyboard.press("Tab");
@@ -108,11 +182,11 @@ describe("a merchant runs the store from the admin", () => {
     await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "adjusted"), w.page.keyboard.press("Enter")]);
     expect(await notice()).toBe("Stock adjusted.");
     expect(await w.page.locator(`tr[data-level^="${SKU("red")}@"] td.num`).first().innerText()).toBe("4");
-    await w.screenshot("4-inventory-adjusted");
+    await w.screenshot("6-inventory-adjusted");
   });
 
-  step("5. a customer, with a mistake corrected by its field", "5-customer", async () => {
-    await w.page.goto(admin("/customers/new"));
+  step("7. a customer, with a mistake corrected by its field", "7-customer", async () => {
+    await go(admin("/customers/new"));
     await w.page.fill("#email", `shopper-${run}@example.test`);
     await w.page.fill("#phone", "98765 43210");
     await w.page.fill("#firstName", "Kavya");
@@ -122,11 +196,11 @@ describe("a merchant runs the store from the admin", () => {
     await w.page.fill("#phone", "+919876543210");
     await submit(w.page, '#customer-form button[type="submit"]');
     expect(await notice()).toBe("Customer added.");
-    await w.screenshot("5-customer");
+    await w.screenshot("7-customer");
   });
 
-  step("6. a discount created, then disabled", "6-discount", async () => {
-    await w.page.goto(admin("/discounts"));
+  step("8. a discount created, then disabled", "8-discount", async () => {
+    await go(admin("/discounts"));
     await w.page.fill("#new-code", CODE);
     await w.page.fill("#new-value", "15");
     await submit(w.page, '#new-discount button[type="submit"]');
@@ -134,11 +208,11 @@ describe("a merchant runs the store from the admin", () => {
     await submit(w.page, `tr[data-discount="${CODE}"] button[value="disable"]`);
     expect(await notice()).toContain("Discount disabled");
     expect(await w.page.locator(`tr[data-discount="${CODE}"] [data-status]`).first().getAttribute("data-status")).toBe("disabled");
-    await w.screenshot("6-discount-disabled");
+    await w.screenshot("8-discount-disabled");
   });
 
-  step("7. a page written, previewed, published and read on the storefront", "7-page", async () => {
-    await w.page.goto(admin("/pages"));
+  step("9. a page written, previewed, published and read on the storefront", "9-page", async () => {
+    await go(admin("/pages"));
     await w.page.fill("#title", "Caring for silk");
     await w.page.fill("#handle", PAGE_HANDLE);
     await w.page.fill("#body", "Dry clean only.");
@@ -150,26 +224,27 @@ describe("a merchant runs the store from the admin", () => {
     await submit(w.page, '#page-form button[value="save"]');
     await submit(w.page, 'button[value="publish"]');
     expect(await notice()).toContain("Page published");
-    await w.page.goto(shop(`/pages/${PAGE_HANDLE}`));
+    await go(shop(`/pages/${PAGE_HANDLE}`));
     expect(await w.page.locator("main").innerText()).toContain("Store folded in muslin.");
-    await w.screenshot("7-page-published");
+    await w.screenshot("9-page-published");
   });
 
-  step("8. a colleague invited, who accepts in a second browser, then is demoted to Staff", "8-team", async () => {
-    await w.page.goto(admin("/team"));
+  step("10. a colleague invited, who accepts in a second browser, then is demoted to Staff", "10-team", async () => {
+    await go(admin("/team"));
     await w.page.fill("#invite-email", COLLEAGUE);
     await w.page.selectOption("#invite-role", "admin");
     await submit(w.page, '#invite button[type="submit"]');
     const link = await w.page.inputValue("#invite-link");
     expect(link).toContain("/invite/");
-    await w.screenshot("8-invited");
+    await w.screenshot("10-invited");
     const colleague = await w.otherBrowser();
     await colleague.goto(link);
     await colleague.fill("#name", "Walkthrough Colleague");
     await colleague.fill("#password", "a long enough password");
+    await check(colleague);
     await Promise.all([colleague.waitForURL((u) => !u.pathname.startsWith("/invite")), colleague.click('button[type="submit"]')]);
     expect((await colleague.locator("[data-testid=role]").innerText()).trim()).toBe("Admin");
-    await w.page.goto(admin("/team"));
+    await go(admin("/team"));
     const row = w.page.locator(`tr[data-member="${COLLEAGUE}"]`);
     await row.locator("select").selectOption("staff");
     await submit(w.page, `tr[data-member="${COLLEAGUE}"] button[value="role"]`);
@@ -179,29 +254,30 @@ describe("a merchant runs the store from the admin", () => {
     expect((await colleague.locator("[data-testid=role]").innerText()).trim()).toBe("Staff");
   });
 
-  step("9. Staff: the product without Delete, no Team in the navigation, /team the 403 page", "9-staff", async () => {
-    await w.page.goto(admin("/"));
+  step("11. Staff: the product without Delete, no Team in the navigation, /team the 403 page", "11-staff", async () => {
+    await go(admin("/"));
     await submit(w.page, 'form[action="/logout"] button');
-    await signIn(w.page, person("staff").email, DEMO_PASSWORD, w.worker.admin.url);
+    await signIn(w.page, person("staff").email, DEMO_PASSWORD, w.worker.admin.url, check);
     expect(await w.page.locator('header nav a[href="/team"]').count()).toBe(0);
-    await w.page.goto(productUrl);
+    await go(productUrl);
     expect(await w.page.locator("text=Delete…").count()).toBe(0);
     expect(await w.page.locator('button[value="archive"]').count()).toBe(1);
-    const refused = await w.page.goto(admin("/team"));
+    const refused = await go(admin("/team"));
     expect(refused?.status()).toBe(403);
-    await w.screenshot("9-staff-team-403");
+    await w.screenshot("11-staff-team-403");
   });
 
-  step("10. Staff print a paid order's packing slip before packing, then ship the parcel: the slip names its AWB", "10-packing-slip", async () => {
+  step("12. Staff print a paid order's packing slip before packing, then ship the parcel: the slip names its AWB", "12-packing-slip", async () => {
     // A shopper's order of one kurta, its unit first put back on the shelf (runs on one database never run out).
     const rpc = await adminRpcAs(w.worker.admin.url, person("owner").email, DEMO_PASSWORD);
     const { items } = (await rpc("inventory/levels", { query: "KURTA-COT-S", pageSize: 10 })) as { items: { variantId: string; locationId: string; onHand: number }[] };
     const shelf = items.reduce((a, b) => (b.onHand > a.onHand ? b : a));
     await rpc("inventory/adjust", { variantId: shelf.variantId, locationId: shelf.locationId, delta: 1, reason: "received", note: "Merchant walkthrough" });
-    await w.page.goto(shop("/products/cotton-kurta"));
+    await go(shop("/products/cotton-kurta"));
     await w.page.check("label:has-text('S ·') input[type=radio]");
+    await check();
     await Promise.all([w.page.waitForURL((u) => u.pathname === "/cart"), w.page.click("form[action='/api/cart/lines'] button[type=submit]")]);
-    await w.page.goto(shop("/checkout"));
+    await go(shop("/checkout"));
     const orderPage = await checkOutAndPay(w.page, {
       email: `slip-${run}@example.test`,
       phone: "+919812345678",
@@ -210,10 +286,11 @@ describe("a merchant runs the store from the admin", () => {
       city: "Bengaluru",
       postalCode: "560025",
       state: "IN-KA",
-    });
+    }, check);
     const orderId = orderPage.pathname.split("/")[2]!;
 
-    await w.page.goto(admin(`/orders/${orderId}`));
+    await go(admin(`/orders/${orderId}`));
+    await check();
     await Promise.all([
       w.page.waitForURL((u) => u.pathname.startsWith(`/orders/${orderId}/parcels/`) && u.pathname.endsWith("/packing-slip")),
       w.page.locator("#parcels a:text-is('Packing slip')").first().click(),
@@ -228,17 +305,18 @@ describe("a merchant runs the store from the admin", () => {
     await w.page.emulateMedia({ media: "print" });
     expect(await w.page.locator("header.bar").isVisible()).toBe(false);
     expect(await w.page.locator("button[data-print]").isVisible()).toBe(false);
-    await w.screenshot("10-packing-slip");
+    await w.screenshot("12-packing-slip");
     await w.page.emulateMedia({ media: null });
 
     // Packed: shipped with the store's courier; the slip now names the courier and the AWB.
     const slipUrl = w.page.url();
-    await w.page.goto(admin(`/orders/${orderId}`));
+    await go(admin(`/orders/${orderId}`));
     const ship = w.page.locator("form[data-action=fulfill]");
+    await check();
     while (await ship.count()) {
       await Promise.all([w.page.waitForURL((u) => u.searchParams.get("done") === "fulfill"), ship.locator("button[type=submit]").click()]);
     }
-    await w.page.goto(slipUrl);
+    await go(slipUrl);
     expect(await slip.innerText()).toMatch(/AWB: \S+/);
   });
 });

@@ -148,7 +148,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                     fields={{ id: l.id, sellsOnline: l.sellsOnline ? "no" : "yes" }}
                     action="online"
                     label={l.sellsOnline ? "Stop selling online" : "Sell online"}
-                    ariaLabel={`${l.sellsOnline ? "Stop selling" : "Sell"} ${l.name}'s stock online`}
+                    ariaLabel={`${l.sellsOnline ? "Stop selling online" : "Sell online"}: ${l.name}'s stock`}
                   />
                 </td>
               ) : null}

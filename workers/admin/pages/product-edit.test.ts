@@ -136,7 +136,7 @@ describe("Product pages", () => {
     const id = created.headers.get("location")!.split("/")[2]!.split("?")[0]!;
     const [m, l] = (await sql<{ id: string }>(s, "select id from product_variant where product_id = $1 order by position", [id])).map((r) => r.id);
     const ownerView = await (await page(owner, `/products/${id}`)).text();
-    expect(ownerView).toContain(`<a href="/products/${id}?confirm=remove&amp;variant=${l}#confirm-remove" class="danger" aria-label="Remove the variant L…">`);
+    expect(ownerView).toContain(`<a href="/products/${id}?confirm=remove&amp;variant=${l}#confirm-remove" class="danger" aria-label="Remove this variant: L…">`);
 
     const staff = await sessionFor(db, (await addMember(db, s, "staff")).userId, s.id);
     expect(await (await page(staff, `/products/${id}`)).text()).not.toContain("Remove this variant");

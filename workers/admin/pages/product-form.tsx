@@ -193,7 +193,7 @@ export const ProductForm: FC<{ csrf: string; currency: string; action: string; s
           <CheckField id={`v${i}-preorder`} name={`v${i}.preorder`} label="Sell as a pre-order while out of stock" checked={v.preorder} error={errors[`v${i}.preorder`]} />
           {v.id && removeHref ? (
             <p>
-              <a href={removeHref(v.id)} class="danger" aria-label={`Remove the variant ${v.title || i + 1}…`}>
+              <a href={removeHref(v.id)} class="danger" aria-label={`Remove this variant: ${v.title || i + 1}…`}>
                 Remove this variant…
               </a>
             </p>

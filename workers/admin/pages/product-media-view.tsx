@@ -80,10 +80,10 @@ const ImageRow: FC<{ product: ProductOfPage; image: Media[number]; index: number
             ) : null}
             <form method="post" action={to} class="row-actions">
               <Hidden csrf={csrf} action="move" mediaId={image.id} />
-              <button type="submit" name="direction" value="up" disabled={index === 0} aria-label={`Move ${label.toLowerCase()} up`}>
+              <button type="submit" name="direction" value="up" disabled={index === 0} aria-label={`Move up: ${label.toLowerCase()}`}>
                 Move up
               </button>{" "}
-              <button type="submit" name="direction" value="down" disabled={index === count - 1} aria-label={`Move ${label.toLowerCase()} down`}>
+              <button type="submit" name="direction" value="down" disabled={index === count - 1} aria-label={`Move down: ${label.toLowerCase()}`}>
                 Move down
               </button>
             </form>

@@ -69,7 +69,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                         </option>
                       ))}
                     </select>
-                    <button type="submit" name="action" value="role" aria-label={`Change the role of ${m.email}`}>
+                    <button type="submit" name="action" value="role" aria-label={`Change role of ${m.email}`}>
                       Change role
                     </button>
                   </form>{" "}
@@ -84,7 +84,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
         {team.invitations.length === 0 ? (
           <p class="muted">None.</p>
         ) : (
-          <Table columns={[{ label: "Email" }, { label: "Role" }, { label: "Expires" }, ...(canWrite ? [{ label: "" }] : [])]}>
+          <Table columns={[{ label: "Email" }, { label: "Role" }, { label: "Expires" }, ...(canWrite ? [{ label: "Actions" }] : [])]}>
             {team.invitations.map((i) => (
               <tr data-invitation={i.email}>
                 <td>{i.email}</td>
