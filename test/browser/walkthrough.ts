@@ -180,12 +180,36 @@ export async function expectAccessible(page: Page): Promise<void> {
   await expectAccessibleAt(page, page.url());
 }
 
+/** What axe found, per rule, in the words the failure message needs. */
+type Finding = { id: string; impact: string | null | undefined; help: string; url: string; targets: string[]; first: string };
+
+/**
+ * Every rule of AXE_TAGS but the skipped ones in the page's light scheme, then colour contrast again in its
+ * dark scheme (the pages follow prefers-color-scheme, and a colour that reads on white can vanish on black).
+ */
 async function expectAccessibleAt(page: Page, url: string, skipped: string[] = []): Promise<void> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async ({ tags, skipped }) => {
+  const light = await runAxe(page, { runOnly: { type: "tag", values: AXE_TAGS }, rules: Object.fromEntries(skipped.map((id) => [id, { enabled: false }])) });
+  await page.emulateMedia({ colorScheme: "dark" });
+  let dark: Finding[];
+  try {
+    dark = await runAxe(page, { runOnly: { type: "rule", values: ["color-contrast"] } });
+  } finally {
+    await page.emulateMedia({ colorScheme: "light" });
+  }
+  const found = [...light, ...dark.map((v) => ({ ...v, id: `${v.id} in the dark scheme` }))];
+  if (found.length === 0) return;
+  const lines = found.map((v) => {
+    const shown = v.targets.slice(0, 5).join(", ") + (v.targets.length > 5 ? ` and ${v.targets.length - 5} more` : "");
+    return `- ${v.id} (${v.impact ?? "no impact given"}, ${v.targets.length} element${v.targets.length === 1 ? "" : "s"}): ${v.help}\n    at ${shown}\n    first: ${v.first}\n    ${v.url}`;
+  });
+  throw new Error(`axe found ${found.length} accessibility rule${found.length === 1 ? "" : "s"} broken on ${url}:\n${lines.join("\n")}`);
+}
+
+function runAxe(page: Page, options: object): Promise<Finding[]> {
+  return page.evaluate(async (options) => {
     const { axe } = window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResults> } };
-    const rules = Object.fromEntries(skipped.map((id) => [id, { enabled: false }]));
-    const results = await axe.run(document, { runOnly: { type: "tag", values: tags }, rules, resultTypes: ["violations"] });
+    const results = await axe.run(document, { ...options, resultTypes: ["violations"] });
     return results.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
@@ -195,13 +219,7 @@ async function expectAccessibleAt(page: Page, url: string, skipped: string[] = [
       // The first element's finding in axe's words (for contrast: the two colours and the ratio).
       first: [...v.nodes[0]!.any, ...v.nodes[0]!.all, ...v.nodes[0]!.none].map((c) => c.message).find(Boolean) ?? "",
     }));
-  }, { tags: AXE_TAGS, skipped });
-  if (violations.length === 0) return;
-  const lines = violations.map((v) => {
-    const shown = v.targets.slice(0, 5).join(", ") + (v.targets.length > 5 ? ` and ${v.targets.length - 5} more` : "");
-    return `- ${v.id} (${v.impact ?? "no impact given"}, ${v.targets.length} element${v.targets.length === 1 ? "" : "s"}): ${v.help}\n    at ${shown}\n    first: ${v.first}\n    ${v.url}`;
-  });
-  throw new Error(`axe found ${violations.length} accessibility rule${violations.length === 1 ? "" : "s"} broken on ${url}:\n${lines.join("\n")}`);
+  }, options);
 }
 
 /**

@@ -33,7 +33,8 @@ ul.grid li{border:1px solid var(--line,#ccc);border-radius:.5rem;padding:.75rem}
 ul.grid img{width:100%;height:auto;display:block;border-radius:.3rem;margin-bottom:.4rem}
 ol.gallery{list-style:none;padding:0;margin:0 0 1rem;display:grid;grid-template-columns:repeat(4,1fr);gap:.5rem;max-width:56rem}
 ol.gallery li:first-child{grid-column:1/-1}ol.gallery img{width:100%;height:auto;display:block;border-radius:.4rem}
-.card-price{margin:.25rem 0}s.compare{color:#555;font-weight:400}.badge{display:inline-block;font-size:.8rem;font-weight:600;border-radius:.25rem;padding:.05rem .4rem;border:1px solid currentColor}.badge.sale{color:#8a2a00}
+.card-price{margin:.25rem 0}s.compare{color:var(--muted);font-weight:400}.badge{display:inline-block;font-size:.8rem;font-weight:600;border-radius:.25rem;padding:.05rem .4rem;border:1px solid currentColor}.badge.sale{color:#8a2a00}
+@media (prefers-color-scheme:dark){.soldout{color:#ff8a80}.pre{color:#9ec5ff}.badge.sale{color:#ffb38a}}
 .pager{display:flex;gap:1rem;margin:1rem 0}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters label{display:flex;flex-direction:column}
 .visually-hidden{position:absolute!important;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}

@@ -36,7 +36,7 @@ section,article.mail{margin:1.5rem 0}h2{font-size:1.125rem;margin:0 0 .5rem}.scr
 pre{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;overflow-x:auto;font-size:.8125rem;margin:.75rem 0}
 fieldset{border:1px solid var(--line);border-radius:8px;margin:1rem 0;padding:.5rem 1rem 1rem}legend{font-weight:600;padding:0 .25rem}
 table.areas{width:auto;min-width:16rem}table.areas td,table.areas th{padding:.35rem .8rem}table.areas input{width:auto;margin:0}
-form.inline{display:inline;margin:0}button.small{margin:0;padding:.3rem .7rem;font-size:.8125rem}button.danger{background:#c8453b}
+form.inline{display:inline;margin:0}button.small{margin:0;padding:.3rem .7rem;font-size:.8125rem}button.danger{background:#c8453b;color:#fff}
 .secret{border:2px solid var(--accent)}.copy{display:flex;gap:.5rem;align-items:center}.copy input{flex:1;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}.copy button{margin:0}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .badge.approved{border-color:var(--good);color:var(--good)}.badge.rejected,.badge.failed{border-color:var(--bad);color:var(--bad)}
