@@ -149,6 +149,9 @@ describe("a merchant runs the store from the admin", () => {
     const before = (await rpc("theme/get", {})) as ThemeState;
     brandBefore = { published: before.published?.brandColour ?? null, draft: before.draft.brandColour };
     BRAND = DEEP.find((c) => c !== brandBefore!.published && c !== brandBefore!.draft)!;
+    const themeLink = () => w.page.locator('link[rel=stylesheet][href^="/theme.css?t="]');
+    await go(shop("/"));
+    const hrefBefore = (await themeLink().count()) ? await themeLink().getAttribute("href") : null;
     await go(admin("/settings/storefront"));
     await w.page.fill("#brandColour", PALE);
     await submit(w.page, '#theme-form button[value="save"]');
@@ -164,7 +167,8 @@ describe("a merchant runs the store from the admin", () => {
     expect(await notice()).toContain("Published");
     // The storefront links the new look's stylesheet, and its pages take the colour from it.
     await go(shop("/"));
-    expect(await w.page.locator('link[rel=stylesheet][href^="/theme.css?t="]').count()).toBe(1);
+    expect(await themeLink().count()).toBe(1);
+    expect(await themeLink().getAttribute("href")).not.toBe(hrefBefore);
     expect(await w.page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--brand").trim())).toBe(BRAND);
     await w.screenshot("5-brand-colour");
   });
