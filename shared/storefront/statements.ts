@@ -94,9 +94,8 @@ function matching(q: ProductQuery): SQL {
 
 const A_QUERY: ProductQuery = { page: 1, pageSize: 24, sort: "newest", minPrice: 100, maxPrice: 1000, search: "kurta" };
 
-/** A page of the active products a query matches, with their lowest price and whether anything can be bought. */
-export const productCards = statement("storefront.productCards", {
-  row: {
+/** A product card's columns (shared/storefront/catalog.ts cardOf), as every card statement answers them. */
+const CARD_ROW = {
     id: product.id,
     handle: product.handle,
     title: product.title,
@@ -106,7 +105,11 @@ export const productCards = statement("storefront.productCards", {
     in_stock: pg.bool(),
     available: pg.bool(),
     image: orNull(pg.jsonb<ProductImage>()),
-  },
+};
+
+/** A page of the active products a query matches, with their lowest price and whether anything can be bought. */
+export const productCards = statement("storefront.productCards", {
+  row: CARD_ROW,
   examples: [[A_QUERY], [{ page: 2, pageSize: 24, sort: "title" }], [{ page: 1, pageSize: 24, sort: "newest", collection: "summer" }]],
   sql: (query: ProductQuery) =>
     sql`select id, handle, title, from_price, from_compare_at, on_sale, in_stock, available, ${CARD_IMAGE} from (${matching(query)}) p
@@ -241,15 +244,7 @@ function matchesOf(s: ProductSearch): SQL {
  */
 export const searchProducts = statement("storefront.searchProducts", {
   row: {
-    id: product.id,
-    handle: product.handle,
-    title: product.title,
-    from_price: pg.int8(),
-    from_compare_at: orNull(pg.int8()),
-    on_sale: pg.bool(),
-    in_stock: pg.bool(),
-    available: pg.bool(),
-    image: orNull(pg.jsonb<ProductImage>()),
+    ...CARD_ROW,
     total: pg.int4(),
     more: pg.bool(),
   },
