@@ -85,7 +85,8 @@ begin
 end
 $fn$;
 
-create function internal.product_search_variants_written() returns trigger
+-- Rows that name a product (variants, a collection's products) written, per statement.
+create function internal.product_search_product_rows() returns trigger
 language plpgsql set search_path = pg_catalog, public as $fn$
 begin
   if tg_op = 'DELETE' then
@@ -133,20 +134,9 @@ begin
 end
 $fn$;
 
--- A product put in or taken out of a collection (per statement); a collection renamed, published or withdrawn
--- (per row, guarded): its title is a searched word of its products while it is published.
-create function internal.product_search_collection_rows() returns trigger
-language plpgsql set search_path = pg_catalog, public as $fn$
-begin
-  if tg_op = 'DELETE' then
-    perform public.product_search_refresh(o.store_id, array_agg(distinct o.product_id)) from old_rows o group by o.store_id;
-  else
-    perform public.product_search_refresh(n.store_id, array_agg(distinct n.product_id)) from new_rows n group by n.store_id;
-  end if;
-  return null;
-end
-$fn$;
-
+-- A product put in or taken out of a collection (per statement: product_search_product_rows, as for
+-- variants); a collection renamed, published or withdrawn (per row, guarded): its title is a searched word
+-- of its products while it is published.
 create function internal.product_search_collection_changed() returns trigger
 language plpgsql set search_path = pg_catalog, public as $fn$
 begin
@@ -158,9 +148,8 @@ end
 $fn$;
 
 revoke all on function internal.product_search_products_written() from public;
-revoke all on function internal.product_search_collection_rows() from public;
 revoke all on function internal.product_search_collection_changed() from public;
-revoke all on function internal.product_search_variants_written() from public;
+revoke all on function internal.product_search_product_rows() from public;
 revoke all on function internal.product_search_stock_rows() from public;
 revoke all on function internal.product_search_stock_flipped() from public;
 revoke all on function internal.product_search_location_flipped() from public;
@@ -190,11 +179,11 @@ create trigger product_search_insert after insert on product referencing new tab
 create trigger product_search_update after update on product referencing new table as new_rows
   for each statement execute function internal.product_search_products_written();
 create trigger product_search_insert after insert on product_variant referencing new table as new_rows
-  for each statement execute function internal.product_search_variants_written();
+  for each statement execute function internal.product_search_product_rows();
 create trigger product_search_update after update on product_variant referencing new table as new_rows
-  for each statement execute function internal.product_search_variants_written();
+  for each statement execute function internal.product_search_product_rows();
 create trigger product_search_delete after delete on product_variant referencing old table as old_rows
-  for each statement execute function internal.product_search_variants_written();
+  for each statement execute function internal.product_search_product_rows();
 create trigger product_search_insert after insert on inventory_level referencing new table as new_rows
   for each statement execute function internal.product_search_stock_rows();
 create trigger product_search_delete after delete on inventory_level referencing old table as old_rows
@@ -203,9 +192,9 @@ create trigger product_search_flip after update of on_hand, reserved on inventor
   for each row when ((old.on_hand > old.reserved) is distinct from (new.on_hand > new.reserved))
   execute function internal.product_search_stock_flipped();
 create trigger product_search_insert after insert on collection_product referencing new table as new_rows
-  for each statement execute function internal.product_search_collection_rows();
+  for each statement execute function internal.product_search_product_rows();
 create trigger product_search_delete after delete on collection_product referencing old table as old_rows
-  for each statement execute function internal.product_search_collection_rows();
+  for each statement execute function internal.product_search_product_rows();
 create trigger product_search_change after update of title, published on collection
   for each row when (old.title is distinct from new.title or old.published is distinct from new.published)
   execute function internal.product_search_collection_changed();
