@@ -76,3 +76,19 @@ export function productOpenGraph(product: ProductView, facts: ProductPageFacts, 
     ["twitter:card", image ? "summary_large_image" : "summary"],
   ];
 }
+
+/**
+ * The home page's JSON-LD: the store as an `Organization` (its logo when it has one) and the site as a
+ * `WebSite` whose search a search engine may offer in its results (`SearchAction` on `/search?q=`).
+ */
+export function storeJsonLd(facts: { name: string; url: string; logo?: string | undefined }): Record<string, unknown> {
+  const organization = { "@type": "Organization", "@id": `${facts.url}/#store`, name: facts.name, url: `${facts.url}/`, ...(facts.logo ? { logo: facts.logo } : {}) };
+  const website = {
+    "@type": "WebSite",
+    name: facts.name,
+    url: `${facts.url}/`,
+    publisher: { "@id": `${facts.url}/#store` },
+    potentialAction: { "@type": "SearchAction", target: `${facts.url}/search?q={search_term_string}`, "query-input": "required name=search_term_string" },
+  };
+  return { "@context": "https://schema.org", "@graph": [organization, website] };
+}

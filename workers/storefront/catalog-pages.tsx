@@ -24,12 +24,12 @@ import { publishedCollectionsPlan } from "#shared/storefront/collections";
 import { searchPlan } from "#shared/storefront/search";
 import { mediaPath } from "#shared/media/limits";
 import { productImagesByHandlePlan, type ProductImage } from "#shared/storefront/media";
-import { jsonForScript, productJsonLd, productOpenGraph } from "#shared/storefront/seo";
+import { jsonForScript, productJsonLd, productOpenGraph, storeJsonLd } from "#shared/storefront/seo";
 import { ShopPage, type ShopHead } from "./layout";
 import { Cards, Price } from "./product-card";
 import { Gallery } from "./product-gallery";
 import type { ShopEnv } from "./shop-env";
-import { HomeBanner } from "./theme";
+import { HomeBanner, publishedTheme } from "./theme";
 
 /**
  * The shopper's catalogue pages (issue 10 part 3), server-rendered and usable without JavaScript. Each
@@ -68,11 +68,22 @@ const toMinor = (amount: number | undefined, currency: string) => {
 
 const SORT_LABELS: Record<Sort, string> = { newest: "Newest", price_asc: "Price: low to high", price_desc: "Price: high to low", title: "Name" };
 
+/** The home page's head, with the store's Organization and WebSite JSON-LD (its logo when published). */
+function homeHead(c: ShopContext, base: string): ShopHead {
+  const { store } = c.var.shop;
+  const logo = publishedTheme()?.logo;
+  const logoWidth = logo ? (logo.widths.find((w) => w >= 160) ?? logo.widths[logo.widths.length - 1]!) : 0;
+  return {
+    ...head(c, "/", base, undefined, `Shop ${store.name} online.`),
+    jsonLd: jsonForScript(storeJsonLd({ name: store.name, url: base, logo: logo ? `${base}${mediaPath(logo.hash, logoWidth, "jpg")}` : undefined })),
+  };
+}
+
 export async function homePage(c: ShopContext) {
   const { store } = c.var.shop;
   const { data, base } = await read(c, (q) => productsPlan(q, { page: 1, pageSize: 8, sort: "newest" }));
   return c.html(
-    <ShopPage head={head(c, "/", base, undefined, `Shop ${store.name} online.`)}>
+    <ShopPage head={homeHead(c, base)}>
       <h1>{store.name}</h1>
       <HomeBanner />
       <h2>Featured</h2>

@@ -116,6 +116,12 @@ describe("shopper pages", () => {
     const { store } = await catalogue();
     const home = await (await get(store.hostname, "/")).text();
     expect(home).toContain(`<h1>${store.name}</h1>`);
+    // The store as schema.org Organization and WebSite, whose search a search engine may offer.
+    const ld = JSON.parse(/<script type="application\/ld\+json">([^<]*)<\/script>/.exec(home)![1]!) as { "@graph": Record<string, unknown>[] };
+    expect(ld["@graph"]).toEqual([
+      { "@type": "Organization", "@id": `https://${store.hostname}/#store`, name: store.name, url: `https://${store.hostname}/` },
+      expect.objectContaining({ "@type": "WebSite", potentialAction: expect.objectContaining({ "@type": "SearchAction", target: `https://${store.hostname}/search?q={search_term_string}` }) }),
+    ]);
     expect(home).toContain("Silk Saree");
     expect(home).toContain("From ₹1,250.00");
     expect(home).not.toContain("Draft Dupatta");
