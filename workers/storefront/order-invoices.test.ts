@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { extractText, getDocumentProxy } from "unpdf";
 import { createLogger } from "#shared/core/log";
 import { randomSecret, sha256Hex } from "#shared/core/tokens";
 import { emailLinkSecretFromEnv } from "#shared/mail/links";
@@ -8,6 +7,7 @@ import { localMailer } from "#shared/mail/local";
 import { sendNotification } from "#shared/notifications/send";
 import { providerServices } from "#shared/pipeline/providers";
 import { call } from "../../test/call";
+import { pdfText } from "../../test/pdf";
 import { testDb } from "../../test/harness";
 import { paidGatewayOrder, registeredOrderShop } from "../../test/orders";
 import { issueCreditNotes } from "#shared/orders/credit-notes";
@@ -52,8 +52,7 @@ describe("Order page: tax invoices", () => {
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get("content-type")).toBe("application/pdf");
     expect(pdf.headers.get("content-disposition")).toBe(`attachment; filename="${invoice.number.replaceAll("/", "-")}.pdf"`);
-    const bytes = new Uint8Array(await pdf.arrayBuffer());
-    const { text } = await extractText(await getDocumentProxy(bytes.slice()), { mergePages: true });
+    const text = await pdfText(pdf);
     expect(text).toContain(invoice.number);
     expect(text).toContain(rupees(total));
   });
@@ -101,7 +100,7 @@ describe("Order page: tax invoices", () => {
     expect(doc).toContain(rupees(total));
     const pdf = await open(`${base}.pdf?k=${key}`);
     expect(pdf.headers.get("content-type")).toBe("application/pdf");
-    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await pdf.arrayBuffer())), { mergePages: true });
+    const text = await pdfText(pdf);
     expect(text).toContain(note!.number);
     expect((await open(`${base}.pdf`)).status).toBe(404);
     const other = await shippedOrder();
