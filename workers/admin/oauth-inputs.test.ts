@@ -1,3 +1,4 @@
+import { randomIp } from "../../test/admin";
 import { describe, expect, it } from "vitest";
 import { nested } from "../../test/fuzz";
 import { testDb } from "../../test/harness";
@@ -15,7 +16,7 @@ const LONG_CLIENT = "c".repeat(600);
 /** Three parts, as the provider's tokens, but each far longer: the KV key would be over 512 bytes. */
 const LONG_TOKEN = `demo.${"m".repeat(300)}:${"g".repeat(200)}:${"s".repeat(200)}`;
 
-const ip = () => `198.51.100.${Math.floor(Math.random() * 250)}`;
+const ip = randomIp;
 
 function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   return adminFetch(`${SECURE_ADMIN}${path}`, {

@@ -7,7 +7,7 @@ import type { RateLimiter } from "#shared/limits/rate-limiter";
 import { REGISTER_POLICY } from "./oauth/routes";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
-import { sessionFor } from "../../test/admin";
+import { randomIp, sessionFor } from "../../test/admin";
 import { adminFetch, consent, MemoryOAuthClient, SECURE_ADMIN } from "../../test/oauth";
 
 const db = testDb();
@@ -141,7 +141,7 @@ describe("OAuth authorization server", () => {
         headers: { "content-type": "application/json", "cf-connecting-ip": ip },
         body: JSON.stringify({ client_name: "x", redirect_uris: uris, token_endpoint_auth_method: "none" }),
       });
-    const ip = `198.51.100.${Math.floor(Math.random() * 250)}`;
+    const ip = randomIp();
     for (const good of [["https://app.example/cb"], ["http://localhost:3000/cb"], ["http://127.0.0.1/cb"], ["com.example.app:/oauth"], ["cursor://anysphere.cursor-mcp/oauth/callback"]]) {
       const res = await register(good, ip);
       expect({ good, status: res.status }).toEqual({ good, status: 201 });
