@@ -7,6 +7,8 @@ import { outboxEvent } from "./schema";
 import { and, eq, isNotNull } from "drizzle-orm";
 
 const db = testDb();
+/** A second connection (a pool holds one), to hold a lock while `db` works. */
+const other = testDb();
 
 describe("privileged id lookups", () => {
   it("are SECURITY DEFINER functions owned by app_privileged that return ids only", async () => {
@@ -84,18 +86,28 @@ describe("privileged id lookups", () => {
 
   it("list stores with due outbox rows, not those whose rows are processed or not yet due", async () => {
     const due = await makeStore(db); // makeStore emits one due event; made the oldest, so it comes first
-    await withStore(db, due.id, (tx) => tx.update(outboxEvent).set({ availableAt: new Date("2000-01-01T00:00:00Z") }).where(eq(outboxEvent.storeId, tx.storeId)));
-    const processed = await makeStore(db);
-    const later = await makeStore(db);
-    await withStore(db, processed.id, (tx) => tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId)));
-    await withStore(db, later.id, async (tx) => {
-      await tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId));
-      await emit(tx, "store.reminder", {}, { availableAt: new Date(Date.now() + 3_600_000) });
-    });
-    const ids = await storeIdsWithPendingOutbox(db, 5000);
-    expect(ids).toContain(due.id);
-    expect(ids).not.toContain(processed.id);
-    expect(ids).not.toContain(later.id);
+    // Test files share runners: another file's relay pass may send this store's row at any moment. Holding
+    // the store's relay lock (what a second relay would meet) keeps the row due until the check is done.
+    const relayLock = await other.pool.connect();
+    await relayLock.query("begin");
+    await relayLock.query("select pg_advisory_xact_lock(hashtext($1))", [`outbox-relay:${due.id}`]);
+    try {
+      await withStore(db, due.id, (tx) => tx.update(outboxEvent).set({ availableAt: new Date("2000-01-01T00:00:00Z"), processedAt: null }).where(eq(outboxEvent.storeId, tx.storeId)));
+      const processed = await makeStore(db);
+      const later = await makeStore(db);
+      await withStore(db, processed.id, (tx) => tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId)));
+      await withStore(db, later.id, async (tx) => {
+        await tx.update(outboxEvent).set({ processedAt: new Date() }).where(eq(outboxEvent.storeId, tx.storeId));
+        await emit(tx, "store.reminder", {}, { availableAt: new Date(Date.now() + 3_600_000) });
+      });
+      const ids = await storeIdsWithPendingOutbox(db, 5000);
+      expect(ids).toContain(due.id);
+      expect(ids).not.toContain(processed.id);
+      expect(ids).not.toContain(later.id);
+    } finally {
+      await relayLock.query("rollback");
+      relayLock.release();
+    }
   });
 
   it("list stores with outbox rows sent before the cutoff that name no order; not unsent, dead or an order's rows", async () => {
