@@ -112,10 +112,31 @@ async function statementsOf(query: SearchQuery): Promise<Statement[]> {
   return sent;
 }
 
+/** The plans of a statement and of the functions it calls (auto_explain's nested statements), run as app_user in the store. */
+async function nestedPlans(storeId: string, statement: Statement): Promise<string> {
+  const local = await ensureLocalPostgres(STACK, () => {});
+  const su = superuserClient(local.paths, STACK, STACK.database);
+  await su.connect();
+  const plans: string[] = [];
+  su.on("notice", (n) => plans.push(n.message ?? ""));
+  try {
+    await su.query("load 'auto_explain'");
+    await su.query("set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on; set client_min_messages = log");
+    await su.query("begin read only; set local role app_user");
+    await su.query("select set_config('app.store_id', $1, true)", [storeId]);
+    await su.query(statement.sql, [...statement.params]);
+    await su.query("rollback");
+  } finally {
+    await su.end();
+  }
+  return plans.join("\n");
+}
+
 const QUERIES: { name: string; query: SearchQuery }[] = [
   { name: "typo (kurtha)", query: { text: "kurtha", page: 1, pageSize: 24 } },
   { name: "two words (saree silk)", query: { text: "saree silk", page: 1, pageSize: 24 } },
   { name: "rare word (sherwani velvet bridal)", query: { text: "sherwani velvet bridal", page: 1, pageSize: 24 } },
+  { name: "two common words (cotton piece)", query: { text: "cotton piece", page: 1, pageSize: 24 } },
   { name: "filters (kurta, in stock, ₹500-₹1,000)", query: { text: "kurta", page: 1, pageSize: 24, inStockOnly: true, minPrice: 50000, maxPrice: 100000 } },
   { name: "suggest (kur)", query: { text: "kur", page: 1, pageSize: 6 } },
   { name: "page 5 (kurta)", query: { text: "kurta", page: 5, pageSize: 24 } },
@@ -135,12 +156,16 @@ async function main(): Promise<void> {
     items.push({ name, label: "big", storeId: big, statements, reference: { storeId: demo, statements } });
   }
   const results = await measure(items, { appUrl, ownerUrl, runs, warmup: 5, budgetMs: 15_000, log });
-  // Postings are read by their indexes (equalities under RLS), a one-word page in the ranking's order.
-  const missed = QUERIES.filter(({ name, query }) => {
+  // A one-word page reads its postings in the ranking's order (equalities under RLS); several words are
+  // intersected by the word keys' GIN index inside the privileged function (its plan, through auto_explain).
+  const missed: string[] = [];
+  for (const [i, { name, query }] of QUERIES.entries()) {
     const nodes = results.find((r) => r.name === name)?.plan.nodes ?? [];
-    const index = searchWords(query.text).length === 1 ? "search_posting_rank_idx" : "search_posting_";
-    return !nodes.some((n) => n.includes(`using ${index}`)) || nodes.some((n) => /Seq Scan on search_(posting|word)/.test(n));
-  });
+    const oneWord = searchWords(query.text).length === 1;
+    const plan = oneWord ? nodes.join("\n") : await nestedPlans(big, items[i]!.statements[0]!);
+    const index = oneWord ? "search_posting_rank_idx" : "product_search_word_keys_idx";
+    if (!plan.includes(index) || /Seq Scan on (search_posting|search_word|product_search)/.test(plan)) missed.push(name);
+  }
   const out = path.join(ROOT, "bench", "results", "search.json");
   fs.writeFileSync(
     out,
@@ -158,7 +183,7 @@ async function main(): Promise<void> {
     )}\n`,
   );
   log(`Wrote ${path.relative(ROOT, out)}.`);
-  if (missed.length) throw new Error(`The search did not read the postings by index for: ${missed.map((q) => q.name).join(", ")}`);
+  if (missed.length) throw new Error(`The search did not read its index for: ${missed.join(", ")}`);
 }
 
 main().catch((e: unknown) => {

@@ -18,6 +18,7 @@ describe("privileged id lookups", () => {
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = 'privileged' order by 1`);
     expect(rows.map((r) => r.name)).toEqual([
+      "product_ids_with_words",
       "search_word_ids_like",
       "store_id_by_hostname",
       "store_id_by_invitation",

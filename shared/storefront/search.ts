@@ -7,7 +7,7 @@ import { searchProducts } from "./statements";
  * Storefront product search (issue 23 item 5; docs/decisions/0035-storefront-search.md): a shopper's words,
  * in any order, each like something of an active product (its title, variants, SKUs, vendor, published
  * collections, description),
- * typos forgiven by trigram word similarity against the store's own words (migrations 0043, 0045); ranked with
+ * typos forgiven by trigram word similarity against the store's own words (migrations 0043, 0045, 0046); ranked with
  * what can be bought first, then by how well the words match (the title over the rest); filtered by price,
  * availability and collection. One statement: the page's rows and how many matched (up to 1,000), in the
  * unit's one round trip.

@@ -188,49 +188,63 @@ export interface ProductSearch {
   collection?: string | undefined;
 }
 
+/** Only the products of a published collection (by handle), for product ids in `column`. */
+function inSearchCollection(s: ProductSearch, column: SQL): SQL {
+  if (s.collection === undefined) return sql``;
+  return sql` and exists (select 1 from collection_product cp join collection c on c.store_id = cp.store_id and c.id = cp.collection_id
+        where cp.store_id = ${CURRENT_STORE} and cp.product_id = ${column} and c.handle = ${s.collection} and c.published)`;
+}
+
 /** The filters on a posting `p` (price, what can be bought, a published collection by handle). */
 function postingFilters(s: ProductSearch): SQL {
   const parts: SQL[] = [];
   if (s.minPrice !== undefined) parts.push(sql` and p.from_price >= ${s.minPrice}::bigint`);
   if (s.maxPrice !== undefined) parts.push(sql` and p.from_price <= ${s.maxPrice}::bigint`);
   if (s.inStockOnly) parts.push(sql` and p.buyable`);
-  if (s.collection !== undefined)
-    parts.push(sql` and exists (select 1 from collection_product cp join collection c on c.store_id = cp.store_id and c.id = cp.collection_id
-        where cp.store_id = ${CURRENT_STORE} and cp.product_id = p.product_id and c.handle = ${s.collection} and c.published)`);
+  parts.push(inSearchCollection(s, sql`p.product_id`));
   return sql.join(parts, sql``);
 }
 
 /**
- * The matching products, one row each (`id`, `buyable`, `score`, `title`), and their count (`n`, up to the cap
- * and one more), over `m` (the store's words like each query word `i`, with their similarity `sim`). One query
- * word: each of its words' postings read in the ranking's order and only as far as the page (the top `take` of
- * each list hold the top `take` products); the count reads at most cap + 1 products' postings. Several words:
- * every word's postings (an exact intersection cannot stop early), a product kept when it has a word like each
- * query word (one bit per query word), scored by the sum over its matching words, counted exactly.
+ * The matching products' page (`page`: `id`, `rank`) and their count (`n`, up to the cap and one more), over `m`
+ * (the store's words like each query word `i`, with their ids and similarity `sim`).
+ *
+ * One query word: each of its words' postings read in the ranking's order and only as far as the page (the
+ * top `take` of each list hold the top `take` products); the count reads at most cap + 1 products' postings.
+ * Several words: the products having one of each query word's store words, found by intersecting the words'
+ * keys in a GIN index (privileged.product_ids_with_words, migration 0046), best first, at most 2,000; the page
+ * and the count read those ids.
  */
 function matchesOf(s: ProductSearch): SQL {
-  const filters = postingFilters(s);
-  const take = s.page * s.pageSize;
-  if (s.words.length === 1)
+  const offset = (s.page - 1) * s.pageSize;
+  if (s.words.length === 1) {
+    const filters = postingFilters(s);
     return sql`c as (
         select p.product_id as id, bool_or(p.buyable) as buyable, max(p.weight * m.sim) as score, min(p.title) as title
           from m cross join lateral (
             select p.product_id, p.buyable, p.weight, p.title from search_posting p
              where p.store_id = ${CURRENT_STORE} and p.word = m.word${filters}
              order by p.buyable desc, p.weight desc, p.title, p.product_id
-             limit ${take}) p
+             limit ${s.page * s.pageSize}) p
          group by p.product_id
       ), n as (
         select count(distinct x.product_id) as n
           from (select p.product_id from m join search_posting p on p.store_id = ${CURRENT_STORE} and p.word = m.word
                  where true${filters} limit ${SEARCH_COUNT_CAP + 1} * (select count(*) from m)) x
+      ), page as (
+        select c.id, row_number() over (order by c.buyable desc, c.score desc, c.title, c.id) as rank
+          from c order by rank limit ${s.pageSize} offset ${offset}
       )`;
+  }
   return sql`c as (
-        select p.product_id as id, bool_or(p.buyable) as buyable, sum(p.weight * m.sim) as score, min(p.title) as title
-          from m join search_posting p on p.store_id = ${CURRENT_STORE} and p.word = m.word
-         where true${filters}
-         group by p.product_id having bit_or(1 << m.i::int) = ${(1 << (s.words.length + 1)) - 2}
-      ), n as (select count(*) as n from c)`;
+        select x.id, x.rank
+          from privileged.product_ids_with_words(
+                 (select array_agg(m.id) from m), (select array_agg(m.i::int) from m), (select array_agg(m.sim) from m),
+                 ${s.words.length}::int, ${s.minPrice ?? null}::bigint, ${s.maxPrice ?? null}::bigint, ${s.inStockOnly ?? false}::boolean)
+               with ordinality x (id, rank)
+         where true${inSearchCollection(s, sql`x.id`)}
+      ), n as (select count(*) as n from c
+      ), page as (select c.id, c.rank from c order by c.rank limit ${s.pageSize} offset ${offset})`;
 }
 
 /**
@@ -238,9 +252,10 @@ function matchesOf(s: ProductSearch): SQL {
  * well the words match: the title over variants, SKUs, vendor and collections over the description, then the
  * title), and how many matched (`total`, on every row, at most SEARCH_COUNT_CAP; `more` when there are more).
  * The query's words become the store's own words through privileged.search_word_ids_like (a trigram index,
- * the session's store only, migration 0045); everything else is read under RLS by equalities: the words'
- * postings in ranking order, the page's products by primary key with their price and availability as the
- * catalogue reads them. One statement.
+ * the session's store only, migration 0045). One word: its store words' postings, read under RLS by
+ * equalities in ranking order. Several: the products having all of them, through the word keys' GIN index
+ * (privileged.product_ids_with_words, migration 0046). Then the page's products by primary key with their
+ * price and availability as the catalogue reads them. One statement.
  */
 export const searchProducts = statement("storefront.searchProducts", {
   row: {
@@ -251,14 +266,11 @@ export const searchProducts = statement("storefront.searchProducts", {
   examples: [[{ words: ["kurtha"], page: 1, pageSize: 24 }], [{ words: ["saree", "silk"], page: 2, pageSize: 24, minPrice: 100, maxPrice: 1000, inStockOnly: true, collection: "summer" }]],
   sql: (s: ProductSearch) =>
     sql`with m as materialized (
-        select q.i, sw.word, word_similarity(q.w, sw.word) as sim
+        select q.i, sw.id, sw.word, word_similarity(q.w, sw.word) as sim
           from unnest(${sql.param(s.words)}::text[]) with ordinality q (w, i)
           cross join lateral privileged.search_word_ids_like(q.w) x (id)
           join search_word sw on sw.store_id = ${CURRENT_STORE} and sw.id = x.id
-      ), ${matchesOf(s)}, page as (
-        select c.id, row_number() over (order by c.buyable desc, c.score desc, c.title, c.id) as rank
-          from c order by rank limit ${s.pageSize} offset ${(s.page - 1) * s.pageSize}
-      )
+      ), ${matchesOf(s)}
       select p.id, p.handle, p.title, min(v.price_minor)::bigint as from_price, ${CARD_FACTS}, ${CARD_IMAGE},
              least(n.n, ${SEARCH_COUNT_CAP})::int as total, n.n > ${SEARCH_COUNT_CAP} as more
         from page

@@ -144,6 +144,15 @@ describe("storefront search", () => {
     expect(seen.rows).toEqual([]);
     const none = await db.pool.query("select * from privileged.search_word_ids_like('kurta')");
     expect(none.rows).toEqual([]);
+    // So does the several-word intersection: its own words' ids find the product; in another store, or with
+    // no store, the same ids find nothing; a query word given no store word matches nothing.
+    const ids = (await withStore(db, store.id, (tx) => tx.$client.query<{ id: string }>("select w.id from search_word w where w.store_id = $1 and w.word in ('cotton', 'kurta') order by w.word", [store.id]))).rows.map((r) => r.id);
+    expect(ids).toHaveLength(2);
+    const intersect = "select * from privileged.product_ids_with_words($1::uuid[], array[1, 2], array[1, 1]::real[], $2, null, null, false)";
+    expect((await withStore(db, store.id, (tx) => tx.$client.query(intersect, [ids, 2]))).rows).toHaveLength(1);
+    expect((await withStore(db, store.id, (tx) => tx.$client.query(intersect, [ids, 3]))).rows).toEqual([]);
+    expect((await withStore(db, other.id, (tx) => tx.$client.query(intersect, [ids, 2]))).rows).toEqual([]);
+    expect((await db.pool.query(intersect, [ids, 2])).rows).toEqual([]);
   });
 
   it("suggests as the shopper types: JSON titles and links, edge-cached; a locked store answers 401", async () => {
