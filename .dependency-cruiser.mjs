@@ -9,6 +9,7 @@ export const AREAS = {
   challenge: [],
   events: [],
   mail: [],
+  model: [],
   rules: [],
   documents: [],
   apps: [],
