@@ -55,7 +55,8 @@ export async function approveInUnits(db: Database, principal: Principal, approve
       const refusal = decideRefusal(row, caller.member);
       if (refusal) throw withCaller(refusal, caller);
       const proc = findBaseProcedure(row!.procedure);
-      if (!proc || !("write" in proc) || !proc.write || proc.write.claim || proc.write.decide) {
+      // The assistant's proposals run as the deciding member, on the open-transaction path (./approvals.ts).
+      if (!proc || !("write" in proc) || !proc.write || proc.write.claim || proc.write.decide || row!.source === "assistant") {
         return { ...(await runStepByStep(db, principal, approve, rawInput, once)), decision };
       }
       const approved = await approveRow(db, { ...once, caller, row: row!, proc: proc as WriteProcedure });

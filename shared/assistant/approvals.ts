@@ -70,21 +70,23 @@ async function execute(ctx: StoreContext, caller: Caller, row: ApprovalRow, deci
  * in two round trips, storing the same row.
  */
 export const propose: Proposer = async (ctx, caller, proc, input, door) => {
-  if (!caller.grant) throw new TypeError("Only an API grant's changes become proposals");
+  const assistant = door === "assistant";
+  if (!caller.grant && !assistant) throw new TypeError("Only an API grant's or the assistant's changes become proposals");
   const tool = changeToolFor(proc);
   const proposal = tool ? await tool.describe(ctx, input as Record<string, unknown>) : describeCall(proc, input as Record<string, unknown>);
   const [row] = await ctx.tx
     .insert(aiApproval)
-    .values({ storeId: ctx.tx.storeId, grantId: caller.grant.id, memberId: ctx.member.id, ...proposalColumns(proc, input, proposal, door) })
+    .values({ storeId: ctx.tx.storeId, grantId: assistant ? null : caller.grant!.id, memberId: ctx.member.id, ...proposalColumns(proc, input, proposal, door) })
     .returning();
-  const done = ctx.store.mcpChangesNeedApproval ? row! : await execute(ctx, caller, row!, null);
+  // The assistant's member is in the conversation: they confirm every change there, whatever the setting.
+  const done = ctx.store.mcpChangesNeedApproval || assistant ? row! : await execute(ctx, caller, row!, null);
   return view(done);
 };
 
 /** A proposal's row but for its store, grant and member (the step-by-step path and ./proposal-units.ts store the same). */
 export function proposalColumns(proc: StoreProcedure, input: unknown, proposal: Proposal, door: Door) {
   return {
-    source: door === "mcp" ? ("mcp" as const) : ("api" as const),
+    source: door === "mcp" ? ("mcp" as const) : door === "assistant" ? ("assistant" as const) : ("api" as const),
     tool: changeToolFor(proc)?.name ?? null,
     procedure: procedureKey(proc),
     input: input as Record<string, unknown>,
@@ -101,7 +103,10 @@ export function proposalAnswer(p: ProposalView) {
     return {
       ...base,
       expiresAt: p.expiresAt,
-      next: "Waiting for the member who connected this client to approve it in the admin (AI approvals). Nothing has changed yet.",
+      next:
+        p.source === "assistant"
+          ? "Waiting for you to approve or reject it in this conversation. Nothing has changed yet."
+          : "Waiting for the member who connected this client to approve it in the admin (AI approvals). Nothing has changed yet.",
     };
   }
   return p.state === "approved" ? { ...base, result: p.result } : { ...base, error: p.error };
@@ -167,6 +172,8 @@ export const approveApproval = storeProcedure({
   input: z.strictObject({ id: z.uuid() }),
   async run(ctx, input) {
     const row = await lockDecidable(ctx, input.id);
+    // The assistant's proposal runs as its member, who is deciding now (lockDecidable): their role as it is now.
+    if (row.source === "assistant") return view(await execute(ctx, { store: ctx.store, member: ctx.member, permissions: ctx.permissions }, row, ctx.member.id));
     let caller: Caller;
     try {
       if (row.grantId === null) throw new Error("the grant is gone with its member");

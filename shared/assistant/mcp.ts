@@ -47,15 +47,20 @@ const text = (value: unknown, isError = false): CallToolResult => ({
   ...(isError ? { isError: true } : {}),
 });
 
-/** A tool call's failure as the model reads it: a result with `isError`, never the error's internals. */
-function failed(deps: Pick<McpDeps, "log">, tool: Tool, e: unknown): CallToolResult {
+/**
+ * A tool call's failure as a model reads it (MCP, the store's assistant): the error's code and words, never
+ * its internals. An unknown error's message may name a failed query's values: it is logged (quietly,
+ * errorFields) and the model gets a fixed text.
+ */
+export function toolFailure(log: Logger, toolName: string, e: unknown): { code: string; message: string; data?: unknown } {
   const known = isAppError(e) ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
-  if (known) return text({ code: known.code, message: known.message, ...(known.data ? { data: known.data } : {}) }, true);
-  // The SDK would hand an unknown error's message to the client, and a failed query's message names
-  // its values: log it (quietly, errorFields) and answer a fixed text.
-  deps.log.error("Tool call failed", { tool: tool.name, ...errorFields(e) });
-  return text({ code: "INTERNAL", message: "Something went wrong on our side; this call changed nothing. Try again in a moment." }, true);
+  if (known) return { code: known.code, message: known.message, ...(known.data ? { data: known.data } : {}) };
+  log.error("Tool call failed", { tool: toolName, ...errorFields(e) });
+  return { code: "INTERNAL", message: "Something went wrong on our side; this call changed nothing. Try again in a moment." };
 }
+
+/** A tool call's failure as an MCP result with `isError`. */
+const failed = (deps: Pick<McpDeps, "log">, tool: Tool, e: unknown): CallToolResult => text(toolFailure(deps.log, tool.name, e), true);
 
 function recordToolRead(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, caller: Caller): void {
   const { store, grant } = caller;

@@ -251,7 +251,7 @@ export const aiApproval = pgTable("ai_approval", {
   /** Null once the grant is gone with its member (migration 0035); such a proposal is expired. */
   grantId: uuid("grant_id"),
   memberId: uuid("member_id").notNull(),
-  source: text("source", { enum: ["mcp", "api"] }).notNull().default("mcp"),
+  source: text("source", { enum: ["mcp", "api", "assistant"] }).notNull().default("mcp"),
   tool: text("tool"),
   procedure: text("procedure").notNull(),
   input: jsonb("input").$type<Record<string, unknown>>().notNull(),

@@ -14,7 +14,7 @@ import { callerFrom, type Principal } from "./principal";
  * doors, settings and procedures: both must decide alike, or a permission would hold on one path only.
  */
 const db = testDb();
-const DOORS: Door[] = ["session", "token", "mcp", "approval"];
+const DOORS: Door[] = ["session", "token", "mcp", "approval", "assistant"];
 const STORE_PROCEDURES = PROCEDURES.filter((p): p is StoreProcedure => !isSessionProcedure(p));
 
 interface Case {
@@ -52,7 +52,8 @@ function generate(seed: number, n: number): Case[] {
           ? { kind: "token", tokenHash: "0".repeat(64) }
           : { kind: "oauth", grantId: "00000000-0000-4000-8000-000000000004", storeId: store.id };
     const proc = pick(STORE_PROCEDURES);
-    const door = kind === "member" ? "session" : pick(DOORS.filter((d) => d !== "session"));
+    // A member works at their session or through the store's assistant; a grant at the API doors.
+    const door = kind === "member" ? pick(["session", "assistant"] as const) : pick(DOORS.filter((d) => d !== "session" && d !== "assistant"));
     const slug = door === "mcp" && random() < 0.5 ? pick(["alpha", "beta"]) : null;
     cases.push({
       principal,

@@ -10,7 +10,13 @@ import { grantPermissionDenied, permissionDenied, type Caller } from "./principa
  * read the one definition of roles and grant areas (shared/auth/permissions.ts, shared/auth/grants.ts);
  * shared/pipeline/check.test.ts proves they decide alike for every role, grant and setting.
  */
-export type Door = "session" | "token" | "mcp" | "approval";
+export type Door = "session" | "token" | "mcp" | "approval" | "assistant";
+
+/**
+ * Doors where the store's AI-client settings bind every caller: MCP, the approval runner, and the store's
+ * own assistant (a model chooses its calls, though the member is present).
+ */
+export const settingsBind = (door: Door): boolean => door === "mcp" || door === "approval" || door === "assistant";
 
 /** The check a procedure call makes at a door; `slug` when the door was addressed to one store. */
 export function checkFor(proc: StoreProcedure, door: Door, slug: string | null = null): CallCheck {
@@ -19,7 +25,7 @@ export function checkFor(proc: StoreProcedure, door: Door, slug: string | null =
     roles: permission ? rolesWith(permission) : null,
     areas: permission ? areasYielding(permission) : [],
     memberOnly: proc.access === "none",
-    doorBinds: door === "mcp" || door === "approval",
+    doorBinds: settingsBind(door),
     customerDetails: proc.customerDetails === true,
     mutates: proc.mutates,
     slug,
@@ -38,7 +44,7 @@ export function checkForAll(procs: readonly StoreProcedure[], door: Door, slug: 
     roles: gated.length ? intersect(gated.map((c) => c.roles!)) : null,
     areas: gated.length ? intersect(gated.map((c) => c.areas)) : [],
     memberOnly: checks.some((c) => c.memberOnly),
-    doorBinds: door === "mcp" || door === "approval",
+    doorBinds: settingsBind(door),
     customerDetails: checks.some((c) => c.customerDetails),
     mutates: checks.some((c) => c.mutates),
     slug,
@@ -47,16 +53,16 @@ export function checkForAll(procs: readonly StoreProcedure[], door: Door, slug: 
 
 /** Resolve the caller only (MCP tools/list, a page's chrome): no procedure to check against. */
 export function resolveOnly(door: Door, slug: string | null = null): CallCheck {
-  return { roles: null, areas: [], memberOnly: false, doorBinds: door === "mcp" || door === "approval", customerDetails: false, mutates: false, slug };
+  return { roles: null, areas: [], memberOnly: false, doorBinds: settingsBind(door), customerDetails: false, mutates: false, slug };
 }
 
 /** The store's AI-client settings bind OAuth grants at every door, and everything over MCP (SPEC "Store settings"). */
 export function boundBySettings(caller: Caller, door: Door): boolean {
-  return door === "mcp" || door === "approval" || caller.grant?.kind === "oauth";
+  return settingsBind(door) || caller.grant?.kind === "oauth";
 }
 
 export function viaOf(door: Door): Via {
-  return door === "approval" ? "mcp" : door;
+  return door === "approval" ? "mcp" : door === "assistant" ? "session" : door;
 }
 
 function refused(reason: string, message: string): AppError {

@@ -13,6 +13,8 @@ export interface ProposalView {
   summary: string;
   diff: unknown;
   expiresAt: Date;
+  /** Who proposed it: an MCP client, an OAuth connection at /api/v1, or the store's assistant. */
+  source?: "mcp" | "api" | "assistant";
   result?: unknown;
   error?: string | null;
 }

@@ -10,7 +10,7 @@ import { badRequest, isAppError, noActiveStore, storeNotFound, type AppError } f
 import { issuesOf } from "../core/errors";
 import { parseProcedureInput, type SessionInfo, type StoreProcedure } from "../procedures/define";
 import { unitScope, type Scope } from "../procedures/scope";
-import { checkFor, checkForAll, resolveOnly, type Door } from "./check";
+import { checkFor, checkForAll, resolveOnly, settingsBind, type Door } from "./check";
 import { callerFrom, type Caller, type Principal } from "./principal";
 import { unitRefusal, withCaller } from "./refusal";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
@@ -55,7 +55,7 @@ function openingOf(q: Q, principal: Principal, check: CallCheck | null): Step<Op
 
 /** Whether the store's AI-client settings bind this principal at this door, as known before the unit. */
 function aiClientAt(principal: Principal, door: Door): boolean {
-  return door === "mcp" || door === "approval" || principal.kind === "oauth";
+  return settingsBind(door) || principal.kind === "oauth";
 }
 
 export interface UnitCall<O> {

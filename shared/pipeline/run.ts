@@ -72,7 +72,7 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
     log: options.log,
     ...(options.services ? { services: options.services } : {}),
   };
-  const proposes = proc.mutates && (options.door === "mcp" || (options.door === "token" && caller.grant?.kind === "oauth" && caller.store.mcpChangesNeedApproval));
+  const proposes = proc.mutates && (options.door === "mcp" || options.door === "assistant" || (options.door === "token" && caller.grant?.kind === "oauth" && caller.store.mcpChangesNeedApproval));
   // An API door's change call is logged with it (the approval runner's change was logged when proposed).
   const logChange = async () => {
     if (caller.grant && (options.door === "token" || options.door === "mcp")) await recordWrite(tx, caller.grant.id, key, options.door);
