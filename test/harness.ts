@@ -60,6 +60,7 @@ import {
   storeApp,
   storeDomain,
   storeTheme,
+  assistantUsage,
   userAccount,
   webhookReceipt,
 } from "#shared/db/schema";
@@ -325,6 +326,8 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await marketingFixture(tx, shopper!.id, await orderFixture(tx, v!.id, l!.id));
     // Already alerted: a restock of the fixture variant in another test alerts nobody of the fixture.
     await tx.insert(restockSubscription).values({ storeId: id, variantId: v!.id, email: `waiting-${suffix}@example.test`, status: "sent", notifiedAt: new Date() });
+    // A day long past: what the assistant used today starts at nothing.
+    await tx.insert(assistantUsage).values({ storeId: id, day: "2000-01-01", inputTokens: 10, outputTokens: 5, modelCalls: 1 });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

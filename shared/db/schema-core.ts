@@ -20,6 +20,8 @@ export const store = pgTable("store", {
   /** Whether checkout offers bank transfer (off for a new store), and how long a transfer order holds its stock (migration 0032). */
   manualTransferEnabled: boolean("manual_transfer_enabled").notNull().default(false),
   transferHoldHours: integer("transfer_hold_hours").notNull().default(72),
+  /** Model tokens the store's assistant may use in a day (migration 0049); 0 turns it off. */
+  assistantDailyTokens: integer("assistant_daily_tokens").notNull().default(200000),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

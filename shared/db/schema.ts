@@ -14,3 +14,4 @@ export * from "./schema-restock";
 export * from "./schema-theme";
 export * from "./schema-collections";
 export * from "./schema-media";
+export * from "./schema-assistant";

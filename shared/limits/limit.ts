@@ -63,3 +63,15 @@ function refuseOver(decision: LimitDecision, what: string): Record<string, strin
   }
   return headers;
 }
+
+/**
+ * The store's assistant: messages one member may send a minute in one store, counted before any model call
+ * (issue 24 item 5). Ten a minute is more than a person types and reads; a script that loops a
+ * conversation is refused after them with 429 and Retry-After.
+ */
+export const ASSISTANT_MESSAGE_POLICY: LimitPolicy = { limit: 10, windowMs: 60_000 };
+
+/** Counts one message of `userId` in `storeId`'s assistant; throws the 429 past the policy. */
+export function countAssistantMessage(ns: DurableObjectNamespace<RateLimiter>, storeId: string, userId: string): Promise<Record<string, string>> {
+  return enforce(ns, `assistant:${storeId}:${userId}`, ASSISTANT_MESSAGE_POLICY, "assistant messages per minute from one member");
+}

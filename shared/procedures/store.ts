@@ -31,6 +31,7 @@ function storePlan(q: Q, storeId: SQL) {
           preorderDepositPercent: store.preorderDepositPercent,
           manualTransferEnabled: store.manualTransferEnabled,
           transferHoldHours: store.transferHoldHours,
+          assistantDailyTokens: store.assistantDailyTokens,
           createdAt: store.createdAt,
           updatedAt: store.updatedAt,
         })
@@ -50,7 +51,7 @@ export const currentStore = storeProcedure({
   router: "store",
   name: "current",
   description:
-    "The store's settings: name, currency, storefront password, domains, the MCP & API switches, the pre-order deposit percent, whether checkout offers bank transfer and how many hours a transfer order holds its stock.",
+    "The store's settings: name, currency, storefront password, domains, the MCP & API switches, the pre-order deposit percent, whether checkout offers bank transfer, how many hours a transfer order holds its stock, and the assistant's daily token budget.",
   access: "settings.read",
   mutates: false,
   input: z.strictObject({}),
@@ -61,7 +62,7 @@ export const updateStore = storeProcedure({
   router: "store",
   name: "update",
   description:
-    `Change store settings: the name, the storefront password (null turns it off), the MCP & API switches, preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full), manualTransferEnabled (checkout offers bank transfer; off for a new store) and transferHoldHours (${TRANSFER_HOLD_HOURS.min}-${TRANSFER_HOLD_HOURS.max}, default ${TRANSFER_HOLD_HOURS.default}: how long a bank-transfer order holds its stock unpaid before it is released). The currency is fixed once a store exists.`,
+    `Change store settings: the name, the storefront password (null turns it off), the MCP & API switches, preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full), manualTransferEnabled (checkout offers bank transfer; off for a new store), transferHoldHours (${TRANSFER_HOLD_HOURS.min}-${TRANSFER_HOLD_HOURS.max}, default ${TRANSFER_HOLD_HOURS.default}: how long a bank-transfer order holds its stock unpaid before it is released) and assistantDailyTokens (0-100,000,000 model tokens a day for the store's assistant; 0 turns it off). The currency is fixed once a store exists.`,
   access: "settings.write",
   mutates: true,
   input: z.strictObject({
@@ -77,6 +78,12 @@ export const updateStore = storeProcedure({
       .int("must be a whole number of hours")
       .min(TRANSFER_HOLD_HOURS.min, `must be at least ${TRANSFER_HOLD_HOURS.min} hour`)
       .max(TRANSFER_HOLD_HOURS.max, `must be at most ${TRANSFER_HOLD_HOURS.max} hours (7 days)`)
+      .optional(),
+    assistantDailyTokens: z
+      .number()
+      .int("must be a whole number of tokens")
+      .min(0, "must be 0 (the assistant off) or more")
+      .max(100_000_000, "must be at most 100,000,000")
       .optional(),
   }),
   write: {

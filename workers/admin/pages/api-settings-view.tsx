@@ -3,6 +3,7 @@ import { mcpResourceUrl } from "#shared/auth/mcp-urls";
 import { AREAS } from "#shared/auth/permissions";
 import { inlineScript } from "#shared/http/security-headers";
 import { listActivity, listGrants, type createToken } from "#shared/procedures/api-grants";
+import { assistantUsageToday, usedTokens, type AssistantUsage } from "#shared/assistant/usage";
 import { getMcpSettings, type McpSettings } from "#shared/procedures/mcp-settings";
 import type { AdminContext } from "../context";
 import { ActivitySection, GrantsSection, When } from "./api-settings-grants";
@@ -108,6 +109,31 @@ function ConnectSection({ mcpUrl }: { mcpUrl: string }) {
       <p>
         It signs you in here and asks which areas to allow; the connection then acts as you, never beyond your role. It appears under
         Connected AI clients below, where you can revoke it.
+      </p>
+    </section>
+  );
+}
+
+/** Today's use of the store's assistant against its daily token budget (settings.read; the budget is set in Settings). */
+function AssistantUsageSection({ usage }: { usage: AssistantUsage }) {
+  const used = usedTokens(usage);
+  const n = (v: number) => v.toLocaleString("en-IN");
+  return (
+    <section id="assistant-usage" class="card" aria-labelledby="assistant-usage-heading">
+      <h2 id="assistant-usage-heading">Store assistant: today's use</h2>
+      {usage.budget === 0 ? (
+        <p>The assistant is switched off: its daily token budget is 0.</p>
+      ) : (
+        <>
+          <p>
+            <span data-usage="tokens">{n(used)}</span> of {n(usage.budget)} tokens used today ({usage.day}, India time), in {n(usage.modelCalls)} model call
+            {usage.modelCalls === 1 ? "" : "s"}: {n(usage.inputTokens)} read, {n(usage.outputTokens)} written.
+          </p>
+          <meter min={0} max={usage.budget} value={Math.min(used, usage.budget)} high={usage.budget * 0.8} aria-label="Share of today's assistant budget used" />
+        </>
+      )}
+      <p class="muted">
+        When the day's tokens are spent the assistant says so and answers again after midnight. Owners and Admins set the budget in <a href="/settings">Settings</a>.
       </p>
     </section>
   );
@@ -255,9 +281,10 @@ export async function render(c: AdminContext, view: View = {}, status: Status = 
     activity: call(listActivity, { page: 1, pageSize: ACTIVITY_PAGE_SIZE }),
     // Staff lack settings.read: the settings are read for those who may see them, null for the others.
     mcpSettings: optional(getMcpSettings, {}),
+    assistantUsage: optional(assistantUsageToday, {}),
   });
   const canChangeMcp = me.permissions.includes("settings.write");
-  const [grants, activity, mcpSettings] = [read.grants(), read.activity(), read.mcpSettings()];
+  const [grants, activity, mcpSettings, assistantUsage] = [read.grants(), read.activity(), read.mcpSettings(), read.assistantUsage()];
   const origin = new URL(c.req.url).origin;
 
   c.header("referrer-policy", "same-origin");
@@ -282,6 +309,7 @@ export async function render(c: AdminContext, view: View = {}, status: Status = 
       {view.created ? <CreatedToken created={view.created} /> : null}
       <ConnectSection mcpUrl={mcpResourceUrl(origin, me.store.slug)} />
       <McpSettingsSection shown={view.mcpDraft ?? mcpSettings} canChange={canChangeMcp} csrf={chrome.csrf} />
+      {assistantUsage ? <AssistantUsageSection usage={assistantUsage} /> : null}
       <CreateTokenSection
         grantable={new Set<AreaScope>(grantableScopes(me.member.role))}
         draft={view.draft ?? { name: "", areas: [], lifetimeDays: DEFAULT_LIFETIME }}

@@ -67,6 +67,12 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
         <label class="check">
           <input type="checkbox" name="mcpChangesNeedApproval" checked={s.mcpChangesNeedApproval} /> Changes need approval
         </label>
+        <h2>Store assistant</h2>
+        <label for="assistantDailyTokens">Daily token budget (model tokens the assistant may use a day, India time; 0 switches it off)</label>
+        <input id="assistantDailyTokens" name="assistantDailyTokens" type="number" inputmode="numeric" required min={0} max={100_000_000} value={String(s.assistantDailyTokens)} />
+        <p class="muted">
+          Today's use is on <a href="/settings/api#assistant-usage">MCP &amp; API</a>.
+        </p>
         <button type="submit">Save settings</button>
       </form>
     </AdminPage>,
@@ -97,6 +103,7 @@ settingsPage.post("/settings", async (c) => {
     manualTransferEnabled: field("manualTransferEnabled") !== undefined,
     ...number("transferHoldHours"),
     ...number("preorderDepositPercent"),
+    ...number("assistantDailyTokens"),
     ...(field("removeStorefrontPassword") !== undefined ? { storefrontPassword: null } : password ? { storefrontPassword: password } : {}),
   };
   try {
