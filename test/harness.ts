@@ -61,6 +61,7 @@ import {
   storeDomain,
   storeTheme,
   assistantUsage,
+  assistantConversation,
   userAccount,
   webhookReceipt,
 } from "#shared/db/schema";
@@ -328,6 +329,7 @@ export async function makeStore(db: Database, options: { name?: string } = {}): 
     await tx.insert(restockSubscription).values({ storeId: id, variantId: v!.id, email: `waiting-${suffix}@example.test`, status: "sent", notifiedAt: new Date() });
     // A day long past: what the assistant used today starts at nothing.
     await tx.insert(assistantUsage).values({ storeId: id, day: "2000-01-01", inputTokens: 10, outputTokens: 5, modelCalls: 1 });
+    await tx.insert(assistantConversation).values({ storeId: id, memberId: m!.id, title: "Fixture conversation", messages: 2 });
     return { id, slug, name, hostname, pendingHostname, ownerUserId: user!.id, ownerEmail, memberId: m!.id, outboxEventId };
   });
 }

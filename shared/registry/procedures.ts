@@ -1,5 +1,6 @@
 import { approveInUnits } from "../assistant/approval-units";
 import { approvalProcedures, approveApproval } from "../assistant/approvals";
+import { conversationProcedures } from "../assistant/conversations";
 import { assistantUsageToday } from "../assistant/usage";
 import { sendsOwnUnits } from "../pipeline/run";
 import { procedureKey, type Procedure } from "../procedures/define";
@@ -11,7 +12,7 @@ import { BASE_PROCEDURES } from "../procedures/registry";
  * cross-store suites walk this list, so a procedure added here is covered without further work.
  * Dependencies point one way: the assistant builds on the procedures, this module joins them.
  */
-export const PROCEDURES: readonly Procedure[] = [...BASE_PROCEDURES, ...(approvalProcedures as readonly Procedure[]), assistantUsageToday as Procedure];
+export const PROCEDURES: readonly Procedure[] = [...BASE_PROCEDURES, ...(approvalProcedures as readonly Procedure[]), assistantUsageToday as Procedure, ...(conversationProcedures as readonly Procedure[])];
 
 // An approval runs the proposed change: it sends its own units (the doors reach it through runProcedure).
 sendsOwnUnits(approveApproval, approveInUnits);

@@ -20,6 +20,7 @@ const TABLE_OF_ROUTER: Record<string, string> = {
   staff: "member",
   apiGrants: "api_grant",
   aiApprovals: "ai_approval",
+  assistant: "assistant_conversation",
   domains: "store_domain",
   links: "short_link",
   orders: "shop_order",
