@@ -40,7 +40,8 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   try {
     const result = await job.run({ db, log, now, env: deps.env, services: deps.providers, dns: deps.providers.dns, job: name });
     const durationMs = Date.now() - started;
-    log.info("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
+    // A pass that found nothing to do is a debug line: the relay runs every 5 s, and the console stays quiet unless something happened.
+    log[movedNothing(result) ? "debug" : "info"]("job.finished", { outcome: "ok", durationMs, ...(result ? { result } : {}) });
     return { job: name, outcome: "ok", durationMs };
   } catch (e) {
     const durationMs = Date.now() - started;
@@ -49,6 +50,18 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   } finally {
     await db.close();
   }
+}
+
+/**
+ * Whether a job's result says it did nothing: no result, or counts that are all zero (a relay pass over no due
+ * rows: `{ stores: 0, sent: 0, … }`), however nested. Anything else (a count above zero, a text) did something.
+ */
+export function movedNothing(result: unknown): boolean {
+  if (result === undefined || result === null) return true;
+  if (typeof result === "number") return result === 0;
+  if (Array.isArray(result)) return result.every(movedNothing);
+  if (typeof result === "object") return Object.values(result).every(movedNothing);
+  return false;
 }
 
 /** What a job run needs, from the Worker's env (validated once) and the trigger that started it. */
