@@ -117,18 +117,21 @@ describe("POST /api/v1: the SPEC error table", () => {
   });
 
   it("write areas never reach refunds, cancels, deletes, settings, staff or billing (checked against the whole registry)", async () => {
-    const { token } = await ownerWithToken([...AREA_SCOPES]);
+    const { browser, token } = await ownerWithToken([...AREA_SCOPES]);
     const granted = permissionsOfAreas(AREA_SCOPES);
     const wrong: string[] = [];
-    for (const proc of PROCEDURES) {
-      const res = await api(token, `${proc.router}/${proc.name}`, {});
+    // A grant may make 120 calls a minute and the registry holds more procedures: a fresh token every 100.
+    let current = token;
+    for (const [i, proc] of PROCEDURES.entries()) {
+      if (i > 0 && i % 100 === 0) current = (await createToken(browser, [...AREA_SCOPES])).token;
+      const res = await api(current, `${proc.router}/${proc.name}`, {});
       const reachable = proc.access !== "none" && proc.access !== "session" && granted.has(proc.access);
       if ((res.status === 403) === reachable || res.status >= 500) wrong.push(`${procedureKey(proc)}: ${res.status}`);
     }
     expect(wrong).toEqual([]);
-    expect((await api(token, "products/delete", { id: crypto.randomUUID() })).status).toBe(403);
-    expect((await api(token, "store/current", {})).status).toBe(403);
-    expect((await api(token, "staff/list", {})).status).toBe(403);
+    expect((await api(current, "products/delete", { id: crypto.randomUUID() })).status).toBe(403);
+    expect((await api(current, "store/current", {})).status).toBe(403);
+    expect((await api(current, "staff/list", {})).status).toBe(403);
   });
 
   it("ignores cookies: a signed-in browser's cookie never authenticates /api/v1", async () => {
