@@ -105,6 +105,20 @@ function OrderLine({ o, ctx }: { o: Json; ctx: CardContext }) {
   );
 }
 
+/** A card of a heading and one line per row. */
+function ListCard<T>({ kind, title, rows, line }: { kind: string; title: string; rows: readonly T[]; line: (row: T) => unknown }) {
+  return (
+    <div class="card tool-card" data-tool-card={kind}>
+      <h3 class="tool-card-heading">{title}</h3>
+      <ul class="tool-list">
+        {rows.map((row) => (
+          <li>{line(row)}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 /** The card of one tool call. */
 export function ToolCard({ event, ctx }: { event: ToolEvent; ctx: CardContext }) {
   const { tool, output } = event;
@@ -148,18 +162,7 @@ export function ToolCard({ event, ctx }: { event: ToolEvent; ctx: CardContext })
       );
     }
     case "listOrders":
-      return (
-        <div class="card tool-card" data-tool-card="orders">
-          {heading(`Orders (${num((output as Json).total) || items(output).length})`)}
-          <ul class="tool-list">
-            {items(output).map((o) => (
-              <li>
-                <OrderLine o={o} ctx={ctx} />
-              </li>
-            ))}
-          </ul>
-        </div>
-      );
+      return <ListCard kind="orders" title={`Orders (${num((output as Json).total) || items(output).length})`} rows={items(output)} line={(o) => <OrderLine o={o} ctx={ctx} />} />;
     case "getOrder":
       return (
         <div class="card tool-card" data-tool-card="order">
@@ -183,16 +186,16 @@ export function ToolCard({ event, ctx }: { event: ToolEvent; ctx: CardContext })
     }
     case "inventoryLevels":
       return (
-        <div class="card tool-card" data-tool-card="stock">
-          {heading("Stock")}
-          <ul class="tool-list">
-            {items(output).map((l) => (
-              <li>
-                {text(l.productTitle)} <span class="mono">{text(l.sku)}</span> at {text(l.locationName)}: {num(l.onHand)} on hand, {num(l.reserved)} reserved
-              </li>
-            ))}
-          </ul>
-        </div>
+        <ListCard
+          kind="stock"
+          title="Stock"
+          rows={items(output)}
+          line={(l) => (
+            <>
+              {text(l.productTitle)} <span class="mono">{text(l.sku)}</span> at {text(l.locationName)}: {num(l.onHand)} on hand, {num(l.reserved)} reserved
+            </>
+          )}
+        />
       );
     default:
       return (
