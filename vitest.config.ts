@@ -39,6 +39,10 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             TURNSTILE_SITE_KEY: "1x00000000000000000000AA",
             TURNSTILE_SECRET_KEY: "1x0000000000000000000000000000000AA",
           },
+          // The worker's nudges go to a queue nothing consumes here: a nudge makes the relay pass over every
+          // store of the shared test database at once, racing the tests that relay their own store's rows
+          // (the relay's own tests call it, and the nudge consumer's test calls the queue handler directly).
+          ...(name === "worker" ? { queueProducers: { OUTBOX_NUDGE: { queueName: "commerce-outbox-nudge-unconsumed" } } } : {}),
         },
       })),
     ],
