@@ -6,6 +6,7 @@ import { resolveCaller } from "#shared/pipeline/run";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { addMember, callerFor, failureText } from "../../test/procedures";
 import { assistantToolSpecs, callAssistantTool, type AssistantCalls } from "./assistant-calls";
+import { TOOLS, visibleTools } from "./tools";
 
 const db = testDb();
 const log = createLogger({ test: true }, "error");
@@ -34,6 +35,16 @@ describe("the store's assistant calls the MCP tools through the pipeline, as the
     const listed = await call("listProducts", { pageSize: 5 });
     expect(listed).toMatchObject({ isError: false, data: { total: 1, items: [{ title: "Fixture" }] } });
     expect(await call("listProducts", { pageSize: 500 })).toMatchObject({ isError: true, data: { code: "BAD_REQUEST" } });
+  });
+
+  it("offers exactly the tools MCP lists for the member, each with an object JSON Schema of its input", async () => {
+    const store = await makeStore(db);
+    await settings(store, "mcp_allow_changes = true, mcp_read_customer_details = true");
+    const { caller } = await assistantOf(store);
+    const specs = assistantToolSpecs(caller);
+    expect(specs.map((s) => s.function.name)).toEqual(visibleTools(caller.permissions, caller.store).map((t) => t.name));
+    expect(specs.length).toBe(TOOLS.length);
+    for (const spec of specs) expect(spec.function.parameters, spec.function.name).toMatchObject({ type: "object" });
   });
 
   it("a change is a pending proposal from the assistant, even with approval switched off; nothing changes until the member approves", async () => {
