@@ -4,8 +4,8 @@ import { procedureKey } from "../procedures/define";
 import { PROCEDURES } from "./procedures";
 
 /**
- * The README's generated tables (between `<!-- name:start -->` and `<!-- name:end -->` markers).
- * `npm run docs` writes them; shared/registry/docs.test.ts fails when the README is stale.
+ * The generated tables of docs/admin.md (between `<!-- name:start -->` and `<!-- name:end -->` markers).
+ * `npm run docs` writes them; shared/registry/docs.test.ts fails when the page is stale.
  */
 export function rolePermissionTable(): string {
   const head = `| Permission | ${ROLES.map((r) => ROLE_LABELS[r]).join(" | ")} |`;
@@ -39,6 +39,6 @@ export function withSection(readme: string, name: string, body: string): string 
   const { start, end } = markers(name);
   const i = readme.indexOf(start);
   const j = readme.indexOf(end);
-  if (i < 0 || j < i + start.length) throw new Error(`README has no ${start.trim()} … ${end} markers`);
+  if (i < 0 || j < i + start.length) throw new Error(`The page has no ${start.trim()} … ${end} markers`);
   return `${readme.slice(0, i + start.length)}${body}\n${readme.slice(j)}`;
 }
