@@ -2,9 +2,11 @@
  * npm run dev: the whole stack in one command.
  * Local Postgres (or DATABASE_URL) -> WebSocket proxy -> migrations -> demo seed -> the three Workers
  * (admin 8787, storefront 8788, worker 8789). Ctrl-C stops everything this command started.
+ * The Workers' output shows what happened (./lib/dev-output.ts); `npm run dev -- --verbose` shows every line.
  */
 import type { ChildProcess } from "node:child_process";
 import { DEV_STACK, WORKER_PORTS } from "./lib/config";
+import { devOutputFilter } from "./lib/dev-output";
 import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES } from "./lib/seed";
 import { prepareDatabase } from "./lib/stack";
 import { CRON_TABLE } from "#shared/jobs/cron";
@@ -13,6 +15,7 @@ import { fireCronsLocally, startWorkerProcess, stopWorkerProcesses, waitForHttp,
 const INSPECTOR_PORTS: Record<WorkerName, number> = { admin: 9230, storefront: 9231, worker: 9232 };
 const COLORS: Record<WorkerName | "stack", string> = { admin: "35", storefront: "36", worker: "33", stack: "32" };
 const NAMES = Object.keys(WORKER_PORTS) as WorkerName[];
+const VERBOSE = process.argv.includes("--verbose");
 
 const tag = (name: WorkerName | "stack") => `\x1b[${COLORS[name]}m[${name}]\x1b[0m`;
 const log = (m: string) => console.log(`${tag("stack")} ${m}`);
@@ -57,12 +60,16 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop(0));
 
   for (const name of NAMES) {
+    const filter = devOutputFilter(VERBOSE);
     const child = startWorkerProcess({
       name,
       port: WORKER_PORTS[name],
       inspectorPort: INSPECTOR_PORTS[name],
       db,
-      onLine: (line, stream) => (stream === "err" ? process.stderr : process.stdout).write(`${tag(name)} ${line}\n`),
+      onLine: (line, stream) => {
+        const shown = filter(line);
+        if (shown.show) (stream === "err" ? process.stderr : process.stdout).write(`${tag(name)} ${shown.line}\n`);
+      },
     });
     children.push(child);
     child.on("exit", (code) => {
@@ -96,7 +103,7 @@ ${tag("stack")} Ready in ${seconds} s.
   Demo sign-ins (password: ${DEMO_PASSWORD})
 ${people}
 
-  Ctrl-C stops everything.
+  Ctrl-C stops everything.${VERBOSE ? "" : " The Workers' output shows what happened; npm run dev -- --verbose shows every line."}
 `);
   seedDemoPhotos(`http://127.0.0.1:${WORKER_PORTS.admin}`).catch((e: unknown) =>
     log(`Demo photos were not made (${e instanceof Error ? e.message : String(e)}); the shop works without them. Restart npm run dev to try again.`),

@@ -1,4 +1,4 @@
-// Vite's `?raw` imports (the README check in shared/registry/docs.test.ts, the webhook recipe in docs/apps.md).
+// Vite's `?raw` imports (the generated-table check of docs/admin.md in shared/registry/docs.test.ts, the webhook recipe in docs/apps.md).
 declare module "*.md?raw" {
   const text: string;
   export default text;

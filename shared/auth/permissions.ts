@@ -2,7 +2,7 @@ import type { RoleName } from "../db/schema";
 
 /**
  * Roles and permissions, defined in code in this one module (ARCHITECTURE §4). A role is a set of
- * permission strings; a procedure names at most one permission. The README's role × permission table
+ * permission strings; a procedure names at most one permission. The role × permission table in docs/admin.md
  * is generated from ROLE_PERMISSIONS (`npm run docs`, shared/registry/docs.ts) and shared/registry/docs.test.ts keeps the two equal.
  */
 

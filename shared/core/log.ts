@@ -142,3 +142,16 @@ function serialise(line: LogFields): string {
     return JSON.stringify({ level: line.level, msg: line.msg, time: line.time, logError: "fields could not be serialised" });
   }
 }
+
+/**
+ * Whether a job's or a pass's result says it did nothing: no result, or counts that are all zero (a relay pass
+ * over no due rows: `{ stores: 0, sent: 0, … }`), however nested. Anything else (a count above zero, a text)
+ * did something. Such passes log at debug: the console stays quiet unless something happened.
+ */
+export function movedNothing(result: unknown): boolean {
+  if (result === undefined || result === null) return true;
+  if (typeof result === "number") return result === 0;
+  if (Array.isArray(result)) return result.every(movedNothing);
+  if (typeof result === "object") return Object.values(result).every(movedNothing);
+  return false;
+}

@@ -10,6 +10,7 @@
  * recorded for its merchant, and the others go on; a domain that changed meanwhile (removed, verified by
  * an overlapping run) is left alone.
  */
+import { movedNothing } from "../core/log";
 import { and, eq, lte, or, type SQL } from "drizzle-orm";
 import { markEmits } from "../db/changes";
 import { CURRENT_STORE } from "../db/openings";
@@ -75,7 +76,7 @@ interface Checked {
 export async function verifyDomains(ctx: Pick<JobContext, "db" | "log" | "now" | "job">, deps: VerifyDeps): Promise<Counts> {
   const ids = await storeIdsWithDomainsToVerify(ctx.db, ctx.now, deps.storesPerRun ?? STORES_PER_RUN);
   const totals = await forEachStore(ctx, ids, (storeId) => verifyStore(ctx, storeId, deps.dns), { atOnce: STORES_AT_ONCE });
-  ctx.log.info("domains.verify_finished", totals);
+  ctx.log[movedNothing(totals) ? "debug" : "info"]("domains.verify_finished", totals);
   return totals;
 }
 

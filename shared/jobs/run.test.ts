@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import type { WorkerBindings } from "../../workers/worker/env";
-import { jobDeps, movedNothing, runJobs } from "./run";
+import { movedNothing } from "../core/log";
+import { jobDeps, runJobs } from "./run";
 
 const PAST = new Date(Date.UTC(2000, 0, 1));
 

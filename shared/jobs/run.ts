@@ -1,5 +1,5 @@
 import { Database, type DatabaseConfig } from "../db/database";
-import { createLogger, errorFields, type Logger } from "../core/log";
+import { createLogger, errorFields, movedNothing, type Logger } from "../core/log";
 import { baseEnvSchema, parseEnv } from "../core/env";
 import { nudgeRelayFrom } from "../events/nudge";
 import { providersOf, type Providers } from "../pipeline/providers";
@@ -50,18 +50,6 @@ async function runJob(name: JobName, now: Date, deps: JobRunnerDeps): Promise<Jo
   } finally {
     await db.close();
   }
-}
-
-/**
- * Whether a job's result says it did nothing: no result, or counts that are all zero (a relay pass over no due
- * rows: `{ stores: 0, sent: 0, … }`), however nested. Anything else (a count above zero, a text) did something.
- */
-export function movedNothing(result: unknown): boolean {
-  if (result === undefined || result === null) return true;
-  if (typeof result === "number") return result === 0;
-  if (Array.isArray(result)) return result.every(movedNothing);
-  if (typeof result === "object") return Object.values(result).every(movedNothing);
-  return false;
 }
 
 /** What a job run needs, from the Worker's env (validated once) and the trigger that started it. */

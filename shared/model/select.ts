@@ -48,7 +48,7 @@ export function modelSettingsFromEnv(env: Readonly<Record<string, unknown>>): Mo
   const parsed = envSchema.safeParse(given);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "MODEL_PROVIDER"}: ${i.message}`);
-    throw new Error(`Model configuration: ${issues.join("; ")}. Set MODEL_PROVIDER to workers-ai or openai-compatible (see README "The store's assistant").`);
+    throw new Error(`Model configuration: ${issues.join("; ")}. Set MODEL_PROVIDER to workers-ai or openai-compatible (see docs/assistant.md).`);
   }
   const e = parsed.data;
   if (e.MODEL_PROVIDER === "local") {
