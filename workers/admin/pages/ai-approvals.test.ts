@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { callAssistantTool } from "#shared/assistant/assistant-calls";
+import { createLogger } from "#shared/core/log";
 import { withStore } from "#shared/db/with-store";
+import { resolveCaller } from "#shared/pipeline/run";
 import { makeStore, testDb } from "../../../test/harness";
 import { addMember } from "../../../test/procedures";
 import { page, postForm, rpc, rpcJson, sessionFor, type Browser, type RpcError } from "../../../test/admin";
@@ -219,5 +222,22 @@ describe("AI approvals page", () => {
     expect((await productOf(owner, product.id)).title).toBe("Fixture");
     // The store's own fixture proposal (the Owner's) is untouched.
     expect((await rpcJson<{ items: { summary: string; state: string }[] }>(await rpc(owner, "aiApprovals/list", { state: "pending" }))).items.map((a) => a.summary)).toEqual(["Fixture proposal"]);
+  });
+});
+
+describe("AI approvals: the store's assistant", () => {
+  it("a proposal from a member's conversation waits for that member here too, saying where it came from; approving it here makes the change", async () => {
+    const store = await makeStore(db);
+    await withStore(db, store.id, (tx) => tx.$client.query("update store set mcp_allow_changes = true where id = $1", [store.id]));
+    const principal = { kind: "member" as const, userId: store.ownerUserId, storeId: store.id };
+    const caller = await resolveCaller(db, principal, "assistant");
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const product = (await withStore(db, store.id, (tx) => tx.$client.query<{ id: string }>("select id from product limit 1"))).rows[0]!.id;
+    const proposed = await callAssistantTool({ db, principal, log: createLogger({ test: true }, "error") }, caller, "updateProduct", { id: product, vendor: "Asha Looms" });
+    const { approvalId } = proposed.data as { approvalId: string };
+    const pending = section(await (await page(owner, "/ai/approvals")).text(), "pending");
+    expect(pending).toContain("From the store&#39;s assistant");
+    expect((await postForm(owner, "/ai/approvals/approve", { csrf: owner.csrf, id: approvalId })).status).toBe(303);
+    expect((await productOf(owner, product)).vendor).toBe("Asha Looms");
   });
 });

@@ -35,6 +35,9 @@ function When({ at, empty = "—" }: { at: Date | string | null; empty?: string 
   return <time datetime={d.toISOString()}>{`${d.toISOString().slice(0, 16).replace("T", " ")} UTC`}</time>;
 }
 
+/** Who proposed it, in the member's words. */
+const SOURCE: Record<Approval["source"], string> = { mcp: "From an AI client (MCP)", api: "From an AI client (token API)", assistant: "From the store's assistant" };
+
 const decidedAt = (a: Approval) => a.decidedAt ?? (a.state === "expired" ? a.expiresAt : null);
 
 function noticeOf(view: View): string | undefined {
@@ -63,8 +66,9 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
     <AdminPage title="AI approvals" chrome={chrome}>
       <h1>AI approvals</h1>
       <p class="muted">
-        Changes proposed by AI clients connected over MCP. Nothing changes until it is approved; proposals expire after 24 hours. Each waits
-        for the member who connected the client: only they can approve or reject it, and everyone else sees it here read-only.
+        Changes proposed by AI clients connected over MCP, and by the store's assistant in a member's conversation. Nothing changes until it
+        is approved; proposals expire after 24 hours. Each waits for the member who connected the client (or who asked the assistant): only
+        they can approve or reject it, and everyone else sees it here read-only.
       </p>
       {notice ? (
         <p class="notice" role="status">
@@ -93,7 +97,7 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
               <article class="card proposal" aria-labelledby={`p-${a.id}`}>
                 <h3 id={`p-${a.id}`}>{a.summary}</h3>
                 <p class="muted">
-                  Tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} />
+                  {SOURCE[a.source]} · tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} />
                 </p>
                 <div class="scroll">
                   <Changes changes={a.diff} />
@@ -130,7 +134,7 @@ async function render(c: AdminContext, view: View = {}, status: Status = 200) {
                 <article class="card proposal" aria-labelledby={`p-${a.id}`}>
                   <h3 id={`p-${a.id}`}>{a.summary}</h3>
                   <p class="muted">
-                    Tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} /> · read-only
+                    {SOURCE[a.source]} · tool <span class="mono">{a.tool}</span> · requested <When at={a.createdAt} /> · expires <When at={a.expiresAt} /> · read-only
                   </p>
                   <div class="scroll">
                     <Changes changes={a.diff} />
