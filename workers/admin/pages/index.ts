@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AdminEnv } from "../context";
 import { aiApprovalsPage } from "./ai-approvals";
+import { assistantPage } from "./assistant";
 import { collectionsPage } from "./collections";
 import { apiSettingsPage } from "./api-settings";
 import { appDeliveriesPage } from "./app-deliveries";
@@ -31,6 +32,7 @@ import { teamPage } from "./team";
 /** The admin's server-rendered pages (Hono JSX). */
 export const pages = new Hono<AdminEnv>();
 pages.route("/", home);
+pages.route("/", assistantPage);
 pages.route("/", productsPage);
 pages.route("/", productEditPage);
 pages.route("/", productMediaPage);
