@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "#shared/core/log";
 import { withStore } from "#shared/db/with-store";
 import { localReply, tokensOf } from "#shared/model/local";
-import type { ChatMessage, ToolSpec } from "#shared/model/protocol";
+import type { ChatMessage, ModelCall, ToolSpec } from "#shared/model/protocol";
 import type { Principal } from "#shared/pipeline/principal";
 import { makeStore, testDb, type TestStore } from "../../test/harness";
 import { callerFor } from "../../test/procedures";
 import { callAssistantTool } from "./assistant-calls";
-import { runTurnLoop, type LoopPorts, type ModelTurn } from "./loop";
+import { runTurnLoop, type LoopPorts } from "./loop";
 import { MAX_TOOL_CALLS_PER_TURN, openTurn, recordCall } from "./turn";
 
 const db = testDb();
@@ -15,7 +15,7 @@ const log = createLogger({ test: true }, "error");
 const CONTEXT = { today: "2026-11-26", utcOffset: "+05:30", currency: "INR" };
 
 /** The local model as a loop's model port. */
-const localModel = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<ModelTurn> => {
+const localModel = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<ModelCall> => {
   const reply = localReply({ messages: [...messages], tools: [...tools] }, CONTEXT);
   const prompt = tokensOf(JSON.stringify(messages));
   const completion = tokensOf(reply.content ?? JSON.stringify(reply.tool_calls));
@@ -80,7 +80,7 @@ describe("a turn of the store's assistant with the local model, through the assi
   it("stops at the turn's tool-call cap: a model that keeps calling tools is told to answer, and no call past the cap runs", async () => {
     const store = await makeStore(db);
     let calls = 0;
-    const greedy = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<ModelTurn> => {
+    const greedy = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]): Promise<ModelCall> => {
       const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
       if (tools.length === 0) return Promise.resolve({ reply: { content: "Here is what I found." }, usage });
       calls++;

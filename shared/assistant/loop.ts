@@ -1,4 +1,4 @@
-import type { ChatMessage, Reply, ToolCall, ToolSpec, Usage } from "../model/protocol";
+import type { ChatMessage, ChatModel, ToolCall, ToolSpec, Usage } from "../model/protocol";
 import type { ToolAnswer } from "./assistant-calls";
 import { MAX_TOOL_CALLS_PER_TURN, toolCapReached } from "./turn";
 
@@ -10,14 +10,9 @@ import { MAX_TOOL_CALLS_PER_TURN, toolCapReached } from "./turn";
  * records it even when a later call fails. The loop holds no state of its own: the runtime keeps the
  * conversation and decides where the words go (a stream, a stored message).
  */
-export interface ModelTurn {
-  reply: Reply;
-  usage: Usage;
-}
-
 export interface LoopPorts {
   /** One model call with the conversation so far and the tools offered. */
-  model: (messages: readonly ChatMessage[], tools: readonly ToolSpec[]) => Promise<ModelTurn>;
+  model: ChatModel;
   /** One tool call, through the assistant door. */
   callTool: (name: string, args: unknown) => Promise<ToolAnswer>;
   /** After each model call (for the usage record). */

@@ -50,6 +50,15 @@ export interface Reply {
   tool_calls?: ToolCall[];
 }
 
+/** One model call's answer and what it cost. */
+export interface ModelCall {
+  reply: Reply;
+  usage: Usage;
+}
+
+/** The model port: one call with the conversation so far and the tools offered. */
+export type ChatModel = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]) => Promise<ModelCall>;
+
 export interface ChatCompletion {
   id: string;
   object: "chat.completion";
