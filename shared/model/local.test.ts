@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HELP, localChatFetch, localReply, understand, type LocalContext } from "./local";
 import type { ChatChunk, ChatCompletion, ChatMessage, ChatRequest, Reply } from "./protocol";
-import { modelSettingsFromEnv } from "./select";
+import { chatModelFor, modelSettingsFromEnv } from "./select";
+import { DEFAULT_WORKERS_AI_MODEL } from "./workers-ai";
 
 const CONTEXT: LocalContext = { today: "2026-11-26", utcOffset: "+05:30", currency: "INR" };
 const ALL_TOOLS = ["listProducts", "getProduct", "updateProduct", "listOrders", "getOrder", "salesSummary", "inventoryLevels", "adjustInventory", "createDiscount"];
@@ -162,6 +163,7 @@ describe("model configuration", () => {
 
   it("takes Workers AI or an OpenAI-compatible server, naming what is wrong", () => {
     expect(modelSettingsFromEnv({ APP_ENV: "production", MODEL_PROVIDER: "workers-ai", MODEL_NAME: "@cf/some/model" })).toEqual({ provider: "workers-ai", model: "@cf/some/model" });
+    expect(modelSettingsFromEnv({ APP_ENV: "production", MODEL_PROVIDER: "workers-ai" })).toEqual({ provider: "workers-ai", model: DEFAULT_WORKERS_AI_MODEL });
     expect(modelSettingsFromEnv({ MODEL_PROVIDER: "openai-compatible", MODEL_BASE_URL: "https://api.example.com/v1/", MODEL_API_KEY: "sk-1", MODEL_NAME: "m" })).toEqual({
       provider: "openai-compatible",
       baseUrl: "https://api.example.com/v1",
@@ -171,7 +173,17 @@ describe("model configuration", () => {
     expect(modelSettingsFromEnv({ APP_ENV: "development", MODEL_PROVIDER: "openai-compatible", MODEL_BASE_URL: "http://127.0.0.1:11434/v1", MODEL_NAME: "llama" })).toMatchObject({ apiKey: undefined });
     expect(() => modelSettingsFromEnv({ MODEL_PROVIDER: "openai-compatible", MODEL_BASE_URL: "http://api.example.com/v1", MODEL_NAME: "m" })).toThrow(/MODEL_BASE_URL: must use https/);
     expect(() => modelSettingsFromEnv({ MODEL_PROVIDER: "openai-compatible", MODEL_BASE_URL: "https://u:p@api.example.com", MODEL_NAME: "m" })).toThrow(/must not carry credentials/);
-    expect(() => modelSettingsFromEnv({ MODEL_PROVIDER: "workers-ai", MODEL_NAME: "" })).toThrow(/MODEL_NAME/);
+    expect(() => modelSettingsFromEnv({ MODEL_PROVIDER: "workers-ai", MODEL_NAME: "   " })).toThrow(/MODEL_NAME/);
     expect(() => modelSettingsFromEnv({ MODEL_PROVIDER: "gpt" })).toThrow(/MODEL_PROVIDER/);
+  });
+});
+
+describe("the model port a deployment gets", () => {
+  it("the local model is spoken to through its HTTP shape, as a server is; Workers AI without its binding says what to add", async () => {
+    const local = chatModelFor({ provider: "local" }, { local: () => CONTEXT });
+    const { reply, usage } = await local([{ role: "user", content: "list products" }], tools(["listProducts"]));
+    expect(reply.tool_calls?.[0]?.function.name).toBe("listProducts");
+    expect(usage.total_tokens).toBeGreaterThan(0);
+    expect(() => chatModelFor({ provider: "workers-ai", model: DEFAULT_WORKERS_AI_MODEL }, { local: () => CONTEXT })).toThrow(/needs the AI binding/);
   });
 });

@@ -1,10 +1,15 @@
 import { z } from "zod";
+import { localChatFetch, LOCAL_MODEL, type LocalContext } from "./local";
+import { openAICompatibleModel } from "./openai-compatible";
+import type { ChatModel } from "./protocol";
+import { DEFAULT_WORKERS_AI_MODEL, workersAIModel, type AiBinding } from "./workers-ai";
 
 /**
  * Which chat model the store's assistant talks to, from the deployment's variables (issue 24 item 4):
  *
  *   MODEL_PROVIDER=local               the local model (./local.ts): development and tests only
  *   MODEL_PROVIDER=workers-ai          the Workers AI binding `AI`, MODEL_NAME a function-calling model
+ *                                      (default DEFAULT_WORKERS_AI_MODEL)
  *   MODEL_PROVIDER=openai-compatible   MODEL_BASE_URL (https, or http on a loopback address for a developer's own
  *                                      server), MODEL_API_KEY (a secret, optional for a local server), MODEL_NAME
  *
@@ -31,7 +36,7 @@ const modelName = z.string().trim().min(1, "must name the model").max(200);
 
 const envSchema = z.discriminatedUnion("MODEL_PROVIDER", [
   z.object({ MODEL_PROVIDER: z.literal("local") }),
-  z.object({ MODEL_PROVIDER: z.literal("workers-ai"), MODEL_NAME: modelName }),
+  z.object({ MODEL_PROVIDER: z.literal("workers-ai"), MODEL_NAME: modelName.default(DEFAULT_WORKERS_AI_MODEL) }),
   z.object({
     MODEL_PROVIDER: z.literal("openai-compatible"),
     MODEL_BASE_URL: baseUrl,
@@ -62,4 +67,20 @@ export function modelSettingsFromEnv(env: Readonly<Record<string, unknown>>): Mo
 /** Variables set to "" count as unset (wrangler's empty vars, .dev.vars placeholders). */
 function dropEmpty(env: Readonly<Record<string, unknown>>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith("MODEL_") && v !== ""));
+}
+
+/**
+ * The model port for these settings: the local model through its own HTTP shape (so it is spoken to exactly as
+ * a server is), an OpenAI-compatible server, or Workers AI through the binding (an `AI` binding is required).
+ */
+export function chatModelFor(settings: ModelSettings, deps: { ai?: AiBinding | undefined; local: () => LocalContext }): ChatModel {
+  switch (settings.provider) {
+    case "local":
+      return openAICompatibleModel({ baseUrl: "http://local-model.invalid/v1", model: LOCAL_MODEL, fetch: localChatFetch(deps.local) });
+    case "openai-compatible":
+      return openAICompatibleModel({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, model: settings.model });
+    case "workers-ai":
+      if (!deps.ai) throw new Error("Model configuration: MODEL_PROVIDER=workers-ai needs the AI binding: add [ai] binding = \"AI\" to the admin's wrangler.toml environment.");
+      return workersAIModel(deps.ai, settings.model);
+  }
 }
