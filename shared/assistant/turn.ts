@@ -15,8 +15,8 @@ import { budgetRefusal, recordUsage, usageTodayPlan, type AssistantUsage } from 
  *   openTurn       one round trip: the member admitted at the `assistant` door (role read now), their own
  *                  conversation, today's usage; refuses a conversation that is not theirs and a spent budget
  *                  before any model call; answers the tools they may use and the model's instructions;
- *   recordCall     one round trip after a model call: its tokens on today's usage, the messages it added on
- *                  the conversation's row.
+ *   recordCall     one round trip after the turn's model calls (or after each, as the runtime prefers): their
+ *                  tokens and count on today's usage, the messages the turn added on the conversation's row.
  *
  * A turn makes at most MAX_TOOL_CALLS_PER_TURN tool calls; past them the model is told to answer with what it
  * has (`toolCapReached`).
@@ -47,8 +47,13 @@ export async function openTurn(db: Database, principal: Principal, conversationI
   return { caller, conversation: output.conversation, usage: output.usage, tools: assistantToolSpecs(caller), instructions: instructionsFor(caller) };
 }
 
-/** After a model call: its tokens on today's usage and the messages the turn added, in one unit. */
-export async function recordCall(db: Database, principal: Principal, conversationId: string, call: { inputTokens: number; outputTokens: number; messagesAdded: number }): Promise<void> {
+/** After model calls: their tokens and count on today's usage and the messages the turn added, in one unit. */
+export async function recordCall(
+  db: Database,
+  principal: Principal,
+  conversationId: string,
+  call: { inputTokens: number; outputTokens: number; messagesAdded: number; modelCalls?: number },
+): Promise<void> {
   await sendCallerUnit(db, {
     principal,
     procs: [],
@@ -56,7 +61,7 @@ export async function recordCall(db: Database, principal: Principal, conversatio
     writes: true,
     plan: (q, scope) =>
       together({
-        usage: plan([recordUsage(q, scope.store, { input: call.inputTokens, output: call.outputTokens })] as const, () => undefined),
+        usage: plan([recordUsage(q, scope.store, { input: call.inputTokens, output: call.outputTokens, calls: call.modelCalls ?? 1 })] as const, () => undefined),
         messages: plan([recordMessages(q, scope, conversationId, Math.max(0, call.messagesAdded))] as const, () => undefined),
       }),
   });

@@ -64,19 +64,20 @@ export function budgetRefusal(usage: AssistantUsage): AppError | null {
   );
 }
 
-/** Adds one model call's tokens to today's row (an upsert that adds). */
-export function recordUsage(q: Q, storeId: SQL | string, tokens: { input: number; output: number }) {
+/** Adds model calls' tokens to today's row (an upsert that adds; one model call unless `calls` says more). */
+export function recordUsage(q: Q, storeId: SQL | string, tokens: { input: number; output: number; calls?: number }) {
   const input = Math.max(0, Math.round(tokens.input));
   const output = Math.max(0, Math.round(tokens.output));
+  const calls = Math.max(0, Math.round(tokens.calls ?? 1));
   return q
     .insert(assistantUsage)
-    .values({ storeId: sql`${storeId}`, day: sql`${today}`, inputTokens: input, outputTokens: output, modelCalls: 1 })
+    .values({ storeId: sql`${storeId}`, day: sql`${today}`, inputTokens: input, outputTokens: output, modelCalls: calls })
     .onConflictDoUpdate({
       target: [assistantUsage.storeId, assistantUsage.day],
       set: {
         inputTokens: sql`${assistantUsage.inputTokens} + ${input}`,
         outputTokens: sql`${assistantUsage.outputTokens} + ${output}`,
-        modelCalls: sql`${assistantUsage.modelCalls} + 1`,
+        modelCalls: sql`${assistantUsage.modelCalls} + ${calls}`,
         updatedAt: sql`now()`,
       },
     });

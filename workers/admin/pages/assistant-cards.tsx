@@ -1,4 +1,5 @@
 import { readChanges } from "#shared/assistant/changes";
+import type { ToolEvent } from "#shared/assistant/conversation";
 import { Changes } from "./ai-approvals-diff";
 import { formatMoney } from "./layout";
 
@@ -8,11 +9,7 @@ import { formatMoney } from "./layout";
  * diff with Approve and Reject (item 3). Every value is shown as text (it comes from the database or the
  * model: never markup); a result of a shape this page does not know is shown as its JSON, folded.
  */
-export interface ToolEvent {
-  tool: string;
-  output: unknown;
-  isError: boolean;
-}
+export type { ToolEvent };
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
