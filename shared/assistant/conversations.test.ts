@@ -33,7 +33,7 @@ describe("a member's conversations with the store's assistant", () => {
     expect(((await owner("assistant.conversations")) as Listed).items.map((c) => c.title)).toEqual(["Fixture conversation"]);
     // The Owner may not delete a Staff member's conversation: to them it does not exist.
     expect(await failureText(owner("assistant.delete", { id: started.id }))).toBe("NOT_FOUND");
-    expect(await asStaff("assistant.delete", { id: started.id })).toEqual({ id: started.id, deleted: true });
+    expect(await asStaff("assistant.delete", { id: started.id })).toEqual({ id: started.id, deleted: true, storeId: store.id });
     expect(((await asStaff("assistant.conversations")) as Listed).items).toEqual([]);
     expect(await failureText(asStaff("assistant.delete", { id: started.id }))).toBe("NOT_FOUND");
   });

@@ -84,8 +84,12 @@ export const deleteConversation = storeProcedure({
   write: {
     apply: (q, scope, input) =>
       plan(
-        [ensure(q, sql`exists (select 1 from ${assistantConversation} where ${own(scope, input.id)} for update)`, notFound()), q.delete(assistantConversation).where(own(scope, input.id))] as const,
-        () => ({ id: input.id, deleted: true }),
+        [
+          ensure(q, sql`exists (select 1 from ${assistantConversation} where ${own(scope, input.id)} for update)`, notFound()),
+          q.delete(assistantConversation).where(own(scope, input.id)).returning({ storeId: assistantConversation.storeId }),
+        ] as const,
+        // The store names the conversation's runtime object, which the door clears.
+        ([, [row]]) => ({ id: input.id, deleted: true, storeId: row!.storeId }),
       ),
   },
 });

@@ -3,6 +3,7 @@ import { app } from "./app";
 import type { AdminBindings } from "./env";
 
 export { RateLimiter } from "#shared/limits/rate-limiter";
+export { AssistantConversation } from "./assistant-conversation";
 
 export default {
   // Bearer-only paths lose their cookies before anything else runs.

@@ -1,4 +1,7 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { conversationObject } from "../assistant-conversation";
+import type { AdminBindings } from "../env";
 import { makeStore, testDb } from "../../../test/harness";
 import { page, postForm, sessionFor } from "../../../test/admin";
 import { addMember, callerFor } from "../../../test/procedures";
@@ -15,12 +18,17 @@ describe("/assistant", () => {
     expect(html.indexOf("What sold today?")).toBeGreaterThan(0);
     expect(html.indexOf("What sold today?")).toBeLessThan(html.indexOf("Fixture conversation"));
     expect((await postForm(owner, "/assistant/delete", { id })).status).toBe(403);
+    const bindings = env as unknown as AdminBindings;
+    const stub = conversationObject(bindings.ASSISTANT, store.id, id);
+    expect(await stub.send({ kind: "member", userId: store.ownerUserId, storeId: store.id }, "list products")).toMatchObject({ ok: true });
     const deleted = await postForm(owner, "/assistant/delete", { csrf: owner.csrf, id });
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get("location")).toBe("/assistant?deleted=1");
     const after = await (await page(owner, "/assistant?deleted=1")).text();
     expect(after).toContain("Conversation deleted.");
     expect(after).not.toContain("What sold today?");
+    // Its messages went with it (after the answer: the next read finds them gone).
+    expect(await stub.transcript()).toEqual([]);
   });
 
   it("another member's conversation is neither listed nor deletable: 404 with what happened", async () => {

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { deleteConversation, listConversations } from "#shared/assistant/conversations";
 import { isAppError } from "#shared/core/errors";
+import { conversationObject } from "../assistant-conversation";
 import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { sessionForm } from "../session-form";
 import { call, storePage } from "./chrome";
@@ -94,11 +95,14 @@ assistantPage.get("/assistant", (c) => render(c, c.req.query("deleted") === "1" 
 assistantPage.post("/assistant/delete", async (c) => {
   const { signedIn, form } = await sessionForm(c, postSession);
   const id = typeof form.id === "string" ? form.id : "";
+  let storeId: string;
   try {
-    await pageCall(c, signedIn, deleteConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]);
+    ({ storeId } = await pageCall(c, signedIn, deleteConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]));
   } catch (e) {
     if (isAppError(e) && (e.code === "NOT_FOUND" || e.code === "BAD_REQUEST")) return render(c, { alert: "That conversation was not found: it was deleted, or it is not yours." }, 404);
     throw e;
   }
+  // Its messages go with it, after the answer (the row is gone: nobody can open the conversation meanwhile).
+  c.get("defer")(() => conversationObject(c.env.ASSISTANT, storeId, id).clear());
   return c.redirect("/assistant?deleted=1", 303);
 });
