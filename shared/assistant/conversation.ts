@@ -41,6 +41,8 @@ export interface ConverseDeps {
   log: Logger;
   /** The model port for this turn; `local` is the store's day and currency, for the local model. */
   model: (local: () => LocalContext) => ChatModel;
+  /** Counts the member's message before any model call (the per-member limit); throws its refusal. */
+  countMessage?: (storeId: string, userId: string) => Promise<unknown>;
   services?: Services;
 }
 
@@ -51,6 +53,7 @@ export function indiaToday(now = new Date()): Pick<LocalContext, "today" | "utcO
 
 export async function converse(deps: ConverseDeps, conversationId: string, text: string, transcript: Transcript): Promise<{ answer: string; cards: ToolEvent[] }> {
   const opened = await openTurn(deps.db, deps.principal, conversationId);
+  await deps.countMessage?.(opened.caller.store.id, opened.caller.member.userId);
   const stored = transcript.read().map((e) => e.message);
   const user: ChatMessage = { role: "user", content: text };
   const history: ChatMessage[] = [{ role: "system", content: opened.instructions }, ...stored, user];

@@ -28,6 +28,8 @@ const notFound = () => new AppError("NOT_FOUND", "Conversation not found: it was
 
 const VIEW = {
   id: assistantConversation.id,
+  /** The store, which names the conversation's runtime object. */
+  storeId: assistantConversation.storeId,
   title: assistantConversation.title,
   messages: assistantConversation.messages,
   createdAt: assistantConversation.createdAt,
@@ -56,6 +58,20 @@ export const listConversations = storeProcedure({
       ] as const,
       ([items]) => ({ items }),
     ),
+});
+
+export const getConversation = storeProcedure({
+  router: "assistant",
+  name: "conversation",
+  description: "One of your conversations with the store's assistant: its title, how many messages, when started and last active (its messages are shown on its page).",
+  access: "none",
+  mutates: false,
+  input: z.strictObject({ id: z.uuid() }),
+  read: (q, scope, input) =>
+    plan([q.select(VIEW).from(assistantConversation).where(own(scope, input.id))] as const, ([[row]]) => {
+      if (!row) throw notFound();
+      return row;
+    }),
 });
 
 export const startConversation = storeProcedure({
@@ -109,4 +125,4 @@ export function recordMessages(q: Q, scope: Scope, id: string, added: number) {
     .where(own(scope, id));
 }
 
-export const conversationProcedures = [listConversations, startConversation, deleteConversation];
+export const conversationProcedures = [listConversations, getConversation, startConversation, deleteConversation];

@@ -7,6 +7,7 @@ import { Database } from "#shared/db/database";
 import type { ChatMessage } from "#shared/model/protocol";
 import { chatModelFor, modelSettingsFromEnv } from "#shared/model/select";
 import type { AiBinding } from "#shared/model/workers-ai";
+import { countAssistantMessage } from "#shared/limits/limit";
 import type { Principal } from "#shared/pipeline/principal";
 import type { AdminBindings } from "./env";
 
@@ -78,9 +79,26 @@ export class AssistantConversation extends DurableObject<AdminBindings> {
     const log = createLogger({ service: "admin", component: "assistant" }, config.LOG_LEVEL);
     const db = new Database({ url: config.DATABASE_URL, wsProxy: config.DB_WS_PROXY, connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS });
     try {
-      const settings = modelSettingsFromEnv(this.env as unknown as Record<string, unknown>);
+      let settings: ReturnType<typeof modelSettingsFromEnv>;
+      try {
+        settings = modelSettingsFromEnv(this.env as unknown as Record<string, unknown>);
+      } catch (e) {
+        log.error("assistant.model_not_configured", errorFields(e));
+        return { ok: false, code: "SERVICE_UNAVAILABLE", message: "The store's assistant is not set up on this deployment yet: its operator chooses its model (MODEL_PROVIDER, docs/assistant.md)." };
+      }
       const ai = (this.env as unknown as { AI?: AiBinding }).AI;
-      const done = await converse({ db, principal: input.principal, log, model: (local) => chatModelFor(settings, { ai, local }) }, input.conversationId, input.text, this.#store());
+      const done = await converse(
+        {
+          db,
+          principal: input.principal,
+          log,
+          model: (local) => chatModelFor(settings, { ai, local }),
+          countMessage: (storeId, userId) => countAssistantMessage(this.env.RATE_LIMITER, storeId, userId),
+        },
+        input.conversationId,
+        input.text,
+        this.#store(),
+      );
       return { ok: true, ...done };
     } catch (e) {
       if (isAppError(e)) return { ok: false, code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) };

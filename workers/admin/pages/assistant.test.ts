@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
 import { conversationObject } from "../assistant-conversation";
 import type { AdminBindings } from "../env";
 import { makeStore, testDb } from "../../../test/harness";
@@ -13,10 +14,10 @@ describe("/assistant", () => {
   it("lists the member's own conversations, newest first, and deletes one with the session's CSRF token", async () => {
     const store = await makeStore(db);
     const owner = await sessionFor(db, store.ownerUserId, store.id);
-    const { id } = (await callerFor(db, store.ownerUserId, store.id)("assistant.start", { firstMessage: "What sold today?" })) as { id: string };
+    const { id } = (await callerFor(db, store.ownerUserId, store.id)("assistant.start", { firstMessage: "Which kurtas sell best?" })) as { id: string };
     const html = await (await page(owner, "/assistant")).text();
-    expect(html.indexOf("What sold today?")).toBeGreaterThan(0);
-    expect(html.indexOf("What sold today?")).toBeLessThan(html.indexOf("Fixture conversation"));
+    expect(html.indexOf("Which kurtas sell best?")).toBeGreaterThan(0);
+    expect(html.indexOf("Which kurtas sell best?")).toBeLessThan(html.indexOf("Fixture conversation"));
     expect((await postForm(owner, "/assistant/delete", { id })).status).toBe(403);
     const bindings = env as unknown as AdminBindings;
     const stub = conversationObject(bindings.ASSISTANT, store.id, id);
@@ -26,7 +27,7 @@ describe("/assistant", () => {
     expect(deleted.headers.get("location")).toBe("/assistant?deleted=1");
     const after = await (await page(owner, "/assistant?deleted=1")).text();
     expect(after).toContain("Conversation deleted.");
-    expect(after).not.toContain("What sold today?");
+    expect(after).not.toContain("Which kurtas sell best?");
     // Its messages went with it (after the answer: the next read finds them gone).
     expect(await stub.transcript()).toEqual([]);
   });
@@ -42,5 +43,62 @@ describe("/assistant", () => {
     expect(await refused.text()).toContain("not found");
     expect(await (await page(await sessionFor(db, staff.userId, store.id), "/assistant")).text()).toContain("Staff question");
     expect((await postForm(owner, "/assistant/delete", { csrf: owner.csrf, id: "not-a-uuid" })).status).toBe(404);
+  });
+});
+
+/** The conversation's page without JavaScript: ask, read the answer and the cards, approve a proposal inline. */
+describe("/assistant/<id>", () => {
+  it("asking starts a conversation whose page shows the question, the tool's card and the answer naming the store's products", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const asked = await postForm(owner, "/assistant/new", { csrf: owner.csrf, message: "list products" });
+    expect(asked.status).toBe(303);
+    const location = asked.headers.get("location")!;
+    expect(location).toMatch(/^\/assistant\/[0-9a-f-]{36}#transcript$/);
+    const html = await (await page(owner, location.replace("#transcript", ""))).text();
+    expect(html).toContain("<h1>list products</h1>");
+    expect(html).toContain('data-tool-card="products"');
+    expect(html).toMatch(/<a href="\/products\/[0-9a-f-]{36}">Fixture<\/a>/);
+    expect(html).toMatch(/One product: Fixture \(₹/);
+    // Another member of the store, or another store's Owner, gets the 404 page for it.
+    const staff = await sessionFor(db, (await addMember(db, store, "staff")).userId, store.id);
+    expect((await page(staff, location.replace("#transcript", ""))).status).toBe(404);
+    expect((await postForm(staff, location.replace("#transcript", ""), { csrf: staff.csrf, message: "list products" })).status).toBe(404);
+  });
+
+  it("'change the price of Fixture to ₹899': the proposal's card with its diff, nothing changed until Approve, then the new price; Reject changes nothing", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    await withStore(db, store.id, (tx) => tx.$client.query("update store set mcp_allow_changes = true where id = $1", [store.id]));
+    const asked = await postForm(owner, "/assistant/new", { csrf: owner.csrf, message: "change the price of Fixture to ₹899" });
+    const path = asked.headers.get("location")!.replace("#transcript", "");
+    const html = await (await page(owner, path)).text();
+    expect(html).toContain('data-tool-card="proposal"');
+    expect(html).toContain("Nothing changes until you approve it.");
+    const approvalId = /name="id" value="([0-9a-f-]{36})"/.exec(html)![1]!;
+    const prices = () => withStore(db, store.id, (tx) => tx.$client.query<{ p: string }>("select distinct price_minor::text as p from product_variant")).then((r) => r.rows.map((x) => x.p));
+    expect(await prices()).not.toContain("89900");
+    const approved = await postForm(owner, `${path}/approve`, { csrf: owner.csrf, id: approvalId });
+    expect(approved.status).toBe(200);
+    expect(await approved.text()).toContain("Approved: the change was made.");
+    expect(await prices()).toEqual(["89900"]);
+    // A second proposal, rejected: the price stays.
+    await postForm(owner, path, { csrf: owner.csrf, message: "change the price of Fixture to ₹100" });
+    const again = await (await page(owner, path)).text();
+    const second = [...again.matchAll(/name="id" value="([0-9a-f-]{36})"/g)].map((m) => m[1]).find((v) => v !== approvalId)!;
+    expect(await (await postForm(owner, `${path}/reject`, { csrf: owner.csrf, id: second })).text()).toContain("Rejected: nothing was changed.");
+    expect(await prices()).toEqual(["89900"]);
+  });
+
+  it("the message limit and the budget answer in the conversation with what to do", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const asked = await postForm(owner, "/assistant/new", { csrf: owner.csrf, message: "list products" });
+    const path = asked.headers.get("location")!.replace("#transcript", "");
+    await withStore(db, store.id, (tx) => tx.$client.query("update store set assistant_daily_tokens = 1 where id = $1", [store.id]));
+    const spent = await postForm(owner, path, { csrf: owner.csrf, message: "list products" });
+    expect(spent.status).toBe(429);
+    expect(await spent.text()).toContain("raise the budget in Settings");
+    expect((await postForm(owner, path, { csrf: owner.csrf, message: "" })).status).toBe(200);
   });
 });

@@ -1,21 +1,32 @@
 import { Hono } from "hono";
-import { deleteConversation, listConversations } from "#shared/assistant/conversations";
-import { isAppError } from "#shared/core/errors";
-import { conversationObject } from "../assistant-conversation";
+import { approveApproval, rejectApproval } from "#shared/assistant/approvals";
+import { deleteConversation, getConversation, listConversations, startConversation } from "#shared/assistant/conversations";
+import type { TranscriptEntry } from "#shared/assistant/conversation";
+import { AppError, isAppError } from "#shared/core/errors";
+import { conversationObject, type SendResult } from "../assistant-conversation";
+import { sessionPrincipal } from "../auth/session";
 import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
 import { sessionForm } from "../session-form";
+import { ToolCard } from "./assistant-cards";
 import { call, storePage } from "./chrome";
+import { Notice, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 
 /**
  * The store's assistant (issue 24 item 1): the member's conversations in this store, the most recently
  * active first, each deletable; readable without JavaScript. The procedures decide whose conversations are
  * listed (the member's own: shared/assistant/conversations.ts); this page only shows them and posts deletions.
- * A conversation's own page and its streamed answers come with the conversation's runtime (docs/assistant.md).
+ * A conversation's page shows its transcript (the member's words, the assistant's answers, a card per tool
+ * call with Approve and Reject on proposals) and a form for the next message; without JavaScript the form posts
+ * and the page comes back with the answer (streaming the words as they come is still to do).
  */
 export const assistantPage = new Hono<AdminEnv>();
 
-type Status = 200 | 404;
+type Status = 200 | 400 | 404;
+
+/** A page's notice or alert, as the other admin pages show theirs. */
+const noticeOf = (view: { notice?: string; alert?: string }): FormNotice | undefined =>
+  view.alert ? { ok: false, text: view.alert } : view.notice ? { ok: true, text: view.notice } : undefined;
 
 function When({ at }: { at: Date | string }) {
   const d = at instanceof Date ? at : new Date(at);
@@ -32,16 +43,16 @@ async function render(c: AdminContext, view: { notice?: string; alert?: string }
         Your conversations with the store's assistant. It reads the store through the same tools as connected AI clients, as you and within your
         role; any change it proposes waits for your Approve.
       </p>
-      {view.notice ? (
-        <p class="notice" role="status">
-          {view.notice}
-        </p>
-      ) : null}
-      {view.alert ? (
-        <p class="alert" role="alert">
-          {view.alert}
-        </p>
-      ) : null}
+      <Notice notice={noticeOf(view)} />
+      <section id="new-conversation" class="card" aria-labelledby="new-heading">
+        <h2 id="new-heading">Ask the assistant</h2>
+        <form method="post" action="/assistant/new">
+          <input type="hidden" name="csrf" value={chrome.csrf} />
+          <label for="message">Your question or request</label>
+          <textarea id="message" name="message" required maxlength={4000} rows={3} placeholder="What sold today? · Change the price of the Cotton Kurta to ₹899" />
+          <button type="submit">Ask</button>
+        </form>
+      </section>
       <section id="conversations" aria-labelledby="conversations-heading">
         <h2 id="conversations-heading">Your conversations</h2>
         {items.length === 0 ? (
@@ -62,7 +73,9 @@ async function render(c: AdminContext, view: { notice?: string; alert?: string }
               <tbody>
                 {items.map((conversation) => (
                   <tr>
-                    <td>{conversation.title}</td>
+                    <td>
+                      <a href={`/assistant/${conversation.id}`}>{conversation.title}</a>
+                    </td>
                     <td class="num">{conversation.messages}</td>
                     <td>
                       <When at={conversation.updatedAt} />
@@ -106,3 +119,117 @@ assistantPage.post("/assistant/delete", async (c) => {
   c.get("defer")(() => conversationObject(c.env.ASSISTANT, storeId, id).clear());
   return c.redirect("/assistant?deleted=1", 303);
 });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the member reads of a turn's refusal: the refusal's own words (a budget, a limit, a turn running). */
+const refusalText = (r: Extract<SendResult, { ok: false }>) => r.message;
+
+/** One entry of the transcript as the member reads it: their words, the assistant's answers, the tools' cards. */
+function Entry({ entry, ctx }: { entry: TranscriptEntry; ctx: { currency: string; csrf: string; conversationId: string } }) {
+  const m = entry.message;
+  if (m.role === "user") {
+    return (
+      <div class="turn you">
+        <p class="who">You</p>
+        <p class="said">{m.content}</p>
+      </div>
+    );
+  }
+  if (m.role === "tool") return entry.card ? <ToolCard event={entry.card} ctx={ctx} /> : null;
+  if (m.role === "assistant" && m.content && !m.tool_calls?.length) {
+    return (
+      <div class="turn assistant">
+        <p class="who">Assistant</p>
+        <p class="said">{m.content}</p>
+      </div>
+    );
+  }
+  return null;
+}
+
+async function renderConversation(c: AdminContext, id: string, view: { alert?: string; notice?: string } = {}, status: 200 | 409 | 429 | 403 | 503 = 200) {
+  const { chrome, read, me } = await storePage(c, { conversation: call(getConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]) });
+  const conversation = read.conversation();
+  const transcript = await conversationObject(c.env.ASSISTANT, me.store.id, conversation.id).transcript();
+  const ctx = { currency: me.store.currency, csrf: chrome.csrf, conversationId: conversation.id };
+  return c.html(
+    <AdminPage title={`Assistant: ${conversation.title}`} chrome={chrome}>
+      <p>
+        <a href="/assistant">← Your conversations</a>
+      </p>
+      <h1>{conversation.title}</h1>
+      <Notice notice={noticeOf(view)} />
+      <section id="transcript" aria-label="Conversation" aria-live="polite">
+        {transcript.length === 0 ? <p class="muted">No messages yet.</p> : transcript.map((entry) => <Entry entry={entry} ctx={ctx} />)}
+      </section>
+      <form method="post" action={`/assistant/${conversation.id}`} class="card">
+        <input type="hidden" name="csrf" value={chrome.csrf} />
+        <label for="message">Your next message</label>
+        <textarea id="message" name="message" required maxlength={4000} rows={3} />
+        <button type="submit">Send</button>
+      </form>
+    </AdminPage>,
+    status,
+  );
+}
+
+/** Sends the member's message to the conversation's object and comes back to its page (303), or shows its refusal. */
+async function sendAndShow(c: AdminContext, sessionId: string, storeId: string, id: string, text: string) {
+  const principal = await sessionPrincipal(sessionId);
+  if (!principal) throw new AppError("UNAUTHORIZED", "Sign in again.");
+  const sent = await conversationObject(c.env.ASSISTANT, storeId, id).send(principal, text);
+  if (sent.ok) return c.redirect(`/assistant/${id}#transcript`, 303);
+  const status = sent.code === "TOO_MANY_REQUESTS" ? 429 : sent.code === "CONFLICT" ? 409 : sent.code === "FORBIDDEN" ? 403 : 503;
+  return renderConversation(c, id, { alert: refusalText(sent) }, status);
+}
+
+// POST /assistant/new: assistant.start with the first message, which is sent at once.
+assistantPage.post("/assistant/new", async (c) => {
+  const { signedIn, form } = await sessionForm(c, postSession);
+  const text = typeof form.message === "string" ? form.message : "";
+  let started: { id: string; storeId: string };
+  try {
+    started = await pageCall(c, signedIn, startConversation, { firstMessage: text }, ["BAD_REQUEST"]);
+  } catch (e) {
+    if (isAppError(e) && e.code === "BAD_REQUEST") return render(c, { alert: "Write a question or a request (at most 4,000 characters)." }, 400);
+    throw e;
+  }
+  return sendAndShow(c, signedIn.id, started.storeId, started.id, text);
+});
+
+// GET /assistant/:id: the member's own conversation (anyone else's, or an unknown id, is the 404 page).
+assistantPage.get("/assistant/:id", (c) => {
+  const id = c.req.param("id");
+  if (!UUID.test(id)) throw new AppError("NOT_FOUND", "Conversation not found.");
+  return renderConversation(c, id);
+});
+
+// POST /assistant/:id: the next message.
+assistantPage.post("/assistant/:id", async (c) => {
+  const id = c.req.param("id");
+  const { signedIn, form } = await sessionForm(c, postSession);
+  if (!UUID.test(id)) throw new AppError("NOT_FOUND", "Conversation not found.");
+  const text = typeof form.message === "string" ? form.message.trim() : "";
+  const conversation = await pageCall(c, signedIn, getConversation, { id }, ["NOT_FOUND"]);
+  if (!text || text.length > 4000) return renderConversation(c, id, { alert: "Write a message (at most 4,000 characters)." }, 200);
+  return sendAndShow(c, signedIn.id, conversation.storeId, id, text);
+});
+
+// POST /assistant/:id/approve and /reject: a proposal's card; the decision is aiApprovals' (only its member decides).
+for (const decision of ["approve", "reject"] as const) {
+  assistantPage.post(`/assistant/:id/${decision}`, async (c) => {
+    const id = c.req.param("id");
+    const { signedIn, form } = await sessionForm(c, postSession);
+    if (!UUID.test(id)) throw new AppError("NOT_FOUND", "Conversation not found.");
+    const approvalId = typeof form.id === "string" ? form.id : "";
+    try {
+      const decided = await pageCall(c, signedIn, decision === "approve" ? approveApproval : rejectApproval, { id: approvalId }, ["CONFLICT", "FORBIDDEN", "NOT_FOUND", "BAD_REQUEST"]);
+      const notice = decided.state === "approved" ? "Approved: the change was made." : decided.state === "rejected" ? "Rejected: nothing was changed." : `The change could not be made: ${decided.error ?? "it failed"}.`;
+      return renderConversation(c, id, { notice });
+    } catch (e) {
+      if (isAppError(e)) return renderConversation(c, id, { alert: e.message }, e.code === "FORBIDDEN" ? 403 : 409);
+      throw e;
+    }
+  });
+}

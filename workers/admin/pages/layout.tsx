@@ -107,6 +107,7 @@ export const AdminPage: FC<{ title: string; chrome: Chrome; children?: Child }> 
             {chrome.canSee.team ? <a href="/team">Team</a> : null}
             {chrome.canSee.settings ? <a href="/settings">Settings</a> : null}
             <a href="/settings/api">MCP &amp; API</a>
+            <a href="/assistant">Assistant</a>
             <a href="/ai/approvals">AI approvals</a>
             <a href="/select-store">Switch store</a>
           </nav>
