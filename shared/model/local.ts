@@ -146,7 +146,7 @@ export function localReply(request: Pick<ChatRequest, "messages" | "tools">, con
   const proposed = (result: unknown) => {
     const p = isObject(result) ? result : {};
     const done = p.status === "approved" ? "It is done." : "Nothing changes until you approve it below.";
-    return say(`I've proposed this change: ${str(p.summary) || "see the details below"}. ${done}`);
+    return say(`I've proposed this change: ${str(p.summary).replace(/\.$/, "") || "see the details below"}. ${done}`);
   };
   const pick = (found: Json[], name: string, label: (j: Json) => string): Json | string => {
     if (found.length === 0) return `I found no product matching "${name}".`;

@@ -5,6 +5,8 @@
  * changed and seen on the storefront, stock adjusted with the keyboard only, a customer, a discount created
  * and disabled, a page edited, previewed and published, a colleague invited who accepts in a second browser
  * and is then demoted. As Staff: no Delete, no Team; a shopper's order's packing slip printed, then the parcel shipped.
+ * As Owner again, the store's assistant: today's sales as the admin home counts them, a price change approved
+ * inline and seen on the storefront.
  * Screenshots: .data/screenshots/merchant-*.png.
  * Every name carries this run's suffix: the test database keeps what earlier runs made.
  */
@@ -322,5 +324,52 @@ describe("a merchant runs the store from the admin", () => {
     }
     await go(slipUrl);
     expect(await slip.innerText()).toMatch(/AWB: \S+/);
+  });
+
+  step("13. the assistant: today's sales as the admin home counts them; a price change proposed, approved inline, on the storefront", "13-assistant", async () => {
+    await go(admin("/"));
+    await submit(w.page, 'form[action="/logout"] button');
+    await signIn(w.page, person("owner").email, DEMO_PASSWORD, w.worker.admin.url, check);
+    const figure = async (id: string) => (await w.page.locator(`[data-figure="${id}"] strong, [data-figure="${id}"] .value`).first().innerText()).trim();
+    const homeOrders = await figure("orders-today");
+    const homeSales = await figure("sales-today");
+    // Changes by AI are off in the demo store: on for this step, off again at its end.
+    await go(admin("/settings"));
+    const allow = w.page.locator('input[name="mcpAllowChanges"]');
+    const wasAllowed = await allow.isChecked();
+    if (!wasAllowed) {
+      await allow.check();
+      await submit(w.page, 'form[action="/settings"] button[type="submit"]');
+    }
+    try {
+      await go(admin("/assistant"));
+      await w.page.fill("#message", "What sold today?");
+      await check();
+      await Promise.all([w.page.waitForURL((u) => /^\/assistant\/[0-9a-f-]{36}$/.test(u.pathname)), w.page.click('#new-conversation button[type="submit"]')]);
+      const answer = (await w.page.locator("#transcript .turn.assistant .said").last().innerText()).trim();
+      expect(answer).toContain(`${homeOrders} order`);
+      expect(answer).toContain(`sales ${homeSales}`);
+      await w.screenshot("13-assistant-sales");
+
+      await w.page.fill("#message", `Change the price of ${PRODUCT} to ₹699`);
+      await submit(w.page, 'form[action^="/assistant/"] button:text-is("Send")');
+      const card = w.page.locator('[data-tool-card="proposal"]').last();
+      expect(await card.innerText()).toContain("Nothing changes until you approve it.");
+      await go(shop(`/products/${HANDLE}`));
+      expect(await w.page.locator("main").innerText()).not.toContain("₹699.00");
+      await w.page.goBack();
+      await submit(w.page, '[data-tool-card="proposal"] form[action$="/approve"] button');
+      expect(await notice()).toBe("Approved: the change was made.");
+      await w.screenshot("13-assistant-approved");
+      await go(shop(`/products/${HANDLE}`));
+      expect(await w.page.locator("main").innerText()).toContain("₹699.00");
+      await w.screenshot("13-storefront-price");
+    } finally {
+      if (!wasAllowed) {
+        await go(admin("/settings"));
+        await w.page.locator('input[name="mcpAllowChanges"]').uncheck();
+        await submit(w.page, 'form[action="/settings"] button[type="submit"]');
+      }
+    }
   });
 });

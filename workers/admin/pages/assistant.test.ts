@@ -80,7 +80,11 @@ describe("/assistant/<id>", () => {
     expect(await prices()).not.toContain("89900");
     const approved = await postForm(owner, `${path}/approve`, { csrf: owner.csrf, id: approvalId });
     expect(approved.status).toBe(200);
-    expect(await approved.text()).toContain("Approved: the change was made.");
+    const after = await approved.text();
+    expect(after).toContain("Approved: the change was made.");
+    // The card now says so too, and offers no Approve.
+    expect(after).toContain('data-proposal-state="approved"');
+    expect(after).not.toContain(`value="${approvalId}"`);
     expect(await prices()).toEqual(["89900"]);
     // A second proposal, rejected: the price stays.
     await postForm(owner, path, { csrf: owner.csrf, message: "change the price of Fixture to ₹100" });

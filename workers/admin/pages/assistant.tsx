@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { approveApproval, rejectApproval } from "#shared/assistant/approvals";
+import { approveApproval, listApprovals, rejectApproval } from "#shared/assistant/approvals";
 import { deleteConversation, getConversation, listConversations, startConversation } from "#shared/assistant/conversations";
 import type { TranscriptEntry } from "#shared/assistant/conversation";
 import { AppError, isAppError } from "#shared/core/errors";
@@ -125,6 +125,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What the member reads of a turn's refusal: the refusal's own words (a budget, a limit, a turn running). */
 const refusalText = (r: Extract<SendResult, { ok: false }>) => r.message;
 
+/** A proposal's card with its state as it is now. */
+function withStateNow(entry: TranscriptEntry, states: ReadonlyMap<string, { status: string; error: string | null }>): TranscriptEntry {
+  const output = entry.card?.output as { approvalId?: unknown } | undefined;
+  const now = typeof output?.approvalId === "string" ? states.get(output.approvalId) : undefined;
+  return now && entry.card ? { ...entry, card: { ...entry.card, output: { ...output, status: now.status, error: now.error } } } : entry;
+}
+
 /** One entry of the transcript as the member reads it: their words, the assistant's answers, the tools' cards. */
 function Entry({ entry, ctx }: { entry: TranscriptEntry; ctx: { currency: string; csrf: string; conversationId: string } }) {
   const m = entry.message;
@@ -149,9 +156,11 @@ function Entry({ entry, ctx }: { entry: TranscriptEntry; ctx: { currency: string
 }
 
 async function renderConversation(c: AdminContext, id: string, view: { alert?: string; notice?: string } = {}, status: 200 | 409 | 429 | 403 | 503 = 200) {
-  const { chrome, read, me } = await storePage(c, { conversation: call(getConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]) });
+  const { chrome, read, me } = await storePage(c, { conversation: call(getConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]), approvals: call(listApprovals, {}) });
   const conversation = read.conversation();
-  const transcript = await conversationObject(c.env.ASSISTANT, me.store.id, conversation.id).transcript();
+  // A proposal's card shows its state now (approved, rejected, expired), not the one it had when proposed.
+  const states = new Map(read.approvals().items.map((a) => [a.id, { status: a.state, error: a.error }]));
+  const transcript = (await conversationObject(c.env.ASSISTANT, me.store.id, conversation.id).transcript()).map((entry) => withStateNow(entry, states));
   const ctx = { currency: me.store.currency, csrf: chrome.csrf, conversationId: conversation.id };
   return c.html(
     <AdminPage title={`Assistant: ${conversation.title}`} chrome={chrome}>
@@ -160,7 +169,10 @@ async function renderConversation(c: AdminContext, id: string, view: { alert?: s
       </p>
       <h1>{conversation.title}</h1>
       <Notice notice={noticeOf(view)} />
-      <section id="transcript" aria-label="Conversation" aria-live="polite">
+      <section id="transcript" aria-labelledby="transcript-heading" aria-live="polite">
+        <h2 id="transcript-heading" class="sr-only">
+          Conversation
+        </h2>
         {transcript.length === 0 ? <p class="muted">No messages yet.</p> : transcript.map((entry) => <Entry entry={entry} ctx={ctx} />)}
       </section>
       <form method="post" action={`/assistant/${conversation.id}`} class="card">
