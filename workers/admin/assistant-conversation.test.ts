@@ -49,4 +49,14 @@ describe("a conversation's Durable Object (the local model, real Postgres)", () 
     expect(await stub.send(principal, "list products")).toMatchObject({ ok: false, code: "TOO_MANY_REQUESTS" });
     expect(await stub.transcript()).toHaveLength(4);
   });
+
+  it("counts the member's messages before any model call: the eleventh in a minute is refused with what to do, and not stored", async () => {
+    const store = await makeStore(db);
+    const { stub, principal } = await conversation(store);
+    const answers = [];
+    for (let i = 0; i < 11; i++) answers.push(await stub.send(principal, "hello"));
+    expect(answers.slice(0, 10).every((a) => a.ok)).toBe(true);
+    expect(answers[10]).toMatchObject({ ok: false, code: "TOO_MANY_REQUESTS", message: expect.stringContaining("assistant messages per minute from one member") });
+    expect(await stub.transcript()).toHaveLength(20);
+  });
 });
