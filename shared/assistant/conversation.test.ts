@@ -28,8 +28,12 @@ describe("a conversation with the store's assistant, turn after turn", () => {
     const store = await makeStore(db);
     const { id, deps, usage } = await conversationOf(store);
     const transcript = memory();
-    const first = await converse(deps, id, "list products", transcript);
+    const written: string[] = [];
+    const first = await converse({ ...deps, onText: (d) => written.push(d) }, id, "list products", transcript);
     expect(first.answer).toMatch(/^One product: Fixture/);
+    // The answer's words reached the runtime as the model wrote them (the local model streams over its HTTP shape).
+    expect(written.length).toBeGreaterThan(3);
+    expect(written.join("")).toBe(first.answer);
     expect(first.cards).toEqual([expect.objectContaining({ tool: "listProducts", isError: false })]);
     expect(transcript.entries.map((e) => e.message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(transcript.entries[2]!.card).toMatchObject({ tool: "listProducts" });

@@ -41,6 +41,8 @@ export interface ConverseDeps {
   log: Logger;
   /** The model port for this turn; `local` is the store's day and currency, for the local model. */
   model: (local: () => LocalContext) => ChatModel;
+  /** The model's words as they are written, for a runtime that streams them to the member. */
+  onText?: (delta: string) => void;
   /** Counts the member's message before any model call (the per-member limit); throws its refusal. */
   countMessage?: (storeId: string, userId: string) => Promise<unknown>;
   services?: Services;
@@ -71,6 +73,7 @@ export async function converse(deps: ConverseDeps, conversationId: string, text:
         used.modelCalls++;
       },
       onTool: (call, answer) => void cards.set(call.id, { tool: call.function.name, output: answer.data, isError: answer.isError }),
+      ...(deps.onText ? { onText: deps.onText } : {}),
     });
     added = result.added;
     transcript.append([{ message: user }, ...added.map((message) => ({ message, ...(message.role === "tool" && cards.has(message.tool_call_id) ? { card: cards.get(message.tool_call_id)! } : {}) }))]);

@@ -19,6 +19,8 @@ export interface LoopPorts {
   onModelCall?: (usage: Usage) => Promise<void> | void;
   /** Each tool call and its answer (for the cards). */
   onTool?: (call: ToolCall, answer: ToolAnswer) => Promise<void> | void;
+  /** The model's words as they are written (an adapter that streams hands them on; the others do not call it). */
+  onText?: (delta: string) => void;
 }
 
 export interface LoopResult {
@@ -45,7 +47,7 @@ export async function runTurnLoop(history: readonly ChatMessage[], tools: readon
   for (let round = 0; round <= MAX_TOOL_CALLS_PER_TURN; round++) {
     const capped = toolCalls >= MAX_TOOL_CALLS_PER_TURN;
     const messages = capped ? [...history, ...added, { role: "system" as const, content: toolCapReached }] : [...history, ...added];
-    const { reply, usage } = await ports.model(messages, capped ? [] : tools);
+    const { reply, usage } = await ports.model(messages, capped ? [] : tools, ports.onText ? { onText: ports.onText } : undefined);
     await ports.onModelCall?.(usage);
     const calls = reply.tool_calls ?? [];
     if (calls.length === 0 || capped) {

@@ -61,3 +61,38 @@ describe("a model behind an OpenAI-compatible endpoint", () => {
     expect(await failure(slow([{ role: "user", content: "x" }], []))).toMatch(/took too long/);
   });
 });
+
+describe("a streamed model call", () => {
+  it("hands the words on as they arrive from the local model's own server, and answers the whole reply with usage", async () => {
+    const model = openAICompatibleModel({ baseUrl: "http://model.local/v1", model: LOCAL_MODEL, fetch: localChatFetch(() => CONTEXT) });
+    const pieces: string[] = [];
+    const { reply, usage } = await model([{ role: "user", content: "hello" }], TOOLS, { onText: (d) => pieces.push(d) });
+    expect(pieces.length).toBeGreaterThan(5);
+    expect(pieces.join("")).toBe(reply.content);
+    expect(reply.content).toMatch(/^I'm the local development model/);
+    expect(usage.total_tokens).toBeGreaterThan(0);
+    const called = await model([{ role: "user", content: "list products" }], TOOLS, { onText: () => undefined });
+    expect(called.reply.tool_calls).toEqual([{ id: "call_1", type: "function", function: { name: "listProducts", arguments: "{}" } }]);
+  });
+
+  it("gathers a tool call sent in pieces, and refuses a stream that is not chat chunks", async () => {
+    const sse = (...events: unknown[]) => () => new Response(events.map((e) => `data: ${typeof e === "string" ? e : JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+    const pieces = server(
+      sse(
+        { choices: [{ delta: { role: "assistant", content: "Looking" } }] },
+        { choices: [{ delta: { tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "listProducts", arguments: '{"que' } }] } }] },
+        { choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: 'ry":"silk"}' } }] } }] },
+        { choices: [], usage: { prompt_tokens: 10, completion_tokens: 4 } },
+        "[DONE]",
+      ),
+    );
+    const text: string[] = [];
+    const { reply, usage } = await openAICompatibleModel({ baseUrl: "https://gw.example.com", model: "m", fetch: pieces.fetch })([{ role: "user", content: "x" }], TOOLS, { onText: (d) => text.push(d) });
+    expect(text).toEqual(["Looking"]);
+    expect(reply).toEqual({ content: "Looking", tool_calls: [{ id: "c1", type: "function", function: { name: "listProducts", arguments: '{"query":"silk"}' } }] });
+    expect(usage.total_tokens).toBe(14);
+    expect(await pieces.sent[0]!.json()).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    const broken = openAICompatibleModel({ baseUrl: "https://gw.example.com", model: "m", fetch: server(sse("{not json")).fetch });
+    expect(await failure(broken([{ role: "user", content: "x" }], [], { onText: () => undefined }))).toMatch(/was not a chat completion/);
+  });
+});

@@ -56,8 +56,12 @@ export interface ModelCall {
   usage: Usage;
 }
 
-/** The model port: one call with the conversation so far and the tools offered. */
-export type ChatModel = (messages: readonly ChatMessage[], tools: readonly ToolSpec[]) => Promise<ModelCall>;
+/**
+ * The model port: one call with the conversation so far and the tools offered. With `onText`, an adapter that
+ * can streams the reply and hands each piece of its words on as it arrives (the reply still comes whole at the
+ * end, with any tool calls); one that cannot simply answers.
+ */
+export type ChatModel = (messages: readonly ChatMessage[], tools: readonly ToolSpec[], options?: { onText?: (delta: string) => void }) => Promise<ModelCall>;
 
 export interface ChatCompletion {
   id: string;
