@@ -15,7 +15,7 @@ export const CRON_TABLE: Record<string, { jobs: JobName[]; keepSchedulerAlive?: 
   },
   "*/2 * * * *": { jobs: ["{domains}-verify"] },
   "*/30 * * * *": { jobs: ["{shipping}-track"] },
-  "15 3 * * *": { jobs: ["{api}-activity-prune"] },
+  "15 3 * * *": { jobs: ["{api}-activity-prune", "{media}-sweep"] },
 };
 
 /** Jobs whose cadence is under a minute, run by the Scheduler's alarm loop. */

@@ -2,6 +2,7 @@ import { verifyDomainsJob } from "./domains-verify";
 import { pruneActivity } from "./activity-prune";
 import { runRelay } from "./relay";
 import { heartbeat } from "./heartbeat";
+import { sweepMedia } from "./media-sweep";
 import { marketingTick } from "./marketing-tick";
 import { runPreorderBalances } from "./preorder-balance";
 import { trackShipments } from "./shipping-track";
@@ -24,4 +25,5 @@ export const JOBS: Record<JobName, JobDefinition> = {
   "{domains}-verify": { name: "{domains}-verify", everyMs: 2 * MINUTE, run: verifyDomainsJob },
   "{system}-heartbeat": { name: "{system}-heartbeat", everyMs: MINUTE, run: heartbeat },
   "{api}-activity-prune": { name: "{api}-activity-prune", everyMs: 24 * 60 * MINUTE, run: pruneActivity },
+  "{media}-sweep": { name: "{media}-sweep", everyMs: 24 * 60 * MINUTE, run: (ctx) => sweepMedia(ctx) },
 };

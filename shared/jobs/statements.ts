@@ -2,11 +2,12 @@ import type { SQL } from "drizzle-orm";
 import { outboxEvent, shipment } from "../db/schema";
 import { EXAMPLE, orNull, pg, statement } from "../db/statement";
 import { CURRENT_STORE, sql } from "../db/steps";
+import { hashNamed } from "../procedures/media";
 
 /**
  * The jobs' statements in SQL (decision 0026): the relay's claim and marks (./outbox.ts), failures kept for
  * the merchant (./per-store.ts), the daily prune (./activity-prune.ts), the domains' checks
- * (./domains-verify.ts) and the couriers' tracking (./shipping-track.ts).
+ * (./domains-verify.ts), the couriers' tracking (./shipping-track.ts) and the media sweep (./media-sweep.ts).
  */
 
 const { id: ID, store: STORE, at: AT } = EXAMPLE;
@@ -134,4 +135,17 @@ export const markTracked = statement("jobs.markTracked", {
   row: {},
   examples: [[STORE, [ID], AT]],
   sql: (store: SQL, ids: readonly string[], now: Date) => sql`update shipment set tracked_at = ${now} where store_id = ${store} and id = any(${sql.param(ids)}::uuid[])`,
+});
+
+/**
+ * Whether the unit's store still exists, and which of `hashes` a row of it names (a product's image, the
+ * theme's logo, favicon or banner, a collection's image: procedures/media.ts `hashNamed`, the rule a removal
+ * keeps files by). One statement, under the store's row-level security.
+ */
+export const namedMediaHashes = statement("jobs.namedMediaHashes", {
+  row: { store_exists: pg.bool(), named: pg.textArray() },
+  examples: [[[EXAMPLE.hash]]],
+  sql: (hashes: readonly string[]) =>
+    sql`select exists (select 1 from store where id = ${CURRENT_STORE}) as store_exists,
+        array(select h from unnest(${sql.param(hashes)}::text[]) as h where ${hashNamed(CURRENT_STORE, sql`h`)}) as named`,
 });

@@ -13,6 +13,7 @@ export const JOB_NAMES = [
   "{domains}-verify",
   "{system}-heartbeat",
   "{api}-activity-prune",
+  "{media}-sweep",
 ] as const;
 
 export type JobName = (typeof JOB_NAMES)[number];

@@ -8,6 +8,7 @@ import type { Q } from "../db/steps";
 import { MediaRefused } from "../media/header";
 import { MAX_MEDIA_BYTES, mediaPath } from "../media/limits";
 import { fetchImage, mediaKeys, storeUpload, type MediaBucket, type StoredMedia } from "../media/store";
+import { deleteMediaFiles } from "../media/sweep";
 import { storeProcedure, type Services } from "./define";
 
 // As products.ts words it (imported from there it would be a cycle: products.delete uses this file).
@@ -303,14 +304,19 @@ export function unusedFilesPlan(q: Q, store: SQL, going: { productId: string; id
 }
 
 /**
- * How many of the store's other images name the hash: the theme's logo or banner image (its draft or published
- * copy) and collections' images. The same photo as a product's image and the banner is one set of files
- * (docs/storefront-theme.md, docs/collections.md), kept while any of them shows it.
+ * How many of the store's other images name the hash: the theme's logo, favicon or banner image (its draft or
+ * published copy) and collections' images. The same photo as a product's image and the banner is one set of
+ * files (docs/storefront-theme.md, docs/collections.md), kept while any of them shows it.
  */
 export const storeImagesNaming = (storeId: SQL, hash: SQL) =>
   sql`((select count(*)::int from ${storeTheme} "t" where "t"."store_id" = ${storeId} and ${hash} in (
-        "t"."draft"->'logo'->>'hash', "t"."draft"->'bannerImage'->>'hash', "t"."published"->'logo'->>'hash', "t"."published"->'bannerImage'->>'hash'))
+        "t"."draft"->'logo'->>'hash', "t"."draft"->'favicon'->>'hash', "t"."draft"->'bannerImage'->>'hash',
+        "t"."published"->'logo'->>'hash', "t"."published"->'favicon'->>'hash', "t"."published"->'bannerImage'->>'hash'))
       + (select count(*)::int from ${collection} "c" where "c"."store_id" = ${storeId} and "c"."image"->>'hash' = ${hash}))`;
+
+/** Whether any row of the store names the hash (a product's image, or one of storeImagesNaming's): its files are kept. */
+export const hashNamed = (storeId: SQL, hash: SQL) =>
+  sql`(exists (select 1 from ${productMedia} "m" where "m"."store_id" = ${storeId} and "m"."hash" = ${hash}) or ${storeImagesNaming(storeId, hash)} > 0)`;
 
 /** The keys of the files no row names any more (one set per hash). */
 export function unusedKeys(rows: readonly { storeId: string; hash: string; widths: number[]; others: number }[]): string[] {
@@ -318,11 +324,11 @@ export function unusedKeys(rows: readonly { storeId: string; hash: string; width
   return rows.flatMap((r) => (r.others > 0 || seen.has(r.hash) || !seen.add(r.hash) ? [] : mediaKeys(r.storeId, r.hash, r.widths)));
 }
 
-/** After the commit: the files no row names any more. A failure is logged by the pipeline and leaves the files (no row points at them). */
+/** After the commit: the files no row names any more. A failure is logged by the pipeline and leaves the files (no row points at them: the media sweep deletes them a day later). */
 export async function deleteUnusedFiles(keys: readonly string[], services: Services): Promise<void> {
   const media = services.media?.();
   if (!media || keys.length === 0) return;
-  for (let at = 0; at < keys.length; at += 1000) await media.bucket.delete(keys.slice(at, at + 1000));
+  await deleteMediaFiles(media.bucket, keys);
 }
 
 export const removeMedia = storeProcedure({
