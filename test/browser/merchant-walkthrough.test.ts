@@ -351,8 +351,16 @@ describe("a merchant runs the store from the admin", () => {
       expect(answer).toContain(`sales ${homeSales}`);
       await w.screenshot("13-assistant-sales");
 
+      // With JavaScript the answer streams in (the form's data-stream address), then the page is read again with its cards.
       await w.page.fill("#message", `Change the price of ${PRODUCT} to ₹699`);
-      await submit(w.page, 'form[action^="/assistant/"] button:text-is("Send")');
+      await check();
+      const [streamed] = await Promise.all([
+        w.page.waitForResponse((r) => r.url().endsWith("/stream") && r.request().method() === "POST"),
+        w.page.waitForEvent("load"),
+        w.page.click('form[action^="/assistant/"] button:text-is("Send")'),
+      ]);
+      expect(streamed.status()).toBe(200);
+      expect(streamed.headers()["content-type"]).toMatch(/^text\/event-stream/);
       const card = w.page.locator('[data-tool-card="proposal"]').last();
       expect(await card.innerText()).toContain("Nothing changes until you approve it.");
       await go(shop(`/products/${HANDLE}`));

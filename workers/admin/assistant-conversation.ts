@@ -9,7 +9,10 @@ import { chatModelFor, modelSettingsFromEnv } from "#shared/model/select";
 import type { AiBinding } from "#shared/model/workers-ai";
 import { countAssistantMessage } from "#shared/limits/limit";
 import type { Principal } from "#shared/pipeline/principal";
-import type { AdminBindings } from "./env";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
+
+/** What the object reads of the admin's bindings (its own type, so the admin's env can name this class). */
+type ConversationEnv = { RATE_LIMITER: DurableObjectNamespace<RateLimiter>; AI?: AiBinding } & Record<string, unknown>;
 
 /**
  * One conversation of a member with the store's assistant (issue 24 item 6): a Durable Object per
@@ -30,20 +33,22 @@ export const conversationObjectName = (storeId: string, conversationId: string) 
 export function conversationObject(ns: DurableObjectNamespace<AssistantConversation>, storeId: string, conversationId: string) {
   const stub = ns.get(ns.idFromName(conversationObjectName(storeId, conversationId))) as unknown as {
     send(input: { principal: Principal; conversationId: string; text: string }): Promise<SendResult>;
+    stream(input: { principal: Principal; conversationId: string; text: string }): Promise<ReadableStream<Uint8Array>>;
     transcript(): Promise<TranscriptEntry[]>;
     clear(): Promise<void>;
   };
   return {
     send: (principal: Principal, text: string) => stub.send({ principal, conversationId, text }),
+    stream: (principal: Principal, text: string) => stub.stream({ principal, conversationId, text }),
     transcript: () => stub.transcript(),
     clear: () => stub.clear(),
   };
 }
 
-export class AssistantConversation extends DurableObject<AdminBindings> {
+export class AssistantConversation extends DurableObject<ConversationEnv> {
   #busy = false;
 
-  constructor(ctx: DurableObjectState, env: AdminBindings) {
+  constructor(ctx: DurableObjectState, env: ConversationEnv) {
     super(ctx, env);
     this.#schema();
   }
@@ -73,6 +78,26 @@ export class AssistantConversation extends DurableObject<AdminBindings> {
 
   /** One message of the member, answered; one turn at a time. */
   async send(input: { principal: Principal; conversationId: string; text: string }): Promise<SendResult> {
+    return this.#turn(input);
+  }
+
+  /**
+   * The same turn, its words streamed as they are written: server-sent events `text` (a piece of the answer),
+   * then `done` (the whole answer) or `error` (the refusal's code and words).
+   */
+  async stream(input: { principal: Principal; conversationId: string; text: string }): Promise<ReadableStream<Uint8Array>> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const encoder = new TextEncoder();
+    const event = (name: string, data: unknown) => writer.write(encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)).catch(() => undefined);
+    void this.#turn(input, (delta) => void event("text", delta)).then(async (result) => {
+      await (result.ok ? event("done", { answer: result.answer }) : event("error", { code: result.code, message: result.message }));
+      await writer.close().catch(() => undefined);
+    });
+    return readable;
+  }
+
+  async #turn(input: { principal: Principal; conversationId: string; text: string }, onText?: (delta: string) => void): Promise<SendResult> {
     if (this.#busy) return { ok: false, code: "CONFLICT", message: "The assistant is still answering your last message here. Wait for its answer, then ask again." };
     this.#busy = true;
     const config = parseEnv(baseEnvSchema, this.env);
@@ -81,12 +106,12 @@ export class AssistantConversation extends DurableObject<AdminBindings> {
     try {
       let settings: ReturnType<typeof modelSettingsFromEnv>;
       try {
-        settings = modelSettingsFromEnv(this.env as unknown as Record<string, unknown>);
+        settings = modelSettingsFromEnv(this.env);
       } catch (e) {
         log.error("assistant.model_not_configured", errorFields(e));
         return { ok: false, code: "SERVICE_UNAVAILABLE", message: "The store's assistant is not set up on this deployment yet: its operator chooses its model (MODEL_PROVIDER, docs/assistant.md)." };
       }
-      const ai = (this.env as unknown as { AI?: AiBinding }).AI;
+      const ai = this.env.AI;
       const done = await converse(
         {
           db,
@@ -94,6 +119,7 @@ export class AssistantConversation extends DurableObject<AdminBindings> {
           log,
           model: (local) => chatModelFor(settings, { ai, local }),
           countMessage: (storeId, userId) => countAssistantMessage(this.env.RATE_LIMITER, storeId, userId),
+          ...(onText ? { onText } : {}),
         },
         input.conversationId,
         input.text,

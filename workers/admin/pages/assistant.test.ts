@@ -106,3 +106,31 @@ describe("/assistant/<id>", () => {
     expect((await postForm(owner, path, { csrf: owner.csrf, message: "" })).status).toBe(200);
   });
 });
+
+describe("/assistant/<id>/stream", () => {
+  it("streams the answer's words as server-sent events, then the whole answer; the page carries the form's stream address and its script", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const path = (await postForm(owner, "/assistant/new", { csrf: owner.csrf, message: "list products" })).headers.get("location")!.replace("#transcript", "");
+    const html = await (await page(owner, path)).text();
+    expect(html).toContain(`data-stream="${path}/stream"`);
+    expect(html).toContain('querySelector("form[data-stream]")');
+    const res = await postForm(owner, `${path}/stream`, { csrf: owner.csrf, message: "what sold today?" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const events = (await res.text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((e) => ({ name: /^event: (.*)$/m.exec(e)![1], data: JSON.parse(/^data: (.*)$/m.exec(e)![1]!) as unknown }));
+    const text = events.filter((e) => e.name === "text").map((e) => e.data as string);
+    const done = events.at(-1)!;
+    expect(done.name).toBe("done");
+    expect(text.length).toBeGreaterThan(3);
+    expect(text.join("")).toBe((done.data as { answer: string }).answer);
+    expect((done.data as { answer: string }).answer).toMatch(/^Today \(\d{4}-\d{2}-\d{2}\): \d+ orders?, sales ₹/);
+    // Without the session's CSRF token, or for another member, nothing is streamed.
+    expect((await postForm(owner, `${path}/stream`, { message: "hi" })).status).toBe(403);
+    const staff = await sessionFor(db, (await addMember(db, store, "staff")).userId, store.id);
+    expect((await postForm(staff, `${path}/stream`, { csrf: staff.csrf, message: "hi" })).status).toBe(404);
+  });
+});

@@ -3,6 +3,7 @@ import { approveApproval, listApprovals, rejectApproval } from "#shared/assistan
 import { deleteConversation, getConversation, listConversations, startConversation } from "#shared/assistant/conversations";
 import type { TranscriptEntry } from "#shared/assistant/conversation";
 import { AppError, isAppError } from "#shared/core/errors";
+import { inlineScript } from "#shared/http/security-headers";
 import { conversationObject, type SendResult } from "../assistant-conversation";
 import { sessionPrincipal } from "../auth/session";
 import { pageCall, type AdminContext, type AdminEnv, postSession } from "../context";
@@ -122,6 +123,23 @@ assistantPage.post("/assistant/delete", async (c) => {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * With JavaScript, the next message's answer is shown as it is written: the form posts to its `data-stream`
+ * address, the words are added to a new answer as they come, and when it ends the page is read again (with
+ * the tools' cards). The message is shown as text, never markup. Without JavaScript, or if the stream fails,
+ * the form posts as it is.
+ */
+const STREAM_SCRIPT = inlineScript(`(function(){var f=document.querySelector("form[data-stream]");if(!f||!window.fetch||!window.TextDecoder||!window.ReadableStream)return;
+f.addEventListener("submit",function(e){var box=f.querySelector("textarea"),text=box.value.trim();if(!text)return;e.preventDefault();
+var list=document.getElementById("transcript"),add=function(cls,who){var d=document.createElement("div");d.className="turn "+cls;var w=document.createElement("p");w.className="who";w.textContent=who;var s=document.createElement("p");s.className="said";d.appendChild(w);d.appendChild(s);list.appendChild(d);return s;};
+add("you","You").textContent=text;var said=add("assistant","Assistant");said.setAttribute("aria-busy","true");
+var body=new URLSearchParams(new FormData(f));body.set("message",text);box.value="";f.querySelector("button").disabled=true;
+fetch(f.getAttribute("data-stream"),{method:"POST",body:body,headers:{accept:"text/event-stream"}}).then(function(res){if(!res.ok||!res.body)throw new Error(String(res.status));
+var reader=res.body.getReader(),dec=new TextDecoder(),buf="";function pump(){return reader.read().then(function(r){if(r.done){location.reload();return;}
+buf+=dec.decode(r.value,{stream:true});var at;while((at=buf.indexOf("\\n\\n"))>=0){var ev=buf.slice(0,at);buf=buf.slice(at+2);var name=(/^event: (.*)$/m.exec(ev)||[])[1],data=(/^data: (.*)$/m.exec(ev)||[])[1];
+if(!data)continue;if(name==="text")said.textContent+=JSON.parse(data);if(name==="error"){said.textContent=JSON.parse(data).message;said.setAttribute("role","alert");said.removeAttribute("aria-busy");f.querySelector("button").disabled=false;return;}}
+return pump();});}return pump();}).catch(function(){box.value=text;f.submit();});});})();`);
+
 /** What the member reads of a turn's refusal: the refusal's own words (a budget, a limit, a turn running). */
 const refusalText = (r: Extract<SendResult, { ok: false }>) => r.message;
 
@@ -175,12 +193,13 @@ async function renderConversation(c: AdminContext, id: string, view: { alert?: s
         </h2>
         {transcript.length === 0 ? <p class="muted">No messages yet.</p> : transcript.map((entry) => <Entry entry={entry} ctx={ctx} />)}
       </section>
-      <form method="post" action={`/assistant/${conversation.id}`} class="card">
+      <form method="post" action={`/assistant/${conversation.id}`} class="card" data-stream={`/assistant/${conversation.id}/stream`}>
         <input type="hidden" name="csrf" value={chrome.csrf} />
         <label for="message">Your next message</label>
         <textarea id="message" name="message" required maxlength={4000} rows={3} />
         <button type="submit">Send</button>
       </form>
+      <script dangerouslySetInnerHTML={{ __html: STREAM_SCRIPT }} />
     </AdminPage>,
     status,
   );
@@ -226,6 +245,20 @@ assistantPage.post("/assistant/:id", async (c) => {
   const conversation = await pageCall(c, signedIn, getConversation, { id }, ["NOT_FOUND"]);
   if (!text || text.length > 4000) return renderConversation(c, id, { alert: "Write a message (at most 4,000 characters)." }, 200);
   return sendAndShow(c, signedIn.id, conversation.storeId, id, text);
+});
+
+// POST /assistant/:id/stream: the next message, its answer streamed (server-sent events: text, then done or error).
+assistantPage.post("/assistant/:id/stream", async (c) => {
+  const id = c.req.param("id");
+  const { signedIn, form } = await sessionForm(c, postSession);
+  if (!UUID.test(id)) throw new AppError("NOT_FOUND", "Conversation not found.");
+  const text = typeof form.message === "string" ? form.message.trim() : "";
+  if (!text || text.length > 4000) throw new AppError("BAD_REQUEST", "Write a message (at most 4,000 characters).", { issues: [{ path: "message", message: "must be 1 to 4,000 characters" }] });
+  const conversation = await pageCall(c, signedIn, getConversation, { id }, ["NOT_FOUND"]);
+  const principal = await sessionPrincipal(signedIn.id);
+  if (!principal) throw new AppError("UNAUTHORIZED", "Sign in again.");
+  const stream = await conversationObject(c.env.ASSISTANT, conversation.storeId, id).stream(principal, text);
+  return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store" } });
 });
 
 // POST /assistant/:id/approve and /reject: a proposal's card; the decision is aiApprovals' (only its member decides).
