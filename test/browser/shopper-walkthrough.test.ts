@@ -8,52 +8,22 @@
  * of each page land in .data/screenshots/shopper-*.png.
  */
 import { afterAll, describe, expect } from "vitest";
-import { DEMO_PASSWORD, DEMO_PEOPLE, DEMO_STORES, STORE_SEEDS } from "../../scripts/lib/seed";
-import { makePng } from "./png";
-import { adminRpcAs, startStorefrontWithAdmin, type AdminWorker } from "./support";
+import { DEMO_PASSWORD, DEMO_STORES, STORE_SEEDS } from "../../scripts/lib/seed";
+import { openTheStore, owner, ownerRpc, photographTheKurta, photos } from "./shopper-fixture";
+import { startStorefrontWithAdmin } from "./support";
 import { checkOutAndPay, signIn, walkthrough } from "./walkthrough";
 
 const demo = DEMO_STORES.find((s) => s.slug === "demo")!;
 const festive = STORE_SEEDS.demo.collections!.find((c) => c.handle === "festive-edit")!;
-/** The collection's cards: its active products, in the collection's order. */
 /** Every active kurta of the demo store, whatever its title says besides. */
 const kurtas = STORE_SEEDS.demo.products.filter((p) => p.status === "active" && /\bkurta\b/i.test(p.title)).map((p) => p.title);
+/** The collection's cards: its active products, in the collection's order. */
 const festiveTitles = festive.products.map((h) => STORE_SEEDS.demo.products.find((p) => p.handle === h)!).filter((p) => p.status === "active").map((p) => p.title);
-const owner = DEMO_PEOPLE.find((p) => p.store === "demo" && p.role === "owner")!;
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 
 /** The demo store's address on the storefront Worker (browsers resolve *.localhost to this machine). */
 const storeUrl = (workerUrl: string) => workerUrl.replace("127.0.0.1", "demo.localhost");
-const ownerRpc = (admin: AdminWorker) => adminRpcAs(admin.url, owner.email, DEMO_PASSWORD);
-
-/** Turns the demo store's password off (an earlier run may have stopped with it on). */
-async function openTheStore(admin: AdminWorker): Promise<void> {
-  await (await ownerRpc(admin))("store/update", { storefrontPassword: null });
-}
-
-/** The Cotton Kurta's photos this run attached (taken off again at the end). */
-const photos = { attached: [] as string[], productId: "" };
-
-/**
- * Makes sure the Cotton Kurta has a photo, and one of size L's own besides it (the seed may have neither):
- * made in Node and attached through the admin's media.attach as a merchant's upload would be.
- */
-async function photographTheKurta(admin: AdminWorker): Promise<void> {
-  const rpc = await ownerRpc(admin);
-  const { items } = (await rpc("products/list", { query: "cotton-kurta" })) as { items: { id: string; handle: string }[] };
-  photos.productId = items.find((p) => p.handle === "cotton-kurta")!.id;
-  const product = (await rpc("products/get", { id: photos.productId })) as { variants: { id: string; title: string }[] };
-  const large = product.variants.find((v) => v.title === "L")!;
-  const { items: images } = (await rpc("media/list", { productId: photos.productId })) as { items: { id: string; variantIds: string[] }[] };
-  const attach = async (alt: string, variantIds: string[], seed: number) => {
-    const image = { base64: makePng(480, 640, seed).toString("base64") };
-    photos.attached.push(((await rpc("media/attach", { productId: photos.productId, alt, image, variantIds })) as { id: string }).id);
-  };
-  if (images.length === 0) await attach("Cotton Kurta, front", [], 11);
-  if (!images.slice(1).some((i) => i.variantIds.includes(large.id))) await attach("Cotton Kurta, L", [large.id], 12 + images.length);
-}
-
 const w = walkthrough({
   start: async (db) => {
     const workers = await startStorefrontWithAdmin(db);
