@@ -31,6 +31,19 @@ function Linked({ href, children }: { href: string | null; children: unknown }) 
   return href ? <a href={href}>{children}</a> : <>{children}</>;
 }
 
+/** A proposal's Approve or Reject, posted back to its conversation. */
+function Decide({ decision, id, ctx }: { decision: "approve" | "reject"; id: string; ctx: CardContext }) {
+  return (
+    <form method="post" action={`/assistant/${ctx.conversationId}/${decision}`} class={decision === "approve" ? "inline" : "inline reject"}>
+      <input type="hidden" name="csrf" value={ctx.csrf} />
+      <input type="hidden" name="id" value={id} />
+      <button type="submit" class={decision === "approve" ? "small" : "small danger"}>
+        {decision === "approve" ? "Approve" : "Reject"}
+      </button>
+    </form>
+  );
+}
+
 function Proposal({ p, ctx }: { p: Json; ctx: CardContext }) {
   const id = idOf(p.approvalId);
   const status = text(p.status);
@@ -44,20 +57,8 @@ function Proposal({ p, ctx }: { p: Json; ctx: CardContext }) {
       </div>
       {status === "pending" && id ? (
         <div class="decide">
-          <form method="post" action={`/assistant/${ctx.conversationId}/approve`} class="inline">
-            <input type="hidden" name="csrf" value={ctx.csrf} />
-            <input type="hidden" name="id" value={id} />
-            <button type="submit" class="small">
-              Approve
-            </button>
-          </form>
-          <form method="post" action={`/assistant/${ctx.conversationId}/reject`} class="inline reject">
-            <input type="hidden" name="csrf" value={ctx.csrf} />
-            <input type="hidden" name="id" value={id} />
-            <button type="submit" class="small danger">
-              Reject
-            </button>
-          </form>
+          <Decide decision="approve" id={id} ctx={ctx} />
+          <Decide decision="reject" id={id} ctx={ctx} />
           <p class="muted">Nothing changes until you approve it.</p>
         </div>
       ) : (
