@@ -103,7 +103,7 @@ describe("/assistant/<id>", () => {
     const spent = await postForm(owner, path, { csrf: owner.csrf, message: "list products" });
     expect(spent.status).toBe(429);
     expect(await spent.text()).toContain("raise the budget in Settings");
-    expect((await postForm(owner, path, { csrf: owner.csrf, message: "" })).status).toBe(200);
+    expect((await postForm(owner, path, { csrf: owner.csrf, message: "" })).status).toBe(400);
   });
 });
 
@@ -132,5 +132,23 @@ describe("/assistant/<id>/stream", () => {
     expect((await postForm(owner, `${path}/stream`, { message: "hi" })).status).toBe(403);
     const staff = await sessionFor(db, (await addMember(db, store, "staff")).userId, store.id);
     expect((await postForm(staff, `${path}/stream`, { csrf: staff.csrf, message: "hi" })).status).toBe(404);
+  });
+});
+
+describe("/assistant/<id> under a crowd and hostile input", () => {
+  it("60 concurrent messages to one conversation, odd ids and a huge message: one turn at a time, the rest refused with what to do, never a 5xx", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const path = (await postForm(owner, "/assistant/new", { csrf: owner.csrf, message: "list products" })).headers.get("location")!.replace("#transcript", "");
+    const statuses = await Promise.all(Array.from({ length: 60 }, () => postForm(owner, path, { csrf: owner.csrf, message: "list products" }).then((r) => r.status)));
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(new Set(statuses).size).toBeGreaterThan(0);
+    for (const s of statuses) expect([303, 409, 429]).toContain(s);
+    expect(statuses.filter((s) => s === 303).length).toBeLessThanOrEqual(9);
+    for (const odd of ["/assistant/%00", "/assistant/..%2F..%2Fsettings", `/assistant/${"a".repeat(5000)}`, "/assistant/00000000-0000-0000-0000-000000000000"]) {
+      expect((await page(owner, odd)).status, odd).toBe(404);
+    }
+    expect((await postForm(owner, path, { csrf: owner.csrf, message: "x".repeat(100_000) })).status).toBe(400);
+    expect((await postForm(owner, path, { csrf: owner.csrf, message: "nul\u0000" })).status).toBeLessThan(500);
   });
 });

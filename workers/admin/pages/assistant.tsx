@@ -173,7 +173,7 @@ function Entry({ entry, ctx }: { entry: TranscriptEntry; ctx: { currency: string
   return null;
 }
 
-async function renderConversation(c: AdminContext, id: string, view: { alert?: string; notice?: string } = {}, status: 200 | 409 | 429 | 403 | 503 = 200) {
+async function renderConversation(c: AdminContext, id: string, view: { alert?: string; notice?: string } = {}, status: 200 | 400 | 409 | 429 | 403 | 503 = 200) {
   const { chrome, read, me } = await storePage(c, { conversation: call(getConversation, { id }, ["NOT_FOUND", "BAD_REQUEST"]), approvals: call(listApprovals, {}) });
   const conversation = read.conversation();
   // A proposal's card shows its state now (approved, rejected, expired), not the one it had when proposed.
@@ -243,7 +243,7 @@ assistantPage.post("/assistant/:id", async (c) => {
   if (!UUID.test(id)) throw new AppError("NOT_FOUND", "Conversation not found.");
   const text = typeof form.message === "string" ? form.message.trim() : "";
   const conversation = await pageCall(c, signedIn, getConversation, { id }, ["NOT_FOUND"]);
-  if (!text || text.length > 4000) return renderConversation(c, id, { alert: "Write a message (at most 4,000 characters)." }, 200);
+  if (!text || text.length > 4000) return renderConversation(c, id, { alert: "Write a message (at most 4,000 characters)." }, 400);
   return sendAndShow(c, signedIn.id, conversation.storeId, id, text);
 });
 
