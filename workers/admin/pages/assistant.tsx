@@ -19,7 +19,7 @@ import { AdminPage } from "./layout";
  * listed (the member's own: shared/assistant/conversations.ts); this page only shows them and posts deletions.
  * A conversation's page shows its transcript (the member's words, the assistant's answers, a card per tool
  * call with Approve and Reject on proposals) and a form for the next message; without JavaScript the form posts
- * and the page comes back with the answer (streaming the words as they come is still to do).
+ * and the page comes back with the answer; with it, the answer is streamed as it is written (below).
  */
 export const assistantPage = new Hono<AdminEnv>();
 
