@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PRECONDITION_FAILED: 412,
+  /** A request that is well formed but cannot be taken as sent (an Idempotency-Key reused with another body). */
+  UNPROCESSABLE_CONTENT: 422,
   TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
