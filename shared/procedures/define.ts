@@ -8,12 +8,13 @@ import type { Courier } from "../shipping/courier";
 import type { RoleName } from "../db/schema";
 import type { StoreTx } from "../db/with-store";
 import type { Logger } from "../core/log";
-import type { Plan } from "../db/plan";
+import { mapPlan, type Plan } from "../db/plan";
 import type { Q, StatementClient } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { unstorableIssue } from "../core/storable";
 import { changeOn, readOn } from "../db/with-store";
 import { txScope, type MemberInfo, type Scope, type StoreInfo } from "./scope";
+import { checkOutput, type OutputSchema } from "./outputs";
 
 /**
  * The procedure registry's building blocks (ARCHITECTURE §5). Each admin procedure is declared once,
@@ -81,15 +82,22 @@ export interface SessionContext {
   membershipIn(storeId: string): Promise<{ store: StoreInfo; member: MemberInfo }>;
 }
 
-interface Common<I extends z.ZodType> {
+interface Common<I extends z.ZodType, O> {
   router: string;
   name: string;
   /** One or two sentences a merchant or an LLM can act on. */
   description: string;
   input: I;
+  /**
+   * The answer as the doors send it: the JSON of what the procedure answers (Dates as ISO 8601 text,
+   * `undefined` fields left out; ./outputs.ts). The OpenAPI document and MCP tools' outputSchema are made
+   * from it (zod's JSON Schema, io "output"); tests check every answer against it, production does not.
+   * Optional only while issue 25 item 3 declares it for every procedure; then required.
+   */
+  output?: OutputSchema<NoInfer<O>>;
 }
 
-export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
+export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I, O> {
   access: Permission | "none";
   /** True when the procedure changes something (it emits an outbox event in the same transaction). */
   mutates: boolean;
@@ -149,7 +157,7 @@ export type StoreProcedureDef<I extends z.ZodType, O> = Omit<StoreProcedure<I, O
     | { run(ctx: StoreContext, input: z.output<I>): Promise<O>; read?: never; write?: never }
   );
 
-export interface SessionProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I> {
+export interface SessionProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I, O> {
   access: "session";
   mutates: boolean;
   run(ctx: SessionContext, input: z.output<I>): Promise<O>;
@@ -163,18 +171,27 @@ function checkNames(router: string, name: string): void {
   if (!NAME.test(router) || !NAME.test(name)) throw new Error(`Bad procedure name ${router}.${name}`);
 }
 
+/**
+ * A store procedure. Its read plan's answer, its write plan's `apply` answer and its `run`'s answer pass
+ * through checkOutput (./outputs.ts): a no-op unless tests switched the check on.
+ */
 export function storeProcedure<I extends z.ZodType, O>(def: StoreProcedureDef<I, O>): StoreProcedure<I, O> {
   checkNames(def.router, def.name);
-  const { read, write } = def;
-  if (read) {
+  const checked = (answer: O) => checkOutput(def, answer);
+  if (def.read) {
     if (def.mutates) throw new Error(`${def.router}.${def.name}: a read plan cannot change anything`);
+    const plain = def.read;
+    const read = (q: Q, scope: Scope, input: z.output<I>) => mapPlan(plain(q, scope, input), checked);
     return { ...def, read, run: (ctx, input) => runPlanOn(ctx.tx.$client as unknown as StatementClient, (q) => read(q, txScope(ctx), input)) };
   }
-  if (write) {
+  if (def.write) {
     if (!def.mutates) throw new Error(`${def.router}.${def.name}: a write plan must be declared as changing something`);
+    const plain = def.write.apply;
+    const write: WritePlan<z.output<I>, O> = { ...def.write, apply: (q, scope, input, prepared) => mapPlan(plain(q, scope, input, prepared), checked) };
     return { ...def, write, run: (ctx, input) => runWriteOn(ctx, write, input) };
   }
-  return def as StoreProcedure<I, O>;
+  const run = def.run!;
+  return { ...def, run: async (ctx, input) => checked(await run(ctx, input)) } as StoreProcedure<I, O>;
 }
 
 /**
@@ -194,9 +211,11 @@ async function runWriteOn<I, O>(ctx: StoreContext, write: WritePlan<I, O>, input
   return output;
 }
 
+/** A session procedure; its answer passes through checkOutput like a store procedure's. */
 export function sessionProcedure<I extends z.ZodType, O>(def: Omit<SessionProcedure<I, O>, "access">): SessionProcedure<I, O> {
   checkNames(def.router, def.name);
-  return { ...def, access: "session" };
+  const run = def.run;
+  return { ...def, access: "session", run: async (ctx, input) => checkOutput(def, await run(ctx, input)) };
 }
 
 export const procedureKey = (p: { router: string; name: string }) => `${p.router}.${p.name}`;
