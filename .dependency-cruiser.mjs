@@ -20,7 +20,7 @@ export const AREAS = {
   marketing: ["events", "mail"],
   domains: ["events", "storefront"],
   orders: ["auth", "limits", "rules", "documents", "storefront", "marketing", "payments", "shipping"],
-  notifications: ["events", "mail", "marketing", "orders", "rules", "storefront"],
+  notifications: ["events", "mail", "marketing", "media", "orders", "rules", "storefront"],
   restock: ["events", "mail", "notifications", "storefront"],
 };
 

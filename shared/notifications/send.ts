@@ -9,13 +9,15 @@ import { sendStoreUnit } from "../db/unit";
 import type { RoutedEvent } from "../events/routes";
 import type { Logger } from "../core/log";
 import { orderEmailKey, storefrontBasePlan } from "../mail/links";
+import { mediaPath } from "../media/limits";
 import { orderPath } from "../orders/access";
 import { invoicePath } from "../orders/buyer-invoices";
 import type { MailConfig } from "../mail/select";
 import { CONSENT_TEMPLATE, sendConsentRequest } from "./consent";
 import { deliver, RetryLater, type NotificationDeps } from "./deliver";
 import { orderToNotify, storeOrderLink } from "./statements";
-import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./templates";
+import { themeImageSchema } from "../storefront/theme";
+import { LOGO_BOX, renderNotification, TEMPLATE_NAMES, type EmailLogo, type NotificationFacts } from "./templates";
 
 /**
  * The `{notifications}-send` consumer: one message to the shopper per event and template, in two round
@@ -35,6 +37,19 @@ import { renderNotification, TEMPLATE_NAMES, type NotificationFacts } from "./te
 export { RetryLater };
 
 type OrderRow = RowOfStatement<typeof orderToNotify>;
+
+/**
+ * The store's published logo as a message shows it, served from the store's own domain (`base`, the order
+ * link's origin) as the storefront serves it: the JPEG (every mail client reads JPEG, not all read WebP), at
+ * the first width made that stays sharp at twice LOGO_BOX's width, else the widest.
+ */
+function emailLogo(base: string, stored: unknown): EmailLogo | undefined {
+  const parsed = themeImageSchema.safeParse(stored);
+  if (!parsed.success) return undefined;
+  const { hash, width, height, widths } = parsed.data;
+  const served = widths.find((w) => w >= 2 * LOGO_BOX.width) ?? widths[widths.length - 1]!;
+  return { url: `${base}${mediaPath(hash, served, "jpg")}`, width, height };
+}
 
 /** The event's notification row and its order, in one unit; with a link key, the order's link is stored too. */
 function readPlan(q: Q, message: RoutedEvent, template: string, orderId: string, linkHash: string | null): Plan<{ done: boolean; order: OrderRow | undefined; base: string | null }> {
@@ -99,6 +114,7 @@ export async function sendNotification(message: RoutedEvent, deps: NotificationD
   };
   if (link && read.base) {
     const base = read.base;
+    facts.logo = emailLogo(base, o.logo);
     facts.orderUrl = `${base}${orderPath(orderId, link.key)}`;
     facts.invoiceUrl = (invoiceId) => `${base}${invoicePath(orderId, invoiceId, link.key)}`;
   }

@@ -36,7 +36,7 @@ export interface ParcelToNotify extends Omit<ParcelView, "id" | "locationId"> {
 }
 
 /**
- * The order an event names, with its store's name and, for a return's event, the return's number; and
+ * The order an event names, with its store's name and published logo and, for a return's event, the return's number; and
  * what the message shows of it (its lines, parcels with their GST split and tracking, the address and the
  * statuses), built as json in the same statement, so a message still reads it in one round trip.
  */
@@ -47,6 +47,8 @@ export const orderToNotify = statement("notifications.orderToNotify", {
     total: pg.float8(),
     currency: shopOrder.currency,
     store_name: store.name,
+    /** The store's published theme's logo (shared/storefront/theme.ts ThemeImage), null when it has none. */
+    logo: orNull(pg.jsonb<unknown>()),
     return_number: orNull(pg.int4()),
     subtotal: pg.float8(),
     discount: pg.float8(),
@@ -62,6 +64,7 @@ export const orderToNotify = statement("notifications.orderToNotify", {
   examples: [[ID, ""]],
   sql: (orderId: string, returnId: string) =>
     sql`select o.number, o.email, o.total::float8 as total, o.currency, s.name as store_name,
+          (select t.published->'logo' from store_theme t where t.store_id = o.store_id) as logo,
           (select r.number from order_return r where r.store_id = o.store_id and r.id::text = ${returnId}) as return_number,
           o.subtotal::float8 as subtotal, o.discount::float8 as discount, o.shipping::float8 as shipping, o.tax::float8 as tax,
           o.status, o.payment_status, o.fulfillment_status, o.shipping_address,

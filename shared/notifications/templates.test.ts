@@ -100,10 +100,13 @@ describe("shopper messages", () => {
     expect(renderNotification("no_such_template", facts)).toBeNull();
   });
 
-  it("shows the store's logo when it has an https one, and its name otherwise; a link is only ever http(s)", () => {
-    const withLogo = renderNotification("payment_received", { ...facts, logoUrl: "https://cdn.example/logo.png?a=1&b=2" })!.html;
-    expect(withLogo).toContain('<img src="https://cdn.example/logo.png?a=1&#38;b=2" alt="Asha&#39;s &#60;Store&#62; &#38; Sons" width="160" height="48"');
-    const plain = renderNotification("payment_received", { ...facts, logoUrl: "javascript:alert(1)" })!.html;
+  it("shows the store's logo when it has an http(s) one, fitted to 160 × 48 in its own shape, and its name otherwise; a link is only ever http(s)", () => {
+    const withLogo = renderNotification("payment_received", { ...facts, logo: { url: "https://cdn.example/logo.png?a=1&b=2", width: 1200, height: 300 } })!.html;
+    expect(withLogo).toContain('<img src="https://cdn.example/logo.png?a=1&#38;b=2" alt="Asha&#39;s &#60;Store&#62; &#38; Sons" width="160" height="40" style="display:block;border:0;max-width:160px;height:auto">');
+    expect(withLogo).not.toContain("font-size:20px;font-weight:700");
+    const tall = renderNotification("payment_received", { ...facts, logo: { url: "https://cdn.example/mark.jpg", width: 400, height: 400 } })!.html;
+    expect(tall).toContain('width="48" height="48" style="display:block;border:0;max-width:48px;height:auto"');
+    const plain = renderNotification("payment_received", { ...facts, logo: { url: "javascript:alert(1)", width: 100, height: 100 } })!.html;
     expect(plain).not.toContain("<img");
     expect(plain).not.toContain("javascript:");
     const tricky = renderNotification("order_shipped", { ...facts, order: { ...facts.order!, parcels: [{ ...facts.order!.parcels[0]!, shipments: [{ awb: "X1", courier: null, trackingUrl: "javascript:alert(1)", status: "pending" }] }] } })!.html;

@@ -26,10 +26,30 @@ export interface OrderDetail {
   parcels: readonly ParcelToNotify[];
 }
 
+/** A logo as a message shows it: the image's absolute http(s) URL and its size in pixels (for its shape). */
+export interface EmailLogo {
+  url: string;
+  width: number;
+  height: number;
+}
+
+/** The box the logo fits in at the top of a message (CSS pixels); its image should be twice as wide for sharp screens. */
+export const LOGO_BOX = { width: 160, height: 48 } as const;
+
+/**
+ * The logo's size fitted into LOGO_BOX, its shape kept (the attributes are what Outlook sizes by), or null
+ * when it cannot be shown: no logo, or a URL that is not http(s).
+ */
+function logoBoxOf(logo: EmailLogo | undefined): { width: number; height: number } | null {
+  if (!logo || !/^https?:\/\//i.test(logo.url) || !(logo.width > 0 && logo.height > 0)) return null;
+  const scale = Math.min(LOGO_BOX.width / logo.width, LOGO_BOX.height / logo.height);
+  return { width: Math.max(1, Math.round(logo.width * scale)), height: Math.max(1, Math.round(logo.height * scale)) };
+}
+
 export interface NotificationFacts {
   storeName: string;
-  /** The store's logo (an absolute https URL), when it has one. */
-  logoUrl?: string | undefined;
+  /** The store's published logo, when it has one: an absolute URL of its image and the image's size. */
+  logo?: EmailLogo | undefined;
   orderNumber: number;
   email: string;
   total: number;
@@ -122,7 +142,7 @@ const stateName = (code: string | null | undefined) => (code && isIndianStateCod
 /** One message: who sends it, what it says, and (for an order's message) the order it is about. */
 export interface EmailModel {
   storeName: string;
-  logoUrl?: string | undefined;
+  logo?: EmailLogo | undefined;
   subject: string;
   /** The line a mail client shows after the subject (hidden in the body). */
   preheader: string;
@@ -253,6 +273,7 @@ ${p.invoice ? h`<tr><td colspan="2" style="${CELL};padding:4px 0" data-part="inv
 export function renderEmail(model: EmailModel): Rendered {
   const sign = `— ${model.storeName}`;
   const order = model.order ? orderFacts(model.order) : null;
+  const logoBox = logoBoxOf(model.logo);
   const text = [
     ...model.paragraphs,
     ...(order ? orderText(model.order!.number, order) : []),
@@ -268,8 +289,8 @@ export function renderEmail(model: EmailModel): Rendered {
 <table ${table} style="background:#f6f8fa"><tr><td align="center" style="padding:24px 12px">
 <table role="presentation" width="600" cellpadding="0" cellspacing="0" border="0" style="width:600px;max-width:100%;background:#ffffff;border:1px solid #d1d9e0;border-radius:6px">
 <tr><td style="padding:20px 24px;border-bottom:1px solid #d1d9e0">${
-    model.logoUrl && /^https:\/\//i.test(model.logoUrl)
-      ? h`<img src="${model.logoUrl}" alt="${model.storeName}" width="160" height="48" style="display:block;border:0;max-width:160px;height:auto">`
+    logoBox
+      ? h`<img src="${model.logo!.url}" alt="${model.storeName}" width="${logoBox.width}" height="${logoBox.height}" style="display:block;border:0;max-width:${logoBox.width}px;height:auto">`
       : h`<span style="${FONT};font-size:20px;font-weight:700;color:#1f2328">${model.storeName}</span>`
   }</td></tr>
 <tr><td style="padding:20px 24px"><table ${table}>
@@ -299,7 +320,7 @@ export function renderNotification(template: string, facts: NotificationFacts): 
   const { subject, body } = lines(facts, (minor) => formatMoney(minor, facts.currency));
   return renderEmail({
     storeName: facts.storeName,
-    logoUrl: facts.logoUrl,
+    logo: facts.logo,
     subject,
     preheader: body[0] ?? subject,
     paragraphs: body,
