@@ -10,6 +10,7 @@ import { login } from "./login";
 import { mcp } from "./mcp";
 import { authorize } from "./oauth/authorize";
 import { oauth } from "./oauth/routes";
+import { openApi } from "./openapi";
 import { pages } from "./pages";
 import { rpc } from "./rpc";
 
@@ -27,6 +28,7 @@ export const app = createApp<AdminBindings, AdminEnv["Variables"]>({
 // registration, token and revocation endpoints, MCP, which checks Origin itself) carry no cookie.
 app.route("/", sameSiteRoutes(login));
 app.route("/", sameSiteRoutes(rpc));
+app.route("/", openApi);
 app.route("/", apiV1);
 app.route("/", oauth);
 app.route("/", mcp);

@@ -1,0 +1,62 @@
+import createClient from "openapi-fetch";
+import { describe, expect, it } from "vitest";
+import { openApiDocument } from "#shared/registry/openapi";
+import type { paths } from "../../test/generated/api-v1";
+import { ADMIN, createToken, sessionFor } from "../../test/admin";
+import { call } from "../../test/call";
+import { makeStore, testDb } from "../../test/harness";
+import worker from "./index";
+
+const db = testDb();
+
+/** The client openapi-typescript's types make of the document, calling this Worker's real fetch handler. */
+const client = createClient<paths>({ baseUrl: ADMIN, fetch: (request) => call(worker, request) });
+
+describe("GET /api/v1/openapi.json", () => {
+  it("serves the registry's document for this admin without a bearer, cookies or not, cacheable", async () => {
+    const res = await call(worker, `${ADMIN}/api/v1/openapi.json`, { headers: { cookie: "session=whatever" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(res.headers.get("cache-control")).toBe("public, max-age=300");
+    const doc = (await res.json()) as ReturnType<typeof openApiDocument>;
+    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument(ADMIN))));
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.servers).toEqual([{ url: ADMIN }]);
+    expect(Object.keys(doc.paths)).toContain("/api/v1/products/list");
+    // The resource metadata the bearer scheme points OAuth clients at is really there.
+    const metadata = /(http:\/\/admin\.test\/\.well-known\/oauth-protected-resource\/api\/v1)/.exec(doc.components.securitySchemes.bearer.description)?.[1];
+    expect(metadata).toBeTruthy();
+    expect((await call(worker, metadata!)).status).toBe(200);
+  });
+
+  it("leaves the token API's own answers alone: a GET of a procedure is still 405, a POST of the document 404", async () => {
+    expect((await call(worker, `${ADMIN}/api/v1/products/list`)).status).toBe(405);
+    expect((await call(worker, `${ADMIN}/api/v1/openapi.json`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(404);
+  });
+});
+
+describe("a client generated from the document (openapi-typescript types, openapi-fetch)", () => {
+  it("lists and reads a store's products with a created token, typed end to end", async () => {
+    const store = await makeStore(db);
+    const { token } = await createToken(await sessionFor(db, store.ownerUserId, store.id), ["products:read"]);
+    const headers = { authorization: `Bearer ${token}` };
+    const listed = await client.POST("/api/v1/products/list", { headers, body: { json: { page: 1, pageSize: 10 } } });
+    expect(listed.response.status).toBe(200);
+    expect(listed.response.headers.get("ratelimit-policy")).toMatch(/^"default";q=\d+;w=\d+$/);
+    const items = listed.data!.json.items;
+    expect(items.map((p) => p.title)).toEqual(["Fixture"]);
+    const got = await client.POST("/api/v1/products/get", { headers, body: { json: { id: items[0]!.id } } });
+    expect(got.data!.json.title).toBe("Fixture");
+  });
+
+  it("answers the closed error shape the document declares", async () => {
+    const refused = await client.POST("/api/v1/products/list", { body: { json: {} } });
+    expect(refused.response.status).toBe(401);
+    expect(refused.error!.json).toMatchObject({ code: "UNAUTHORIZED", data: { reason: "no_token" } });
+    const store = await makeStore(db);
+    const { token } = await createToken(await sessionFor(db, store.ownerUserId, store.id), ["products:read"]);
+    const bad = await client.POST("/api/v1/products/list", { headers: { authorization: `Bearer ${token}` }, body: { json: { page: 0 } } });
+    expect(bad.response.status).toBe(400);
+    expect(bad.error!.json.data?.issues?.[0]?.path).toBe("page");
+  });
+});
