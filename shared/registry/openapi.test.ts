@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ERROR_STATUS } from "../core/errors";
 import { procedureKey } from "../procedures/define";
 import { componentSchemas, jsonSchemaOptions, openApiDocument, operationId, requiredArea, schemaName, tokenProcedures } from "./openapi";
 import { PROCEDURES } from "./procedures";
@@ -54,9 +55,14 @@ describe("the token API's OpenAPI document", () => {
     expect(create.responses["200"]).toMatchObject({ headers: { "Idempotent-Replayed": {}, RateLimit: {}, "RateLimit-Policy": {} } });
     expect(resolve("#/components/responses/TOO_MANY_REQUESTS")).toMatchObject({ headers: { "Retry-After": {}, RateLimit: {}, "RateLimit-Policy": {} } });
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const [status, response] of Object.entries(create.responses).filter(([status]) => Number(status) >= 400)) {
+      const named = resolve((response as { $ref: string }).$ref) as { content: { "application/json": { schema: { allOf: [unknown, { properties: { json: { properties: { code: { const: string } } } } }] } } } };
+      const narrowed = named.content["application/json"].schema.allOf[1].properties.json.properties.code.const;
+      expect(ERROR_STATUS[narrowed as keyof typeof ERROR_STATUS], `${status} → ${narrowed}`).toBe(Number(status));
+    }
     const code = (resolve("#/components/schemas/Error/properties/json/properties/code") as { enum: string[] }).enum;
     expect(code).toContain("UNPROCESSABLE_CONTENT");
-    expect(code).toHaveLength(13);
+    expect(code).toEqual(Object.keys(ERROR_STATUS));
     for (const p of tokenProcedures()) expect(doc.paths[`/api/v1/${p.router}/${p.name}` as "/api/v1/products/list"]!.post["x-required-area"]).toBe(requiredArea(p));
   });
 

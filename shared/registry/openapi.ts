@@ -105,7 +105,8 @@ function errorResponse(code: ErrorCode, change: boolean) {
   return {
     description: `${code}. ${words}`,
     ...(Object.keys(headers).length ? { headers } : {}),
-    content: { "application/json": { schema: ref("Error") } },
+    // The shared Error, its `code` narrowed to this status's one: a typed client can branch on it.
+    content: { "application/json": { schema: { allOf: [ref("Error"), envelope({ type: "object", properties: { code: { const: code } }, required: ["code"] })] } } },
   };
 }
 
@@ -144,7 +145,7 @@ function operation(p: StoreProcedure) {
 
 // The 202 answer (workers/admin/api-v1.ts, shared/assistant/approvals.ts proposalAnswer): an OAuth
 // connection's change while the store's 'Changes need approval' is on. The door's own answer, not a procedure's.
-const proposalSchema = z.object({
+export const proposalAnswerSchema = z.object({
   proposal: z.object({
     approvalId: z.string().describe("The AI approval that waits for the member who connected the client."),
     status: z.literal("pending"),
@@ -240,7 +241,7 @@ export function openApiDocument(origin: string) {
       },
       schemas: {
         Error: envelope(componentSchemas("Error", z.toJSONSchema(errorSchema, jsonSchemaOptions("output")) as JsonSchema).Error),
-        ...componentSchemas("Proposal", z.toJSONSchema(proposalSchema, jsonSchemaOptions("output")) as JsonSchema),
+        ...componentSchemas("Proposal", z.toJSONSchema(proposalAnswerSchema, jsonSchemaOptions("output")) as JsonSchema),
         ...procedureSchemas(procs),
       },
     },

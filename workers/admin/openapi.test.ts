@@ -1,10 +1,14 @@
 import createClient from "openapi-fetch";
 import { describe, expect, it } from "vitest";
-import { openApiDocument } from "#shared/registry/openapi";
+import { AREA_SCOPES } from "#shared/auth/grants";
+import { procedureKey } from "#shared/procedures/define";
+import { openApiDocument, proposalAnswerSchema, tokenProcedures } from "#shared/registry/openapi";
+import { PROCEDURES } from "#shared/registry/procedures";
 import type { paths } from "../../test/generated/api-v1";
-import { ADMIN, createToken, sessionFor } from "../../test/admin";
+import { ADMIN, api, createToken, rpc, rpcJson, sessionFor } from "../../test/admin";
 import { call } from "../../test/call";
 import { makeStore, testDb } from "../../test/harness";
+import { adminFetch, connectMcpClient, SECURE_ADMIN } from "../../test/oauth";
 import worker from "./index";
 
 const db = testDb();
@@ -35,6 +39,35 @@ describe("GET /api/v1/openapi.json", () => {
   });
 });
 
+describe("the document's claims at the door", () => {
+  it("each listed operation runs for a token with just its x-required-area; each left out is refused to a token with every area", async () => {
+    const store = await makeStore(db);
+    const owner = await sessionFor(db, store.ownerUserId, store.id);
+    const doc = openApiDocument(ADMIN);
+    const tokens = new Map<string, string>();
+    const tokenFor = async (areas: string[]) => {
+      const key = areas.join(" ");
+      if (!tokens.has(key)) tokens.set(key, (await createToken(owner, areas)).token);
+      return tokens.get(key)!;
+    };
+    const wrong: string[] = [];
+    for (const [path, { post }] of Object.entries(doc.paths)) {
+      const res = await api(await tokenFor([post["x-required-area"]]), path.replace("/api/v1/", ""), {});
+      // An empty input may well be a 400 or a 404; never the token's refusal (the door's other answers are
+      // permission-matrix.test.ts's and the procedures' own tests' business).
+      if (res.status === 401 || res.status === 403) wrong.push(`${path} with ${post["x-required-area"]}: ${res.status}`);
+    }
+    const listed = new Set(tokenProcedures().map(procedureKey));
+    const everything = await tokenFor([...AREA_SCOPES]);
+    for (const p of PROCEDURES.filter((p) => !listed.has(procedureKey(p)))) {
+      const res = await api(everything, `${p.router}/${p.name}`, {});
+      if (res.status !== 403) wrong.push(`${procedureKey(p)} (left out) with every area: ${res.status}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(listed.size).toBe(Object.keys(doc.paths).length);
+  });
+});
+
 describe("a client generated from the document (openapi-typescript types, openapi-fetch)", () => {
   it("lists and reads a store's products with a created token, typed end to end", async () => {
     const store = await makeStore(db);
@@ -58,5 +91,20 @@ describe("a client generated from the document (openapi-typescript types, openap
     const bad = await client.POST("/api/v1/products/list", { headers: { authorization: `Bearer ${token}` }, body: { json: { page: 0 } } });
     expect(bad.response.status).toBe(400);
     expect(bad.error!.json.data?.issues?.[0]?.path).toBe("page");
+  });
+
+  it("answers 202 with the document's proposal when an AI client's change needs approval", async () => {
+    const connected = await connectMcpClient(db, { areas: ["products:write"] });
+    const owner = connected.browser;
+    expect((await rpc(owner, "mcpSettings/update", { allowChanges: true })).status).toBe(200);
+    const product = (await rpcJson<{ items: { id: string }[] }>(await rpc(owner, "products/list", {}))).items[0]!;
+    const oauthClient = createClient<paths>({ baseUrl: SECURE_ADMIN, fetch: (request) => adminFetch(request) });
+    const proposed = await oauthClient.POST("/api/v1/products/update", {
+      headers: { authorization: `Bearer ${connected.oauth.saved!.access_token}` },
+      body: { json: { id: product.id, title: "Proposed through the generated client" } },
+    });
+    expect(proposed.response.status).toBe(202);
+    const answer = proposed.data!.json;
+    expect(proposalAnswerSchema.parse(answer).proposal).toMatchObject({ status: "pending", summary: expect.stringContaining("Proposed through") });
   });
 });
