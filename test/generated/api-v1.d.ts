@@ -2171,8 +2171,7 @@ export interface components {
                 variantTitle: string;
                 waiting: number;
                 alerted: number;
-                /** Format: date-time */
-                since: string;
+                since: string | null;
             }[];
             page: number;
             pageSize: number;
@@ -3594,7 +3593,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "BAD_REQUEST";
+                    };
+                };
             };
         };
         /** @description UNAUTHORIZED. No bearer (`data.reason` `no_token`) or an unknown, malformed, expired or revoked token (`invalid_token`). `WWW-Authenticate` names the resource metadata: `Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource/api/v1"`. */
@@ -3605,7 +3609,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "UNAUTHORIZED";
+                    };
+                };
             };
         };
         /** @description FORBIDDEN. The permission is outside the token's areas or the member's role (`data.permission`), or, for an OAuth connection, the store's AI-client settings refuse it (`data.reason` `customer_details_off` or `ai_changes_off`). */
@@ -3614,7 +3623,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "FORBIDDEN";
+                    };
+                };
             };
         };
         /** @description NOT_FOUND. No such procedure, or no such record in the token's store (another store's ids are never found). */
@@ -3623,7 +3637,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "NOT_FOUND";
+                    };
+                };
             };
         };
         /** @description PAYLOAD_TOO_LARGE. The body is over 1 MB. */
@@ -3632,7 +3651,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
             };
         };
         /** @description UNSUPPORTED_MEDIA_TYPE. The body is not sent as `content-type: application/json`. */
@@ -3641,7 +3665,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
             };
         };
         /** @description TOO_MANY_REQUESTS. Over the grant's calls per rolling minute (shared with MCP); decided before any database work. Wait `Retry-After` seconds. */
@@ -3653,7 +3682,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "TOO_MANY_REQUESTS";
+                    };
+                };
             };
         };
         /** @description INTERNAL. A fault on our side; quote `requestId` if you report it. */
@@ -3662,7 +3696,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "INTERNAL";
+                    };
+                };
             };
         };
         /** @description SERVICE_UNAVAILABLE. The database is busy (`data.reason` `database_unavailable`); retry after `Retry-After` seconds. */
@@ -3672,7 +3711,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "SERVICE_UNAVAILABLE";
+                    };
+                };
             };
         };
         /** @description BAD_REQUEST. The body is not JSON or the input does not fit the schema: `data.issues[]` names each field (`path`, dot-joined) and why. A malformed `Idempotency-Key` is named as the issue path `Idempotency-Key`. */
@@ -3681,7 +3725,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "BAD_REQUEST";
+                    };
+                };
             };
         };
         /** @description CONFLICT. The record changed under the request (`data.reason` such as `concurrent_change`), or the state does not allow the change. `data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry shortly. */
@@ -3690,7 +3739,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "CONFLICT";
+                    };
+                };
             };
         };
         /** @description UNPROCESSABLE_CONTENT. The request is well formed but cannot be taken as sent. `data.reason` `idempotency_key_reused`: this `Idempotency-Key` was used with another body. */
@@ -3699,7 +3753,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] & {
+                    json: {
+                        /** @constant */
+                        code: "UNPROCESSABLE_CONTENT";
+                    };
+                };
             };
         };
     };
