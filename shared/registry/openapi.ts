@@ -82,8 +82,10 @@ const DOOR_REASONS: Partial<Record<ErrorCode, string>> = {
 
 const IDEMPOTENCY_REASONS: Partial<Record<ErrorCode, string>> = {
   BAD_REQUEST: "A malformed `Idempotency-Key` is named as the issue path `Idempotency-Key`.",
-  CONFLICT: "`data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry shortly.",
-  UNPROCESSABLE_CONTENT: "`data.reason` `idempotency_key_reused`: this `Idempotency-Key` was used with another body.",
+  CONFLICT:
+    "`data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry in a few seconds to get its answer (`idempotency_answer_lost`: it was applied but its answer was not kept; read the record).",
+  UNPROCESSABLE_CONTENT:
+    "`data.reason` `idempotency_key_reused`: this `Idempotency-Key` was first used for another body or procedure (`data.mismatch` `body` or `procedure`, `data.procedure` the first one); use a new key for a new request.",
 };
 
 const READ_ERRORS: ErrorCode[] = ["BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "TOO_MANY_REQUESTS", "INTERNAL", "SERVICE_UNAVAILABLE"];
@@ -234,7 +236,7 @@ export function openApiDocument(origin: string) {
         Proposed: {
           description:
             "An OAuth connection's change while the store's **Changes need approval** is on: nothing changed yet; the proposal waits in the admin's AI approvals.",
-          headers: rateLimitResponseHeaders(),
+          headers: { ...rateLimitResponseHeaders(), "Idempotent-Replayed": ref("Idempotent-Replayed", "headers") },
           content: { "application/json": { schema: envelope(ref("Proposal")) } },
         },
         ...errorResponses,

@@ -3579,6 +3579,7 @@ export interface components {
             headers: {
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -3733,7 +3734,7 @@ export interface components {
                 };
             };
         };
-        /** @description CONFLICT. The record changed under the request (`data.reason` such as `concurrent_change`), or the state does not allow the change. `data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry shortly. */
+        /** @description CONFLICT. The record changed under the request (`data.reason` such as `concurrent_change`), or the state does not allow the change. `data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry in a few seconds to get its answer (`idempotency_answer_lost`: it was applied but its answer was not kept; read the record). */
         CONFLICT_change: {
             headers: {
                 [name: string]: unknown;
@@ -3747,7 +3748,7 @@ export interface components {
                 };
             };
         };
-        /** @description UNPROCESSABLE_CONTENT. The request is well formed but cannot be taken as sent. `data.reason` `idempotency_key_reused`: this `Idempotency-Key` was used with another body. */
+        /** @description UNPROCESSABLE_CONTENT. The request is well formed but cannot be taken as sent. `data.reason` `idempotency_key_reused`: this `Idempotency-Key` was first used for another body or procedure (`data.mismatch` `body` or `procedure`, `data.procedure` the first one); use a new key for a new request. */
         UNPROCESSABLE_CONTENT_change: {
             headers: {
                 [name: string]: unknown;
