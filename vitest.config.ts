@@ -52,6 +52,8 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
       exclude: [...configDefaults.exclude, ...exclude],
       testTimeout: 20_000,
       hookTimeout: 30_000,
+      // Every procedure's answer is checked against its output schema (shared/procedures/outputs.ts).
+      setupFiles: ["./test/check-outputs.ts"],
       // Files reuse their project's runner and module graph (no isolate): importing the Workers' code once
       // per runner instead of once per file cut the suite's import time by two thirds. Files share the
       // runner's bindings' state (KV, Durable Objects), so a test names its own client address, store or

@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { ensure } from "../db/changes";
 import { plan } from "../db/plan";
-import { aiApproval } from "../db/schema";
+import { aiApproval, APPROVAL_STATUSES } from "../db/schema";
 import { grantById } from "../db/statements";
 import { fixedRowsOn, inSavepoint } from "../db/with-store";
 import { isAppError, AppError } from "../core/errors";
@@ -13,6 +13,7 @@ import { storeProcedure, procedureKey, type StoreContext, type StoreProcedure } 
 import { findBaseProcedure } from "../procedures/registry";
 import { readChanges } from "./changes";
 import { changeToolFor, describeCall, type Proposal } from "./tools";
+import * as out from "../procedures/outputs";
 
 /**
  * AI approvals (SPEC "Grants, tokens and approvals"; docs/decisions/0004-mcp-oauth.md, 0024). A change tool
@@ -140,6 +141,46 @@ async function lockDecidable(ctx: StoreContext, id: string): Promise<ApprovalRow
   return row!;
 }
 
+/** A proposal's diff (./changes.ts Change): a value before and after, or a long text with its line diff. */
+const shown = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export const changesOutput = z.array(
+  z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("value"), field: z.string(), label: z.string(), from: shown, to: shown }),
+    z.object({
+      kind: z.literal("text"),
+      field: z.string(),
+      label: z.string(),
+      from: z.string(),
+      to: z.string(),
+      hunks: z.array(z.object({ oldStart: z.number().int(), newStart: z.number().int(), lines: z.array(z.object({ op: z.enum(["same", "removed", "added"]), text: z.string() })) })),
+    }),
+  ]),
+);
+
+const approvalStates = z.enum([...APPROVAL_STATUSES, "expired"]);
+
+/** An AI approval as its procedures answer it: the stored row, its diff and its state now. */
+const approvalOutput = z.object({
+  id: out.id,
+  storeId: out.id,
+  memberId: out.id,
+  grantId: out.id.nullable(),
+  source: z.enum(["mcp", "api", "assistant"]),
+  tool: z.string().nullable(),
+  procedure: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  summary: z.string(),
+  diff: changesOutput,
+  status: z.enum(APPROVAL_STATUSES),
+  state: approvalStates,
+  result: z.unknown().describe("The change's answer once approved (the procedure's output); null before"),
+  error: z.string().nullable(),
+  expiresAt: out.instant,
+  createdAt: out.instant,
+  decidedAt: out.instant.nullable(),
+  decidedBy: out.id.nullable(),
+});
+
 export const listApprovals = storeProcedure({
   router: "aiApprovals",
   name: "list",
@@ -147,6 +188,7 @@ export const listApprovals = storeProcedure({
     "Changes AI clients proposed in this store, newest first. `yours` marks the ones that wait for you (made through a client you connected): only you decide those; the others are shown read-only. Filter by `state`.",
   access: "none",
   mutates: false,
+  output: z.object({ items: z.array(approvalOutput.extend({ yours: z.boolean() })) }),
   input: z.strictObject({ state: z.enum(["pending", "approved", "rejected", "failed", "expired"]).optional() }),
   read: (q, { store, memberId }, input) =>
     plan(
@@ -169,6 +211,7 @@ export const approveApproval = storeProcedure({
   // The doors send it in units of its own (./approval-units.ts); `run` is the open-transaction path.
   access: "none",
   mutates: true,
+  output: approvalOutput,
   input: z.strictObject({ id: z.uuid() }),
   async run(ctx, input) {
     const row = await lockDecidable(ctx, input.id);
@@ -196,6 +239,7 @@ export const rejectApproval = storeProcedure({
   description: "Reject a pending proposal; nothing changes.",
   access: "none",
   mutates: true,
+  output: approvalOutput,
   input: z.strictObject({ id: z.uuid(), reason: z.string().trim().max(500).optional() }),
   write: {
     apply(q, { store, memberId }, input) {

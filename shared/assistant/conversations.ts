@@ -7,6 +7,7 @@ import { assistantConversation } from "../db/schema";
 import type { Q } from "../db/steps";
 import type { Scope } from "../procedures/scope";
 import { storeProcedure } from "../procedures/define";
+import * as out from "../procedures/outputs";
 
 /**
  * A member's conversations with the store's assistant (issue 24 item 1; migration 0050): each member sees,
@@ -39,12 +40,16 @@ const VIEW = {
 /** The caller's own conversation `id` in this store (the row condition). */
 const own = (scope: Scope, id: string) => and(eq(assistantConversation.storeId, scope.store), eq(assistantConversation.id, id), eq(assistantConversation.memberId, scope.memberId));
 
+/** A conversation as its procedures answer it (its messages counted; the transcript lives in its Durable Object). */
+const conversationOutput = z.object({ id: out.id, storeId: out.id, title: z.string(), messages: z.number().int(), createdAt: out.instant, updatedAt: out.instant });
+
 export const listConversations = storeProcedure({
   router: "assistant",
   name: "conversations",
   description: "Your conversations with the store's assistant in this store, the most recently active first (at most 100): title, how many messages, when started and last active.",
   access: "none",
   mutates: false,
+  output: z.object({ items: z.array(conversationOutput) }),
   input: z.strictObject({}),
   read: (q, scope) =>
     plan(
@@ -66,6 +71,7 @@ export const getConversation = storeProcedure({
   description: "One of your conversations with the store's assistant: its title, how many messages, when started and last active (its messages are shown on its page).",
   access: "none",
   mutates: false,
+  output: conversationOutput,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, scope, input) =>
     plan([q.select(VIEW).from(assistantConversation).where(own(scope, input.id))] as const, ([[row]]) => {
@@ -80,6 +86,7 @@ export const startConversation = storeProcedure({
   description: "Start a conversation with the store's assistant; its title comes from the first message.",
   access: "none",
   mutates: true,
+  output: conversationOutput,
   input: z.strictObject({ firstMessage: z.string().trim().min(1, "must say something").max(4000, "must be at most 4,000 characters") }),
   write: {
     apply: (q, scope, input) =>
@@ -96,6 +103,7 @@ export const deleteConversation = storeProcedure({
   description: "Delete one of your conversations with the store's assistant, with its messages.",
   access: "none",
   mutates: true,
+  output: z.object({ id: out.id, deleted: z.boolean(), storeId: out.id }),
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply: (q, scope, input) =>

@@ -5,6 +5,7 @@ import { plan, type Plan } from "../db/plan";
 import { assistantUsage, store } from "../db/schema";
 import type { Q } from "../db/steps";
 import { storeProcedure } from "../procedures/define";
+import * as out from "../procedures/outputs";
 
 /**
  * The store's assistant's daily token budget (issue 24 item 5; migration 0049). The day is India's
@@ -89,6 +90,7 @@ export const assistantUsageToday = storeProcedure({
   description: "What the store's assistant used today (India's day): model tokens in and out, model calls, and the store's daily token budget.",
   access: "settings.read",
   mutates: false,
+  output: z.object({ day: out.day, inputTokens: z.number().int(), outputTokens: z.number().int(), modelCalls: z.number().int(), budget: z.number().int() }),
   input: z.strictObject({}),
   read: (q, { store: storeId }) => usageTodayPlan(q, storeId),
 });

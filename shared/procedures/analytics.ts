@@ -6,6 +6,7 @@ import { calendarDay, inInstantRange, INSTANT_RANGE_MESSAGE } from "../core/inpu
 import { storeProcedure } from "./define";
 import { DISCOUNT_STATE } from "../storefront/discount-state";
 import { tallyRows } from "./tally";
+import * as out from "./outputs";
 
 export const RANGE_DAYS_MAX = 366;
 const DAY_MS = 86_400_000;
@@ -46,6 +47,8 @@ interface ProductCounts {
   createdInRange: number;
 }
 
+const count = z.number().int();
+
 export const summary = storeProcedure({
   router: "analytics",
   name: "summary",
@@ -55,6 +58,17 @@ export const summary = storeProcedure({
     "The range covers from 00:00 on `from` up to (not including) 00:00 the day after `to`, at `utcOffset` (default +00:00, UTC; +05:30 for India), at most 366 days.",
   access: "analytics.read",
   mutates: false,
+  output: z.object({
+    inventory: z.object({ unitsReceivedInRange: count, adjustmentsInRange: count, unitsOnHand: count, unitsAvailable: count, stockValueMinor: out.minor }),
+    products: z.object({ total: count, active: count, draft: count, archived: count, createdInRange: count }),
+    variants: z.object({ total: count, preorder: count }),
+    customers: z.object({ total: count, newInRange: count, acceptsMarketing: count }),
+    discounts: z.object({ live: count, total: count }),
+    orders: z.object({ placed: count, cancelled: count, salesMinor: out.minor, paidMinor: out.minor }),
+    pages: z.object({ published: count, draft: count }),
+    currency: z.string(),
+    range: z.object({ from: out.day, to: out.day, utcOffset: z.string() }),
+  }),
   input: z
     .strictObject({
       from: day,

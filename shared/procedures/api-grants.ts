@@ -2,7 +2,7 @@ import { and, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { AREA_SCOPES, grantStatus, newTokenSecret, normaliseAreas, permissionsOfAreas, TOKEN_LIFETIMES, type AreaScope, type NewTokenSecret } from "../auth/grants";
 import { ensure } from "../db/changes";
-import { apiActivity, apiGrant, member, userAccount } from "../db/schema";
+import { apiActivity, apiGrant, GRANT_KINDS, member, userAccount } from "../db/schema";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { areasWithinRole } from "./statements/store";
@@ -10,6 +10,7 @@ import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import type { Scope } from "./scope";
+import * as out from "./outputs";
 
 /**
  * Settings → MCP & API (SPEC rule 4). Who may do what (docs/decisions/0003-token-api.md):
@@ -73,6 +74,22 @@ function withinRole(q: Q, scope: Scope, areas: readonly AreaScope[]) {
   return areasWithinRole(q, rows);
 }
 
+/** An API token or OAuth connection as the grant procedures answer it (never its secret). */
+const grantOutput = z.object({
+  id: out.id,
+  kind: z.enum(GRANT_KINDS).nullable(),
+  name: z.string().nullable(),
+  areas: z.array(z.string()).nullable(),
+  status: z.enum(["active", "expired", "revoked"]),
+  member: z.object({ id: out.id, email: z.string().nullable(), name: z.string().nullable() }),
+  createdAt: out.instant.nullable(),
+  expiresAt: out.instant.nullable(),
+  revokedAt: out.instant.nullable(),
+  lastUsedAt: out.instant.nullable(),
+  hint: z.string().nullable(),
+  clientName: z.string().nullable(),
+});
+
 export const createToken = storeProcedure({
   router: "apiGrants",
   name: "createToken",
@@ -80,6 +97,7 @@ export const createToken = storeProcedure({
     "Create a script token for yourself in this store, limited to the given areas (never beyond your role). Answers the token once: it is stored only as a hash.",
   access: "none",
   mutates: true,
+  output: z.object({ token: z.string(), grant: grantOutput }),
   input: z.strictObject({
     name: z.string().trim().min(1).max(100),
     areas: z.array(z.enum(AREA_SCOPES)).min(1).max(14).describe('Area scopes such as "products:read" or "orders:write"'),
@@ -121,6 +139,7 @@ export const listGrants = storeProcedure({
   description: "The store's API grants (script tokens and AI-client connections) with their areas and status. Members without staff.read see their own.",
   access: "none",
   mutates: false,
+  output: z.object({ items: z.array(grantOutput), scope: z.string() }),
   input: z.strictObject({ status: z.enum(["active", "expired", "revoked"]).optional() }),
   read(q, scope, input) {
     const grants = selectGrants(q, scope.store, ownOnlyIn(scope)).orderBy(desc(apiGrant.createdAt), desc(apiGrant.id)).limit(500);
@@ -141,6 +160,7 @@ export const revokeGrant = storeProcedure({
   description: "Revoke an API grant: its token stops working on the next call. Your own always; another member's needs staff.write.",
   access: "none",
   mutates: true,
+  output: grantOutput,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, scope, input) {
@@ -182,6 +202,7 @@ export const listActivity = storeProcedure({
     "Recent API activity, newest first: one row per change call, read calls folded per grant and procedure into 10-minute buckets with a count. Kept 90 days.",
   access: "none",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, grantId: out.id, grantName: z.string(), procedure: z.string(), kind: z.enum(["read", "write"]), via: z.enum(["mcp", "token"]), bucketStart: out.instant, count: z.number().int(), lastAt: out.instant })),
   input: z.strictObject({ ...pagingInput, grantId: z.uuid().optional() }),
   read(q, scope, input) {
     const where = and(

@@ -5,7 +5,7 @@ import { emitStep, ensure } from "../db/changes";
 import { plan } from "../db/plan";
 import { appDelivery, storeApp } from "../db/schema";
 import { AppError } from "../core/errors";
-import { deliveryColumns } from "./apps";
+import { deliveryColumns, deliveryOutput } from "./apps";
 import { storeProcedure } from "./define";
 
 /**
@@ -24,6 +24,7 @@ export const redeliver = storeProcedure({
     "Send one delivery of an app's log again, with a fresh round of tries (failed or delivered ones; a pending one is already being tried). Answers the delivery, now pending.",
   access: "settings.write",
   mutates: true,
+  output: deliveryOutput,
   input: z.strictObject({ deliveryId: z.uuid() }),
   write: {
     apply(q, { store }, input) {

@@ -10,6 +10,7 @@ import type { Q, Step } from "../db/steps";
 import { AppError, badRequest } from "../core/errors";
 import { storeProcedure, type Services } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 /**
  * Apps (issue 12; docs/apps.md): endpoints that receive the store's public events as signed webhooks.
@@ -83,6 +84,39 @@ const urlRefused = (q: Q, problem: string | undefined) => (problem ? [ensure(q, 
 
 type NewSecret = Awaited<ReturnType<typeof newAppSecret>>;
 
+/** An app (a webhook subscriber) as its procedures answer it: never its secret, only a hint of it. */
+const appOutput = z.object({
+  id: out.id,
+  name: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  active: z.boolean(),
+  secretHint: z.string(),
+  secretVersion: z.number().int(),
+  previousSecretExpiresAt: out.instant.nullable(),
+  pendingDeliveries: z.number().int(),
+  failedDeliveries: z.number().int(),
+  createdAt: out.instant,
+  updatedAt: out.instant,
+});
+/** apps.create and apps.rotateSecret: the secret is shown once, here. */
+const appWithSecret = z.object({ app: appOutput, secret: z.string() });
+/** One event's delivery to an app. */
+export const deliveryOutput = z.object({
+  id: out.id,
+  eventId: out.id,
+  eventKind: z.string(),
+  status: z.enum(APP_DELIVERY_STATUSES),
+  round: z.number().int(),
+  attempts: z.number().int(),
+  lastStatus: z.number().int().nullable(),
+  lastError: z.string().nullable(),
+  lastAttemptAt: out.instant.nullable(),
+  nextAttemptAt: out.instant.nullable(),
+  deliveredAt: out.instant.nullable(),
+  createdAt: out.instant,
+});
+
 export const listApps = storeProcedure({
   router: "apps",
   name: "list",
@@ -90,6 +124,7 @@ export const listApps = storeProcedure({
     "The store's apps: endpoints that receive the store's events as signed webhooks, by name, with their URL, subscribed events, whether active, the secret's last 4 characters and how many deliveries are pending or failed.",
   access: "settings.read",
   mutates: false,
+  output: out.paged(appOutput),
   input: z.strictObject({ ...pagingInput }),
   read(q, { store }, input) {
     const where = eq(storeApp.storeId, store);
@@ -108,6 +143,7 @@ export const getApp = storeProcedure({
     "One app by id with its delivery log, newest first, paged: each delivery's event, status (pending, delivered, failed), tries, the last HTTP status or error and when the next try is due. Filter the log by status.",
   access: "settings.read",
   mutates: false,
+  output: z.object({ app: appOutput, deliveries: out.paged(deliveryOutput) }),
   input: z.strictObject({ id: z.uuid(), status: z.enum(APP_DELIVERY_STATUSES).optional(), ...pagingInput }),
   read(q, { store }, input) {
     const where = and(
@@ -140,6 +176,7 @@ export const createApp = storeProcedure({
     "Register an app: a public https URL (port 443) that receives the store's events as signed POSTs, and the events it wants (kinds such as order.paid, groups such as order.*, or *). Answers the app and its signing secret once: store the secret, it cannot be shown again.",
   access: "settings.write",
   mutates: true,
+  output: appWithSecret,
   input: z.strictObject({
     name: nameSchema.describe("What the app is, e.g. Accounting sync"),
     url: urlSchema.describe("The https URL that receives the webhooks"),
@@ -181,6 +218,7 @@ export const updateApp = storeProcedure({
   description: "Change an app's name, URL, events (replaced as a whole) or active switch. A disabled app gets no new deliveries, and its pending ones fail at their next try.",
   access: "settings.write",
   mutates: true,
+  output: appOutput,
   input: z.strictObject({
     id: z.uuid(),
     name: nameSchema.optional(),
@@ -212,6 +250,7 @@ export const deleteApp = storeProcedure({
   description: "Delete an app and its delivery log: it receives nothing more, and deliveries waiting for a retry are dropped.",
   access: "settings.write",
   mutates: true,
+  output: out.deleted,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {
@@ -234,6 +273,7 @@ export const rotateAppSecret = storeProcedure({
   description: `Give an app a new signing secret, answered once. The previous secret also signs for ${PREVIOUS_SECRET_HOURS} hours (each delivery then carries both signatures) unless keepPrevious is false, which stops it at once.`,
   access: "settings.write",
   mutates: true,
+  output: appWithSecret,
   input: z.strictObject({ id: z.uuid(), keepPrevious: z.boolean().default(true) }),
   write: {
     // The new secret derives from the next version: the current one is read first (the previous secret

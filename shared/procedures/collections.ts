@@ -2,7 +2,7 @@ import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-o
 import { z } from "zod";
 import { emitStep, ensure, unchanged } from "../db/changes";
 import { constant, plan, thenPlan } from "../db/plan";
-import { collection, collectionProduct, product } from "../db/schema";
+import { collection, collectionProduct, product, PRODUCT_STATUSES } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
@@ -10,6 +10,7 @@ import type { StoredMedia } from "../media/store";
 import { imageSource, upload } from "./media";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { freeHandlePlan, handleSchema } from "./slug";
+import * as out from "./outputs";
 
 /**
  * Collections (issue 23 item 3; docs/collections.md): a merchant's own ordered lists of products, shown at
@@ -74,6 +75,14 @@ export function collectionPlan(q: Q, store: SQL, id: string) {
   );
 }
 
+const collectionRow = z.object({ id: out.id, title: z.string(), handle: z.string(), published: z.boolean(), createdAt: out.instant, updatedAt: out.instant });
+/** A collection as its procedures answer it: with its description, image and products in order. */
+const collectionOutput = collectionRow.extend({
+  description: z.string(),
+  image: out.imageOutput.nullable(),
+  products: z.array(z.object({ id: out.id, title: z.string(), handle: z.string(), status: z.enum(PRODUCT_STATUSES) })),
+});
+
 export const listCollections = storeProcedure({
   router: "collections",
   name: "list",
@@ -81,6 +90,7 @@ export const listCollections = storeProcedure({
     "List the store's collections, most recently changed first, with paging and how many products each holds. Filter by published or search title and handle.",
   access: "products.read",
   mutates: false,
+  output: out.paged(collectionRow.extend({ productCount: z.number().int() })),
   input: z.strictObject({
     ...pagingInput,
     published: z.boolean().optional(),
@@ -114,6 +124,7 @@ export const getCollection = storeProcedure({
   description: "One collection by id, with its description and its products in the collection's order.",
   access: "products.read",
   mutates: false,
+  output: collectionOutput,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) => collectionPlan(q, store, input.id),
 });
@@ -125,6 +136,7 @@ export const createCollection = storeProcedure({
     "Create a collection (unpublished unless published: true). The handle is derived from the title when not given. Add its products with collections.setProducts.",
   access: "products.write",
   mutates: true,
+  output: collectionOutput,
   input: z.strictObject({
     title: collectionFields.title,
     handle: collectionFields.handle.optional(),
@@ -157,6 +169,7 @@ export const updateCollection = storeProcedure({
   description: "Change a collection's title, handle, description or whether it is published. Its products change with collections.setProducts.",
   access: "products.write",
   mutates: true,
+  output: collectionOutput,
   input: z.strictObject({
     id: z.uuid(),
     title: collectionFields.title.optional(),
@@ -185,6 +198,7 @@ export const setCollectionProducts = storeProcedure({
   description: `Replace a collection's products with these, in this order (the first is shown first). Every id must be a product of this store; at most ${COLLECTION_PRODUCTS_MAX}, each once. Drafts may be listed: shoppers see only active products.`,
   access: "products.write",
   mutates: true,
+  output: collectionOutput,
   input: z.strictObject({
     id: z.uuid(),
     productIds: z
@@ -228,6 +242,7 @@ export const deleteCollection = storeProcedure({
   description: "Delete a collection for good, and its menu items. Its products stay.",
   access: "records.delete",
   mutates: true,
+  output: out.deleted,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply: (q, { store }, input) => {
@@ -264,6 +279,7 @@ export const setCollectionImage = storeProcedure({
     "Give a collection its image (replacing any): JPEG, PNG, WebP or AVIF, checked by content, at most 10 MB and 12 MP, resized once to widths up to 1920 px in WebP and JPEG. Give the bytes in base64 (small files) or an https URL. Shown on /collections and above the collection's products.",
   access: "products.write",
   mutates: true,
+  output: collectionOutput,
   input: z.strictObject({
     id: z.uuid(),
     image: imageSource,
@@ -288,6 +304,7 @@ export const removeCollectionImage = storeProcedure({
   description: "Take a collection's image off (its page and the collections list show none).",
   access: "products.write",
   mutates: true,
+  output: collectionOutput,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply: (q, { store }, input) => imagePlan(q, store, input.id, null),

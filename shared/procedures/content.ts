@@ -10,6 +10,7 @@ import { AppError } from "../core/errors";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { freeHandlePlan, handleSchema } from "./slug";
+import * as out from "./outputs";
 
 const pageFields = {
   title: z.string().trim().min(1).max(255),
@@ -56,6 +57,10 @@ export function loadPage(tx: StoreTx, id: string) {
   return runPlanOn(tx.$client as unknown as StatementClient, (q) => storePagePlan(q, sql`${tx.storeId}::uuid`, id));
 }
 
+const pageRow = z.object({ id: out.id, title: z.string(), handle: z.string(), status: z.enum(PAGE_STATUSES), publishedAt: out.instant.nullable(), createdAt: out.instant, updatedAt: out.instant });
+/** A page as its procedures answer it, with its body. */
+const pageOutput = pageRow.extend({ body: z.string() });
+
 export const listPages = storeProcedure({
   router: "content",
   name: "list",
@@ -63,6 +68,7 @@ export const listPages = storeProcedure({
     "List the store's pages (About, policies...), most recently changed first, with paging and without their bodies. Filter by status (draft/published) or search title and handle.",
   access: "content.read",
   mutates: false,
+  output: out.paged(pageRow),
   input: z.strictObject({
     ...pagingInput,
     status: z.enum(PAGE_STATUSES).optional(),
@@ -90,6 +96,7 @@ export const getPage = storeProcedure({
   description: "One store page by id, with its body.",
   access: "content.read",
   mutates: false,
+  output: pageOutput,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) => storePagePlan(q, store, input.id),
 });
@@ -101,6 +108,7 @@ export const createPage = storeProcedure({
     "Create a store page as a draft; publish it with content.publish. The handle is derived from the title when not given.",
   access: "content.write",
   mutates: true,
+  output: pageOutput,
   input: z.strictObject({
     title: pageFields.title,
     handle: pageFields.handle.optional(),
@@ -130,6 +138,7 @@ export const updatePage = storeProcedure({
   description: "Change a page's title, handle or body. Its published state does not change; use content.publish for that.",
   access: "content.write",
   mutates: true,
+  output: pageOutput,
   input: z.strictObject({
     id: z.uuid(),
     title: pageFields.title.optional(),
@@ -158,6 +167,7 @@ export const publishPage = storeProcedure({
     "Publish a page on the storefront, or pass published: false to take it back to draft. publishedAt is when the page was first published. Repeating the current state changes nothing.",
   access: "content.write",
   mutates: true,
+  output: pageOutput,
   input: z.strictObject({ id: z.uuid(), published: z.boolean().default(true) }),
   write: {
     // One trip: the page locked, the event written only when the state changes (before the update, which

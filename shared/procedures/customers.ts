@@ -2,13 +2,14 @@ import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure } from "../db/changes";
 import { plan, thenPlan } from "../db/plan";
-import { customer, marketingConsentRecord } from "../db/schema";
+import { CONSENT_SOURCES, CONSENT_STATES, customer, marketingConsentRecord } from "../db/schema";
 import type { Q } from "../db/steps";
 import { customerSearchCount, forgetRecipient } from "./statements/store";
 import { AppError, badRequest } from "../core/errors";
 import { storeProcedure } from "./define";
 import { cappedCount, countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import { customerSearch, searchWords } from "./search";
+import * as out from "./outputs";
 
 const PHONE = /^\+[1-9][0-9]{6,14}$/;
 const NEED_CONTACT = "A customer needs an email or a phone number (or both).";
@@ -74,6 +75,26 @@ const detailColumns = {
 /** customers.list's order, newest first: customer_store_search_idx's key. */
 const NEWEST_FIRST = [desc(customer.createdAt), desc(customer.id)];
 
+const customerRow = z.object({
+  id: out.id,
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  acceptsMarketing: z.boolean(),
+  marketingConsent: z.enum(CONSENT_STATES),
+  createdAt: out.instant,
+  updatedAt: out.instant,
+});
+/** A customer as customers.get answers: contact details and the consent's history. */
+const customerOutput = customerRow.extend({
+  email: z.string().nullable(),
+  phone: z.string().nullable(),
+  city: z.string().nullable(),
+  note: z.string().nullable(),
+  marketingConsentUpdatedAt: out.instant.nullable(),
+  marketingConsentSource: z.enum(CONSENT_SOURCES).nullable(),
+  marketingConsentRequestedAt: out.instant.nullable(),
+});
+
 /**
  * Newest first; the search is by words (./search.ts, migration 0030): each word of the query begins a word of
  * the customer's name, email or phone (the phone's digits, with or without the country code), found as an
@@ -87,6 +108,7 @@ export const listCustomers = storeProcedure({
     "List the store's customers, newest first, with paging; query finds the customers with words beginning with each of its words, ignoring case, in the name, email or phone (\"priya sh\", \"sharma@\", \"98765\" or \"+91 98765\"). Items carry names only: use customers.get for contact details.",
   access: "customers.read",
   mutates: false,
+  output: out.paged(customerRow),
   input: z.strictObject({
     ...pagingInput,
     query: z.string().trim().max(200).optional(),
@@ -113,6 +135,7 @@ export const getCustomer = storeProcedure({
   description: "One customer by id, with contact details (email, phone, city), marketing consent and the staff note.",
   access: "customers.read",
   mutates: false,
+  output: customerOutput,
   customerDetails: true,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) =>
@@ -129,6 +152,7 @@ export const createCustomer = storeProcedure({
     "Add a customer. Give an email, a phone number in E.164 format (+919876543210), or both; emails are unique within the store.",
   access: "customers.write",
   mutates: true,
+  output: customerOutput,
   input: z
     .strictObject({
       email: fields.email.optional(),
@@ -164,6 +188,7 @@ export const updateCustomer = storeProcedure({
     "Change a customer's details; only the fields given change, and null clears a field. The customer must keep an email or a phone number.",
   access: "customers.write",
   mutates: true,
+  output: customerOutput,
   input: z.strictObject({
     id: z.uuid(),
     email: fields.email.nullable().optional(),
@@ -211,6 +236,7 @@ export const deleteCustomer = storeProcedure({
     "Delete a customer for good: contact details, note and marketing consent, and any marketing email still queued for them. Orders keep the email they were placed with; a later order with that email adds the buyer again, without consent.",
   access: "records.delete",
   mutates: true,
+  output: out.deleted,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {

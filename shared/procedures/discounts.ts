@@ -6,9 +6,10 @@ import { discount, DISCOUNT_KINDS, DISCOUNT_STATUSES } from "../db/schema";
 import type { Q } from "../db/steps";
 import { AppError, badRequest } from "../core/errors";
 import { instant } from "../core/inputs";
-import { DISCOUNT_STATE, type DiscountState } from "../storefront/discount-state";
+import { DISCOUNT_STATE, DISCOUNT_STATES, type DiscountState } from "../storefront/discount-state";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 const MONEY_MAX = 100_000_000_000;
 const PERCENT_MAX = 100;
@@ -54,6 +55,20 @@ function discountPlan(q: Q, store: SQL, id: string) {
   });
 }
 
+/** A discount code as the discount procedures answer it; `state` is what the storefront makes of it now. */
+const discountOutput = z.object({
+  id: out.id,
+  code: z.string(),
+  kind: z.enum(DISCOUNT_KINDS),
+  value: z.number().int(),
+  startsAt: out.instant,
+  endsAt: out.instant.nullable(),
+  usageLimit: z.number().int().nullable(),
+  usageCount: z.number().int(),
+  status: z.enum(DISCOUNT_STATUSES),
+  state: z.enum(DISCOUNT_STATES),
+});
+
 export const listDiscounts = storeProcedure({
   router: "discounts",
   name: "list",
@@ -61,6 +76,7 @@ export const listDiscounts = storeProcedure({
     "List the store's discount codes, newest first, with paging. Filter by status (active/disabled) or search the code. Each has a state: live, scheduled, expired, used_up or disabled.",
   access: "discounts.read",
   mutates: false,
+  output: out.paged(discountOutput),
   input: z.strictObject({
     ...pagingInput,
     status: z.enum(DISCOUNT_STATUSES).optional(),
@@ -86,6 +102,7 @@ export const createDiscount = storeProcedure({
     "Create an active discount code (upper-cased). kind percentage takes value 1-100; fixed_amount takes value in minor units (paise for INR). startsAt defaults to now; endsAt and usageLimit are optional.",
   access: "discounts.write",
   mutates: true,
+  output: discountOutput,
   input: z
     .strictObject({
       code,
@@ -115,6 +132,7 @@ export const updateDiscount = storeProcedure({
     "Change a discount's code, value, startsAt, endsAt (null for no end) or usageLimit (null for unlimited). The kind cannot change; disable the code and create a new one instead.",
   access: "discounts.write",
   mutates: true,
+  output: discountOutput,
   input: z.strictObject({
     id: z.uuid(),
     code: code.optional(),
@@ -157,6 +175,7 @@ export const disableDiscount = storeProcedure({
     "Disable a discount code so it can no longer be used; its usage history stays. Disabling an already disabled code changes nothing.",
   access: "discounts.write",
   mutates: true,
+  output: discountOutput,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     // Only the transition is an event, so the status is read first (NOT_FOUND for another store's id); the

@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, markEmits } from "../db/changes";
 import { mapPlan, plan } from "../db/plan";
-import { domainCheck, storeDomain } from "../db/schema";
+import { DOMAIN_CHECK_RESULTS, DOMAIN_FAILED_REASONS, DOMAIN_STATUSES, domainCheck, storeDomain } from "../db/schema";
 import type { Q } from "../db/steps";
 import { lockDomains, primaryChanged } from "./statements/store";
 import { FAILED_REASON_TEXT, heldByAStore, TAKEN_AT_ADD } from "../domains/claims";
@@ -10,6 +10,7 @@ import { CHECK_RESULT_TEXT, verificationRecord } from "../domains/dns";
 import { AppError } from "../core/errors";
 import { normaliseHostname } from "../storefront/hosts";
 import { storeProcedure, type Services } from "./define";
+import * as out from "./outputs";
 
 /**
  * A store's custom domains (issue 10 part 6; verification and routing: docs/domains.md). A domain starts
@@ -103,6 +104,17 @@ async function stopsServing(answer: { hostname: string; status: string }, servic
   if (answer.status === "verified") await services.hostsChanged?.([{ hostname: answer.hostname, storeId: null }]);
 }
 
+const domainRow = z.object({ id: out.id, hostname: z.string(), status: z.enum(DOMAIN_STATUSES), isPrimary: z.boolean(), verifiedAt: out.instant.nullable(), createdAt: out.instant });
+/** A custom domain with what to publish in DNS, how its checks went and how it is routed. */
+const domainOutput = domainRow.extend({
+  verification: z.object({ name: z.string(), value: z.string(), type: z.literal("TXT") }),
+  failure: z.object({ reason: z.enum(DOMAIN_FAILED_REASONS), message: z.string() }).nullable(),
+  routing: z.object({ status: z.string(), sslStatus: z.string().nullable() }).nullable(),
+  lastCheck: z
+    .object({ at: out.instant, result: z.enum(DOMAIN_CHECK_RESULTS), message: z.string(), checks: z.number().int(), nextAt: out.instant.nullable() })
+    .nullable(),
+});
+
 export const listDomains = storeProcedure({
   router: "domains",
   name: "list",
@@ -110,6 +122,7 @@ export const listDomains = storeProcedure({
     "The store's domains with their state (pending until the TXT record in `verification` is found, then verified; failed with `failure.reason` lapsed after 7 days without it, or taken when another store verified the hostname first), which one is primary, the last DNS check and its outcome, and the edge routing of verified ones.",
   access: "settings.read",
   mutates: false,
+  output: z.object({ items: z.array(domainOutput) }),
   input: z.strictObject({}),
   read: (q, { store }) => mapPlan(detailPlan(q, eq(storeDomain.storeId, store)), (items) => ({ items })),
 });
@@ -121,6 +134,7 @@ export const addDomain = storeProcedure({
     "Connect a hostname to the store. It stays pending, serving nothing, until the TXT record it answers (`verification`: name and value) is found by the domains job. Several stores may claim a hostname: the first verified wins it. A hostname another store has verified is refused (409).",
   access: "settings.write",
   mutates: true,
+  output: domainOutput,
   input: z.strictObject({ hostname: hostnameInput }),
   write: {
     apply(q, { store }, input) {
@@ -151,6 +165,7 @@ export const removeDomain = storeProcedure({
   description: "Disconnect a domain: it stops serving the store at once. The primary domain can be removed only when it is the last one.",
   access: "settings.write",
   mutates: true,
+  output: z.object({ hostname: z.string(), status: z.string() }),
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {
@@ -188,6 +203,7 @@ export const setPrimaryDomain = storeProcedure({
   description: "Make a verified domain the store's primary one: the address used in links and for search engines.",
   access: "settings.write",
   mutates: true,
+  output: domainRow,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {

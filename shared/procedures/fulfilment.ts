@@ -24,6 +24,9 @@ import { bookParcel, fulfilChange, fulfilReadingPlan, type Booked, type FulfilRe
 import { decideShipmentStatus } from "../rules/status";
 import { AppError } from "../core/errors";
 import { storeProcedure, type Services, type WritePlan } from "./define";
+import * as out from "./outputs";
+import { orderOutput } from "./orders";
+import { REFUND_STATUSES, RETURN_STATUSES } from "../db/schema";
 
 /**
  * What happens to an order after it is paid (issue 11 part 8): shipping its parcels, RTO, refunds and
@@ -39,6 +42,9 @@ const returnId = z.uuid().describe("The return's id");
 const minor = z.number().int().positive().max(100_000_000_000).describe("Minor units (paise)");
 const text = (max: number) => z.string().trim().min(1).max(max);
 
+/** The refunds a refund made: each processed, pending at the gateway, or failed; `outsideGateway` when paid back by hand. */
+const refundsOutput = z.array(z.object({ id: out.id, amount: out.minor, status: z.enum(REFUND_STATUSES), outsideGateway: z.boolean() }));
+
 export const fulfillOrder = storeProcedure({
   router: "orders",
   name: "fulfill",
@@ -46,6 +52,7 @@ export const fulfillOrder = storeProcedure({
     "Ship one parcel of a paid order: without tracking, the store's courier is booked and its tracking number (AWB) kept; with tracking {awb, courierName, trackingUrl?}, the merchant's own courier is recorded. The parcel's units leave its location's stock. Answers the order and the new shipment's id.",
   access: "orders.write",
   mutates: true,
+  output: z.object({ shipmentId: out.id, order: orderOutput }),
   input: z.strictObject({
     orderId,
     parcelId: z.uuid().describe("The parcel (fulfillment order) to ship"),
@@ -87,6 +94,7 @@ export const markRto = storeProcedure({
     "Record that a shipment is coming back to origin (RTO), or with delivered: true that it has arrived back: the same routine a courier's report goes through. Writes order.rto and an RTO task for the merchant, once per shipment.",
   access: "orders.write",
   mutates: true,
+  output: orderOutput,
   input: z.strictObject({ orderId, shipmentId: z.uuid(), delivered: z.boolean().default(false).describe("The parcel is back at origin") }),
   write: {
     prepare: (q, { store }, input) =>
@@ -118,6 +126,7 @@ export const refundOrderProcedure = storeProcedure({
     "Give money back: amount in minor units (default everything still refundable), newest payment first, through the gateway it came by (a payment marked as paid by hand is refunded outside it, and recorded). Answers the refunds made (processed, or pending until the gateway confirms) and the order.",
   access: "orders.refund",
   mutates: true,
+  output: z.object({ refunds: refundsOutput, order: orderOutput }),
   input: z.strictObject({ orderId, amount: minor.optional(), reason: text(500).optional() }),
   write: {
     claim: (q, { store, memberId }, input) => orderRefundClaimPlan(q, store, memberId, input),
@@ -136,6 +145,7 @@ export const requestReturnProcedure = storeProcedure({
     "Open a return of shipped units: lines [{orderLineId, quantity}] (at most what shipped less what is already returning) and the customer's reason. Writes return.requested with the returnId.",
   access: "orders.write",
   mutates: true,
+  output: z.object({ returnId: out.id, number: z.number().int() }),
   input: z.strictObject({
     orderId,
     lines: z.array(z.strictObject({ orderLineId: z.uuid(), quantity: z.number().int().min(1).max(999) })).min(1).max(100),
@@ -165,6 +175,7 @@ const returnStep = <I extends z.ZodObject<{ returnId: typeof returnId }>>(
     description,
     access: "orders.write",
     mutates: true,
+    output: z.object({ returnId: out.id, status: z.enum(RETURN_STATUSES) }),
     input,
     write: {
       prepare: (q, { store }, input) => mapPlan(returnPlan(q, store, input.returnId), (ret) => returnFor(ret, name)),
@@ -204,6 +215,7 @@ export const refundReturnProcedure = storeProcedure({
     "Refund a received return: amount in minor units, default the returned units' value less their share of discounts, through the order's refund routine. Writes return.refunded.",
   access: "orders.refund",
   mutates: true,
+  output: z.object({ returnId: out.id, status: z.literal("refunded"), refunds: refundsOutput }),
   input: z.strictObject({ returnId, amount: minor.optional() }),
   write: {
     claim: (q, { store, memberId }, input) => returnRefundClaimPlan(q, store, memberId, input),

@@ -1,12 +1,13 @@
 import { and, asc, eq, ilike, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, ensureSql } from "../db/changes";
-import { ADJUSTMENT_REASONS, inventoryAdjustment, inventoryLevel, location, product, productVariant } from "../db/schema";
+import { ADJUSTMENT_REASONS, inventoryAdjustment, STOCK_CHANGE_REASONS, inventoryLevel, location, product, productVariant } from "../db/schema";
 import { AppError } from "../core/errors";
 import { plan } from "../db/plan";
 import type { Q, Step } from "../db/steps";
 import { storeProcedure } from "./define";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 const LOCATIONS_MAX = 200;
 const DELTA_MAX = 1_000_000;
@@ -33,6 +34,21 @@ const levelVariantJoin = and(eq(productVariant.storeId, inventoryLevel.storeId),
 const variantProductJoin = and(eq(product.storeId, productVariant.storeId), eq(product.id, productVariant.productId));
 const levelLocationJoin = and(eq(location.storeId, inventoryLevel.storeId), eq(location.id, inventoryLevel.locationId));
 
+/** A stock location as the location procedures answer it. */
+export const locationOutput = z.object({
+  id: out.id,
+  name: z.string(),
+  sellsOnline: z.boolean(),
+  city: z.string().nullable(),
+  state: z.string().nullable(),
+  gstin: z.string().nullable(),
+  legalName: z.string().nullable(),
+  addressLine1: z.string().nullable(),
+  addressLine2: z.string().nullable(),
+  postalCode: z.string().nullable(),
+  createdAt: out.instant,
+});
+
 export const listLocations = storeProcedure({
   router: "locations",
   name: "list",
@@ -40,6 +56,7 @@ export const listLocations = storeProcedure({
     "The store's stock locations (warehouses, shops) ordered by name, with their ids, state, GSTIN, legal name and address. Only locations that sell online count toward what the storefront can sell.",
   access: "inventory.read",
   mutates: false,
+  output: z.object({ items: z.array(locationOutput) }),
   input: z.strictObject({}),
   read: (q, { store }) =>
     plan(
@@ -55,6 +72,7 @@ export const createLocation = storeProcedure({
     "Add a stock location. Set sellsOnline to false for a place whose stock the storefront must not sell (e.g. a shop counter). Names are unique within the store.",
   access: "inventory.write",
   mutates: true,
+  output: locationOutput,
   input: z.strictObject({
     name: z.string().trim().min(1).max(120),
     sellsOnline: z.boolean().default(true).describe("Whether this location's stock can be sold online"),
@@ -81,6 +99,7 @@ export const updateLocation = storeProcedure({
     "Rename a location, change its city, or turn sellsOnline on or off (off: the storefront stops selling its stock; orders already placed keep their reservations).",
   access: "inventory.write",
   mutates: true,
+  output: locationOutput,
   input: z.strictObject({
     id: z.uuid(),
     name: z.string().trim().min(1).max(120).optional(),
@@ -112,6 +131,7 @@ export const inventoryHistory = storeProcedure({
   description: "The stock changes of one variant, newest first: delta, on hand after, reason, note, location and when; optionally at one location.",
   access: "inventory.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, locationId: out.id, locationName: z.string(), delta: z.number().int(), onHandAfter: z.number().int(), reason: z.enum(STOCK_CHANGE_REASONS), note: z.string().nullable(), byMember: z.boolean(), createdAt: out.instant })),
   input: z.strictObject({ ...pagingInput, variantId: z.uuid(), locationId: z.uuid().optional() }),
   read(q, { store }, input) {
     const where = and(
@@ -151,6 +171,7 @@ export const listLevels = storeProcedure({
     "Stock per variant and location (on hand, reserved, available), with paging. Filter by location, product or variant id, or search product title and SKU. Pairs never stocked are not listed.",
   access: "inventory.read",
   mutates: false,
+  output: out.paged(z.object({ variantId: out.id, productId: out.id, productTitle: z.string(), variantTitle: z.string(), sku: z.string().nullable(), locationId: out.id, locationName: z.string(), sellsOnline: z.boolean(), onHand: z.number().int(), reserved: z.number().int(), available: z.number().int() })),
   input: z.strictObject({
     ...pagingInput,
     locationId: z.uuid().optional(),
@@ -245,6 +266,7 @@ export const adjustInventory = storeProcedure({
     "Add (positive delta) or remove (negative delta) stock of one variant at one location, with a reason; every change is recorded. On hand can never go below zero.",
   access: "inventory.write",
   mutates: true,
+  output: z.object({ variantId: out.id, locationId: out.id, onHand: z.number().int(), reserved: z.number().int(), available: z.number().int(), restocked: z.boolean() }),
   input: z.strictObject({
     variantId: z.uuid(),
     locationId: z.uuid(),

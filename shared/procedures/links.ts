@@ -8,6 +8,7 @@ import { AppError } from "../core/errors";
 import { LINK_SLUG, linkTargetSchema } from "../storefront/short-links";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 /**
  * Short links (issue 10 part 5): `/l/<slug>` on the storefront counts a click and redirects to the
@@ -79,6 +80,18 @@ function utmValues(utm: z.infer<typeof utmSchema>) {
   return { utmSource: utm.source, utmMedium: utm.medium, utmCampaign: utm.campaign, utmTerm: utm.term ?? null, utmContent: utm.content ?? null };
 }
 
+/** A short link as its procedures answer it: the UTM tags as one object, with its counts. */
+const linkOutput = z.object({
+  id: out.id,
+  slug: z.string(),
+  target: z.string(),
+  utm: z.object({ source: z.string(), medium: z.string(), campaign: z.string(), term: z.string().nullable(), content: z.string().nullable() }),
+  clicks: z.number().int(),
+  views: z.number().int(),
+  createdAt: out.instant,
+  updatedAt: out.instant,
+});
+
 export const listLinks = storeProcedure({
   router: "links",
   name: "list",
@@ -86,6 +99,7 @@ export const listLinks = storeProcedure({
     "The store's short links (/l/<slug> on the storefront) by slug, with paging, their target, UTM tags, clicks, the page views credited to them, and the full short URL on the store's primary domain (null without one).",
   access: "content.read",
   mutates: false,
+  output: out.paged(linkOutput.extend({ shortUrl: z.string().nullable() })),
   input: z.strictObject({ ...pagingInput }),
   read(q, { store }, input) {
     const where = eq(shortLink.storeId, store);
@@ -116,6 +130,7 @@ export const createLink = storeProcedure({
   description: "Create a short link: /l/<slug> on the storefront counts a click and redirects to the target with the UTM tags added. A slug is unique within the store.",
   access: "content.write",
   mutates: true,
+  output: linkOutput,
   input: z.strictObject(linkFields),
   write: {
     apply(q, { store }, input) {
@@ -137,6 +152,7 @@ export const updateLink = storeProcedure({
   description: "Change a short link's slug, target or UTM tags (the UTM tags are replaced as a whole). Clicks and credited views are kept.",
   access: "content.write",
   mutates: true,
+  output: linkOutput,
   input: z.strictObject({ id: z.uuid(), slug: linkFields.slug.optional(), target: linkFields.target.optional(), utm: linkFields.utm.optional() }),
   write: {
     apply(q, { store }, input) {
@@ -162,6 +178,7 @@ export const deleteLink = storeProcedure({
   description: "Delete a short link: /l/<slug> stops redirecting. Page views it was credited with are kept, uncredited.",
   access: "records.delete",
   mutates: true,
+  output: out.deleted,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {

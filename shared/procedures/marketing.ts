@@ -11,6 +11,7 @@ import { AUTOMATION_DEFAULTS, templateText } from "../marketing/render";
 import { storeProcedure } from "./define";
 import { offsetOf, pagePlan, pagingInput } from "./paging";
 import { automations, campaignById, campaignsPage, changeCampaign, countCampaigns, insertCampaign, saveAutomation } from "./statements/marketing";
+import * as out from "./outputs";
 
 /**
  * Campaigns and automations (docs/marketing.md). Reading needs `customers.read` (they are about the store's
@@ -58,12 +59,44 @@ const campaignFields = {
   startsAt: instant.describe("ISO 8601 date-time with offset; in the past or omitted means at the next tick (within 30 s)"),
 };
 
+/** A campaign as its procedures answer it, with its messages counted by status. */
+const campaignOutput = z.object({
+  id: out.id,
+  name: z.string(),
+  subject: z.string(),
+  body: z.string(),
+  audience: z.enum(CAMPAIGN_AUDIENCES),
+  status: z.enum(CAMPAIGN_STATUSES),
+  startsAt: out.instant,
+  startedAt: out.instant.nullable(),
+  finishedAt: out.instant.nullable(),
+  recipients: z.number().int(),
+  createdAt: out.instant,
+  sent: z.number().int(),
+  skipped: z.number().int(),
+  failed: z.number().int(),
+  queued: z.number().int(),
+});
+/** An automation as its procedures answer it (`updatedAt` null while it keeps its defaults). */
+const automationOutput = z.object({
+  kind: z.enum(AUTOMATION_KINDS),
+  about: z.string(),
+  enabled: z.boolean(),
+  delayMinutes: z.number().int(),
+  subject: z.string(),
+  body: z.string(),
+  enrolled: z.number().int(),
+  sent: z.number().int(),
+  updatedAt: out.instant.nullable(),
+});
+
 export const listCampaigns = storeProcedure({
   router: "campaigns",
   name: "list",
   description: "The store's email campaigns, newest first, with their state and how many messages were sent, skipped (no consent by then) or failed.",
   access: "customers.read",
   mutates: false,
+  output: out.paged(campaignOutput),
   input: z.strictObject({ ...pagingInput, status: z.enum(CAMPAIGN_STATUSES).optional() }),
   read(q, { store }, input) {
     const status = input.status ?? null;
@@ -77,6 +110,7 @@ export const getCampaign = storeProcedure({
   description: "One campaign with its counts.",
   access: "customers.read",
   mutates: false,
+  output: campaignOutput,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) => campaignPlan(q, store, input.id),
 });
@@ -87,6 +121,7 @@ export const createCampaign = storeProcedure({
   description: `Schedule an email campaign to an audience of customers who consented to marketing (${AUDIENCE_HELP}). It starts at startsAt (default now, within 30 s); customers without consent are never sent anything.`,
   access: "marketing.send",
   mutates: true,
+  output: campaignOutput,
   input: z.strictObject({ ...campaignFields, startsAt: campaignFields.startsAt.optional() }),
   write: {
     apply(q, { store }, input) {
@@ -111,6 +146,7 @@ export const updateCampaign = storeProcedure({
   description: "Change a scheduled campaign (name, subject, body, audience, startsAt). A campaign that started cannot change; cancel it instead.",
   access: "marketing.send",
   mutates: true,
+  output: campaignOutput,
   input: z.strictObject({
     id: z.uuid(),
     name: campaignFields.name.optional(),
@@ -145,6 +181,7 @@ export const cancelCampaign = storeProcedure({
   description: "Stop a campaign: a scheduled one never starts; a sending one sends nothing more (messages already sent stay sent). A sent or cancelled campaign stays as it is (409).",
   access: "marketing.send",
   mutates: true,
+  output: campaignOutput,
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {
@@ -201,6 +238,7 @@ export const listAutomations = storeProcedure({
     "The store's email automations (abandoned_checkout, first_order_thanks): whether each is on, its delay, its words, how many orders it enrolled and messages it sent. Off until turned on.",
   access: "customers.read",
   mutates: false,
+  output: z.array(automationOutput),
   input: z.strictObject({}),
   read: (q, { store }) => automationsPlan(q, store),
 });
@@ -212,6 +250,7 @@ export const updateAutomation = storeProcedure({
     "Turn an automation on or off, or change its delay (minutes after the order, 0-43200) and words. Orders placed while it is on are enrolled; a customer without marketing consent is never sent it.",
   access: "content.write",
   mutates: true,
+  output: automationOutput,
   input: z.strictObject({
     kind: z.enum(AUTOMATION_KINDS),
     enabled: z.boolean().optional(),

@@ -33,6 +33,8 @@ function settingsPlan(q: Q, storeId: SQL) {
   });
 }
 
+const mcpSettingsOutput = z.object({ readCustomerDetails: z.boolean(), allowChanges: z.boolean(), changesNeedApproval: z.boolean() });
+
 export const getMcpSettings = storeProcedure({
   router: "mcpSettings",
   name: "get",
@@ -40,6 +42,7 @@ export const getMcpSettings = storeProcedure({
     "The store's AI-client settings: readCustomerDetails (clients may read customers' contact details), allowChanges (clients may propose changes at all) and changesNeedApproval (each change waits for a member's approval).",
   access: "settings.read",
   mutates: false,
+  output: mcpSettingsOutput,
   input: z.strictObject({}),
   read: (q, { store: storeId }) => settingsPlan(q, storeId),
 });
@@ -51,6 +54,7 @@ export const updateMcpSettings = storeProcedure({
     "Change the store's AI-client settings: give any of readCustomerDetails, allowChanges and changesNeedApproval as true or false; the others stay. Setting a value it already has changes nothing. Answers the settings as they now are.",
   access: "settings.write",
   mutates: true,
+  output: mcpSettingsOutput,
   input: z
     .strictObject({
       readCustomerDetails: z.boolean().optional().describe("Let AI clients read customers' contact details (email, phone, city)"),

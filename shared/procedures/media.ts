@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, notInArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, ensure, unchanged } from "../db/changes";
-import { collection, product, productMedia, productVariant, storeTheme } from "../db/schema";
+import { collection, MEDIA_TYPES, product, productMedia, productVariant, storeTheme } from "../db/schema";
 import { AppError, type ErrorCode } from "../core/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
@@ -10,6 +10,7 @@ import { MAX_MEDIA_BYTES, mediaPath } from "../media/limits";
 import { fetchImage, mediaKeys, storeUpload, type MediaBucket, type StoredMedia } from "../media/store";
 import { deleteMediaFiles } from "../media/sweep";
 import { storeProcedure, type Services } from "./define";
+import * as out from "./outputs";
 
 // As products.ts words it (imported from there it would be a cycle: products.delete uses this file).
 const productNotFound = () => new AppError("NOT_FOUND", "Product not found in this store.");
@@ -129,12 +130,28 @@ export async function upload<T = StoredMedia>(
   }
 }
 
+/** A product image as the media procedures answer it, with its files' paths per width. */
+const mediaOutput = z.object({
+  id: out.id,
+  productId: out.id,
+  position: z.number().int(),
+  alt: z.string(),
+  hash: z.string(),
+  originalType: z.enum(MEDIA_TYPES),
+  width: z.number().int(),
+  height: z.number().int(),
+  widths: z.array(z.number().int()),
+  variantIds: z.array(out.id),
+  files: z.array(z.object({ width: z.number().int(), webp: z.string(), jpeg: z.string() })),
+});
+
 export const listMedia = storeProcedure({
   router: "media",
   name: "list",
   description: "List a product's images in order, with alt text, size, the variants that show each and the storefront paths of each width (WebP and JPEG).",
   access: "products.read",
   mutates: false,
+  output: z.object({ items: z.array(mediaOutput) }),
   input: z.strictObject({ productId: z.uuid() }),
   read: (q, { store }, input) =>
     plan(
@@ -159,6 +176,7 @@ export const attachMedia = storeProcedure({
   description: `Attach an image to a product: JPEG, PNG, WebP or AVIF (checked by content), at most ${MAX_MEDIA_BYTES / 1048576} MB and 12 MP, resized once to widths from 160 to 1920 px in WebP and JPEG. Give the bytes in base64 (small files) or an https URL. It goes last; alt text is required.`,
   access: "products.write",
   mutates: true,
+  output: mediaOutput,
   input: z.strictObject({ productId: z.uuid(), alt, image: imageSource, variantIds: variantIds.optional() }),
   write: {
     prepare: (q, { store }, input, services) =>
@@ -220,6 +238,7 @@ export const updateMedia = storeProcedure({
     "Change an image's alt text, its place in the product's order (`position`, 0 for the main image; the others keep their order), or which of the product's variants show it (each variant shows one image).",
   access: "products.write",
   mutates: true,
+  output: mediaOutput,
   input: z.strictObject({ productId: z.uuid(), id: z.uuid(), alt: alt.optional(), position: z.number().int().min(0).max(99).optional(), variantIds: variantIds.optional() }),
   write: {
     // A new position needs the order as it is (read first; nothing is read otherwise).
@@ -261,6 +280,7 @@ export const reorderMedia = storeProcedure({
   description: "Put a product's images in a new order: give every image's id, first (the product's main image) to last.",
   access: "products.write",
   mutates: true,
+  output: z.object({ productId: out.id, ids: z.array(out.id) }),
   input: z.strictObject({ productId: z.uuid(), ids: z.array(z.uuid()).min(1).max(100).refine((ids) => new Set(ids).size === ids.length, "each image once") }),
   write: {
     apply: (q, { store }, input) =>
@@ -337,6 +357,7 @@ export const removeMedia = storeProcedure({
   description: "Remove an image from a product. Its variants show no image until another is chosen; its files are deleted unless another product of the store uses the same image.",
   access: "products.write",
   mutates: true,
+  output: z.object({ id: out.id, removed: z.literal(true), deletedFiles: z.array(z.string()) }),
   input: z.strictObject({ productId: z.uuid(), id: z.uuid() }),
   write: {
     apply(q, { store }, input) {

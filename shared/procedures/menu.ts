@@ -7,6 +7,7 @@ import type { Q } from "../db/steps";
 import { AppError } from "../core/errors";
 import { isMenuUrl } from "../storefront/menu";
 import { storeProcedure } from "./define";
+import * as out from "./outputs";
 
 /**
  * The storefront's navigation menu (issue 23 item 3; docs/collections.md): one per store, shown in the
@@ -84,6 +85,18 @@ function allFound(q: Q, store: SQL, table: typeof collection | typeof page, ids:
   );
 }
 
+/** The menu as its procedures answer it: each item with what it points at (`target`), its `href` and whether shoppers see it. */
+const menuItemShown = { id: out.id, label: z.string(), target: z.string(), href: z.string(), shown: z.boolean() };
+const menuOutput = z.object({
+  items: z.array(
+    z.discriminatedUnion("kind", [
+      z.object({ ...menuItemShown, kind: z.literal("collection"), collectionId: out.id }),
+      z.object({ ...menuItemShown, kind: z.literal("page"), pageId: out.id }),
+      z.object({ ...menuItemShown, kind: z.literal("link"), url: z.string() }),
+    ]),
+  ),
+});
+
 export const getMenu = storeProcedure({
   router: "menu",
   name: "get",
@@ -91,6 +104,7 @@ export const getMenu = storeProcedure({
     "The storefront's navigation menu in order: each item's label and what it points at (a collection, a page or a link), and whether shoppers see it now (an unpublished collection or page is left out).",
   access: "content.read",
   mutates: false,
+  output: menuOutput,
   input: z.strictObject({}),
   read: (q, { store }) => menuPlan(q, store),
 });
@@ -101,6 +115,7 @@ export const replaceMenu = storeProcedure({
   description: `Replace the storefront's navigation menu with these items, in this order (at most ${MENU_ITEMS_MAX}). Each is {kind: "collection", label, collectionId}, {kind: "page", label, pageId} or {kind: "link", label, url} with an https:// url or a path such as /products. An empty list clears the menu.`,
   access: "content.write",
   mutates: true,
+  output: menuOutput,
   input: z.strictObject({ items: z.array(menuItemInput).max(MENU_ITEMS_MAX) }),
   write: {
     apply(q, { store }, input) {

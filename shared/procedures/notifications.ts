@@ -1,8 +1,9 @@
 import { and, desc, eq } from "drizzle-orm";
 import { z } from "zod";
-import { mailboxMessage, notification } from "../db/schema";
+import { mailboxMessage, notification, NOTIFICATION_STATUSES } from "../db/schema";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 /** The notification log (issue 12): what was sent to shoppers, newest first. */
 export const listNotifications = storeProcedure({
@@ -11,6 +12,7 @@ export const listNotifications = storeProcedure({
   description: "Messages sent to shoppers, newest first: {id, template, to, status (sending, sent, failed), eventId, createdAt}, with the last error of a failed one.",
   access: "orders.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, template: z.string(), to: z.string(), subject: z.string(), status: z.enum(NOTIFICATION_STATUSES), eventId: out.id, lastError: z.string().nullable(), createdAt: out.instant, sentAt: out.instant.nullable() })),
   customerDetails: true,
   input: z.strictObject({ ...pagingInput }),
   read(q, { store }, input) {
@@ -46,6 +48,7 @@ export const listMailbox = storeProcedure({
   description: "The local mailbox (development only): the messages the local mailer kept instead of sending, newest first, with their text.",
   access: "orders.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, from: z.string(), to: z.string(), subject: z.string(), text: z.string(), html: z.string(), tag: z.string(), createdAt: out.instant })),
   customerDetails: true,
   input: z.strictObject({ ...pagingInput, tag: z.string().trim().max(60).optional(), id: z.uuid().optional().describe("One message (the mailbox page's HTML view)") }),
   read(q, { store }, input) {

@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { shopOrder } from "../db/schema";
+import { MERCHANT_TASK_KINDS, PAYMENT_METHODS, REFUND_STATUSES, RETURN_STATUSES, SHIPMENT_ROW_STATUSES, shopOrder, TAX_CLASSES } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
 import { orderDetailPlan } from "../orders/order-detail";
-import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../rules/status";
+import { ATTEMPT_STATUSES, FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../rules/status";
 import type { Q } from "../db/steps";
 import { orderSearchCount } from "./statements/store";
 import { instant } from "../core/inputs";
@@ -11,6 +11,7 @@ import { storeProcedure } from "./define";
 import type { Scope } from "./scope";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import { orderHasWord, orderSearch, searchWords } from "./search";
+import * as out from "./outputs";
 
 const orderId = z.uuid().describe("The order's id");
 
@@ -35,6 +36,109 @@ const listInput = z
 
 type OrdersInput = z.output<typeof listInput>;
 
+/** An order as the order procedures answer it (OrderView): money in minor units, with its parcels' shares and GST. */
+export const orderOutput = z.object({
+  id: out.id,
+  number: z.number().int(),
+  email: z.string(),
+  status: z.enum(ORDER_STATUSES),
+  paymentStatus: z.enum(PAYMENT_STATUSES),
+  fulfillmentStatus: z.enum(FULFILLMENT_STATUSES),
+  currency: z.string(),
+  subtotal: out.minor,
+  discount: out.minor,
+  shipping: out.minor,
+  tax: out.minor,
+  total: out.minor,
+  buyerGstin: z.string().nullable(),
+  buyerLegalName: z.string().nullable(),
+  parcels: z.array(
+    z.object({
+      id: out.id,
+      locationId: out.id.nullable(),
+      subtotal: out.minor,
+      discount: out.minor,
+      shipping: out.minor,
+      tax: out.minor,
+      cgst: out.minor,
+      sgst: out.minor,
+      igst: out.minor,
+    }),
+  ),
+});
+
+/** What orders.get answers (OrderDetail): the order with its lines, payment attempts, shipments, refunds, returns, tasks and timeline. */
+const orderDetailOutput = orderOutput.extend({
+  phone: z.string().nullable(),
+  shippingAddress: z.record(z.string(), z.string()),
+  paymentMethod: z.enum(PAYMENT_METHODS),
+  discountCode: z.string().nullable(),
+  placedAt: out.instant,
+  expiresAt: out.instant.nullable(),
+  lines: z.array(
+    z.object({
+      id: out.id,
+      variantId: out.id.nullable(),
+      productTitle: z.string(),
+      variantTitle: z.string(),
+      sku: z.string().nullable(),
+      taxClass: z.enum(TAX_CLASSES),
+      quantity: z.number().int(),
+      unitPrice: out.minor,
+      lineTotal: out.minor,
+      discount: out.minor,
+      preorder: z.boolean(),
+    }),
+  ),
+  attempts: z.array(
+    z.object({
+      id: out.id,
+      attempt: z.number().int(),
+      idempotencyKey: z.string(),
+      status: z.enum(ATTEMPT_STATUSES),
+      provider: z.string(),
+      amount: out.minor,
+      createdAt: out.instant,
+      review: z
+        .object({
+          reason: z.enum(["amount_below", "currency_differs"]),
+          report: z.object({ status: z.string(), amount: out.minor, currency: z.string().nullable(), paymentId: z.string().nullable(), trigger: z.string() }),
+          at: out.instant,
+        })
+        .nullable(),
+    }),
+  ),
+  shipments: z.array(
+    z.object({
+      id: out.id,
+      parcelId: out.id,
+      provider: z.string(),
+      awb: z.string(),
+      courierName: z.string().nullable(),
+      trackingUrl: z.string().nullable(),
+      status: z.enum(SHIPMENT_ROW_STATUSES),
+      statusAt: out.instant,
+      createdAt: out.instant,
+      events: z.array(z.object({ status: z.string(), providerStatus: z.string().nullable(), source: z.string(), occurredAt: out.instant })),
+    }),
+  ),
+  refunds: z.array(z.object({ id: out.id, amount: out.minor, status: z.enum(REFUND_STATUSES), reason: z.string().nullable(), returnId: out.id.nullable(), createdAt: out.instant })),
+  returns: z.array(
+    z.object({
+      id: out.id,
+      number: z.number().int(),
+      status: z.enum(RETURN_STATUSES),
+      reason: z.string(),
+      note: z.string().nullable(),
+      restocked: z.boolean(),
+      lines: z.array(z.object({ orderLineId: out.id, quantity: z.number().int() })),
+      createdAt: out.instant,
+    }),
+  ),
+  tasks: z.array(z.object({ id: out.id, kind: z.enum(MERCHANT_TASK_KINDS), subjectId: out.id, title: z.string(), status: z.enum(["open", "done"]), createdAt: out.instant })),
+  events: z.array(z.object({ kind: z.string(), createdAt: out.instant })),
+});
+
 export const listOrders = storeProcedure({
   router: "orders",
   name: "list",
@@ -42,6 +146,7 @@ export const listOrders = storeProcedure({
     "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case (\"sharma\" or \"priya sha\" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
   access: "orders.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, number: z.number().int(), email: z.string().nullable(), status: z.enum(ORDER_STATUSES), paymentStatus: z.enum(PAYMENT_STATUSES), fulfillmentStatus: z.enum(FULFILLMENT_STATUSES), currency: z.string(), total: out.minor, placedAt: out.instant })),
   input: listInput,
   read: (q, scope, input) => ordersPagePlan(q, scope, input),
 });
@@ -133,6 +238,7 @@ export const listHolds = storeProcedure({
     "Orders waiting for payment: open orders with nothing captured, each holding its stock until holdReleasesAt (then, still unpaid, its stock is released and it expires), the soonest first, with amountDue (minor units: the total, or a pre-order's deposit), paymentMethod and paymentStatus. Paged.",
   access: "orders.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, number: z.number().int(), email: z.string().nullable(), paymentMethod: z.enum(PAYMENT_METHODS), paymentStatus: z.enum(PAYMENT_STATUSES), currency: z.string(), total: out.minor, amountDue: out.minor, placedAt: out.instant, holdReleasesAt: out.instant.nullable() })),
   input: z.strictObject({ ...pagingInput }),
   read: (q, { store, contact }, input) => {
     // shop_order_unpaid_due_idx's own condition, written as it is so the planner picks that index.
@@ -166,6 +272,7 @@ export const getOrder = storeProcedure({
     "One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).",
   access: "orders.read",
   mutates: false,
+  output: orderDetailOutput,
   customerDetails: true,
   input: z.strictObject({ id: orderId }),
   read: (q, { store }, input) => orderDetailPlan(q, store, input.id),
@@ -178,6 +285,7 @@ export const setOrderStatus = storeProcedure({
     "Record a payment made outside the gateway: action mark_paid captures the newest open payment attempt (or a new manual one for the balance) through the payment status routine, and the order becomes paid. Already paid: nothing changes. A cancelled or expired order is refused.",
   access: "orders.write",
   mutates: true,
+  output: orderOutput,
   input: z.strictObject({ orderId, action: z.enum(["mark_paid"]) }),
   write: {
     prepare: (q, { store }, input) => markPaidReadingPlan(q, store, input.orderId),
@@ -192,6 +300,7 @@ export const cancelOrderProcedure = storeProcedure({
     "Cancel an open order that is not paid and has not shipped: its reserved stock is released at once. A paid order must be refunded first. Cancelling a cancelled order changes nothing.",
   access: "orders.cancel",
   mutates: true,
+  output: orderOutput,
   input: z.strictObject({ orderId, reason: z.string().trim().min(1).max(500).optional().describe("Why; kept with the order.cancelled event") }),
   write: {
     prepare: (q, { store }, input) => cancelReadingPlan(q, store, input.orderId),

@@ -7,6 +7,7 @@ import { instant } from "../core/inputs";
 import { plan } from "../db/plan";
 import { storeProcedure } from "./define";
 import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
+import * as out from "./outputs";
 
 /** Outbox rows the relay gave up on (shared/jobs/outbox.ts): seen with their error, sent again by Retry. */
 export const listDeadEvents = storeProcedure({
@@ -15,6 +16,7 @@ export const listDeadEvents = storeProcedure({
   description: "Events the relay could not send after its last try, newest first, with their last error and tries. Retry sends one again.",
   access: "settings.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, kind: z.string(), createdAt: out.instant, deadAt: out.instant.nullable(), attempts: z.number().int(), lastError: z.string().nullable() })),
   input: z.strictObject({ ...pagingInput }),
   read(q, { store }, input) {
     const where = and(eq(outboxEvent.storeId, store), isNotNull(outboxEvent.deadAt));
@@ -45,6 +47,7 @@ export const retryDeadEvent = storeProcedure({
   description: "Send a dead event again: the relay takes it on its next pass (within seconds), with a fresh count of tries.",
   access: "settings.write",
   mutates: true,
+  output: z.object({ id: out.id, kind: z.string(), status: z.literal("queued") }),
   input: z.strictObject({ id: z.uuid().describe("The dead event's id") }),
   write: {
     apply: (q, { store }, input) => {
@@ -66,6 +69,7 @@ export const listJobFailures = storeProcedure({
   description: "Background jobs that failed for this store in the last day (or since `since`), newest first: the job, how often, the last error and when.",
   access: "settings.read",
   mutates: false,
+  output: z.object({ items: z.array(z.object({ job: z.string(), error: z.string(), failures: z.number().int(), firstFailedAt: out.instant, lastFailedAt: out.instant })) }),
   input: z.strictObject({ since: instant.optional().describe("Default: one day ago") }),
   read(q, { store }, input) {
     const since = input.since ?? new Date(Date.now() - 86_400_000);

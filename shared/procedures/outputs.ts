@@ -31,8 +31,10 @@ export const day = z.iso.date();
 export const id = z.string();
 /** An amount in the currency's minor unit (paise): a whole number. */
 export const minor = z.number().int();
-/** An answer with nothing to say beyond success. */
-export const ok = z.object({ ok: z.literal(true) });
+/** What a delete answers: the row's id and that it went. */
+export const deleted = z.object({ id, deleted: z.boolean() });
+/** A stored image as an answer names it (its variants' files are made from the hash and widths). */
+export const imageOutput = z.object({ hash: z.string(), width: z.number().int(), height: z.number().int(), widths: z.array(z.number().int()), alt: z.string() });
 
 /** A page of a list (shared/procedures/paging.ts `Paged`). */
 export function paged<T extends z.ZodType>(item: T) {

@@ -11,6 +11,7 @@ import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { freeHandlePlan, handleSchema } from "./slug";
 import { deleteUnusedFiles, unusedFilesPlan, unusedKeys } from "./media";
+import * as out from "./outputs";
 
 const MONEY_MAX = 100_000_000_000;
 const money = z.number().int().min(0).max(MONEY_MAX);
@@ -124,12 +125,39 @@ export function loadProduct(tx: StoreTx, id: string) {
   return runPlanOn(tx.$client as unknown as StatementClient, (q) => productPlan(q, sql`${tx.storeId}::uuid`, id));
 }
 
+/** A product as its procedures answer it: its variants in order, each with its stock per location. */
+const productOutput = z.object({
+  id: out.id,
+  title: z.string(),
+  handle: z.string(),
+  description: z.string(),
+  status: z.enum(PRODUCT_STATUSES),
+  vendor: z.string().nullable(),
+  hsnCode: z.string().nullable(),
+  createdAt: out.instant,
+  updatedAt: out.instant,
+  variants: z.array(
+    z.object({
+      id: out.id,
+      title: z.string(),
+      sku: z.string().nullable(),
+      priceMinor: out.minor,
+      compareAtMinor: out.minor.nullable(),
+      taxClass: z.enum(TAX_CLASSES),
+      preorder: z.boolean(),
+      position: z.number().int(),
+      inventory: z.array(z.object({ locationId: out.id, locationName: z.string(), onHand: z.number().int(), reserved: z.number().int(), available: z.number().int() })),
+    }),
+  ),
+});
+
 export const listProducts = storeProcedure({
   router: "products",
   name: "list",
   description: "List the store's products, newest change first, with paging. Filter by status or search title, handle and SKU.",
   access: "products.read",
   mutates: false,
+  output: out.paged(z.object({ id: out.id, title: z.string(), handle: z.string(), status: z.enum(PRODUCT_STATUSES), vendor: z.string().nullable(), updatedAt: out.instant, variantCount: z.number().int(), priceMinMinor: out.minor.nullable(), priceMaxMinor: out.minor.nullable(), onHand: z.number().int() })),
   input: z.strictObject({
     ...pagingInput,
     query: z.string().trim().max(200).optional(),
@@ -180,6 +208,7 @@ export const getProduct = storeProcedure({
   description: "One product by id, with its variants (SKU, price in minor units, GST class, pre-order) and stock per location.",
   access: "products.read",
   mutates: false,
+  output: productOutput,
   input: z.strictObject({ id: z.uuid() }),
   read: (q, { store }, input) => productPlan(q, store, input.id),
 });
@@ -190,6 +219,7 @@ export const createProduct = storeProcedure({
   description: "Create a product with one or more variants. The handle is derived from the title when not given.",
   access: "products.write",
   mutates: true,
+  output: productOutput,
   input: z.strictObject({
     title: productFields.title,
     handle: productFields.handle.optional(),
@@ -225,6 +255,7 @@ export const updateProduct = storeProcedure({
     "Change a product's fields and its variants. Variants with an id are updated (only the fields given); variants without an id are added.",
   access: "products.write",
   mutates: true,
+  output: productOutput,
   input: z.strictObject({
     id: z.uuid(),
     title: productFields.title.optional(),
@@ -286,6 +317,7 @@ export const archiveProduct = storeProcedure({
   description: "Archive a product: it leaves the storefront but keeps its history. Undo by updating its status.",
   access: "products.write",
   mutates: true,
+  output: z.object({ id: out.id, status: z.enum(PRODUCT_STATUSES) }),
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply: (q, { store }, input) =>
@@ -310,6 +342,7 @@ export const deleteProduct = storeProcedure({
   description: "Delete a product, its variants and their stock records for good.",
   access: "records.delete",
   mutates: true,
+  output: z.object({ id: out.id, deleted: z.boolean(), deletedFiles: z.array(z.string()) }),
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply: (q, { store }, input) => {
@@ -337,6 +370,7 @@ export const removeVariant = storeProcedure({
     "Delete one variant of a product for good, with its stock records. A product keeps at least one variant (delete the product instead). Orders already placed keep their lines.",
   access: "records.delete",
   mutates: true,
+  output: productOutput,
   input: z.strictObject({ productId: z.uuid(), variantId: z.uuid() }),
   write: {
     apply(q, { store }, input) {

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { ROLE_LABELS, sortedPermissions } from "../auth/permissions";
+import { PERMISSIONS, ROLE_LABELS, sortedPermissions } from "../auth/permissions";
 import { randomSecret, sha256Hex } from "../core/tokens";
 import { emitStep, ensure } from "../db/changes";
 import { aiApproval, member, ROLES, session, staffInvitation, userAccount } from "../db/schema";
@@ -8,6 +8,7 @@ import { AppError } from "../core/errors";
 import { constant, plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { storeProcedure } from "./define";
+import * as out from "./outputs";
 
 export const INVITATION_DAYS = 7;
 
@@ -39,12 +40,15 @@ async function invitationSecret(): Promise<{ token: string; hash: string }> {
   return { token, hash: await sha256Hex(token) };
 }
 
+const invitationOutput = z.object({ id: out.id, email: z.string(), role: z.enum(ROLES), expiresAt: out.instant });
+
 export const me = storeProcedure({
   router: "staff",
   name: "me",
   description: "Who you are in this store: your member record, role, permissions and the store.",
   access: "none",
   mutates: false,
+  output: z.object({ store: z.object({ id: out.id, slug: z.string(), name: z.string(), currency: z.string() }), member: z.object({ id: out.id, role: z.enum(ROLES), roleLabel: z.string() }), user: z.object({ id: out.id, email: z.string(), name: z.string().nullable() }).nullable(), permissions: z.array(z.enum(PERMISSIONS)) }),
   input: z.strictObject({}),
   read: (q, scope) =>
     plan([q.select({ id: userAccount.id, email: userAccount.email, name: userAccount.name }).from(userAccount).where(eq(userAccount.id, scope.userId))] as const, ([[user]]) => {
@@ -64,6 +68,7 @@ export const listStaff = storeProcedure({
   description: "The store's members with their roles, and the invitations still open.",
   access: "staff.read",
   mutates: false,
+  output: z.object({ members: z.array(z.object({ id: out.id, role: z.enum(ROLES), email: z.string(), name: z.string().nullable(), joinedAt: out.instant })), invitations: z.array(invitationOutput) }),
   input: z.strictObject({}),
   read: (q, { store }) =>
     plan(
@@ -98,6 +103,7 @@ export const inviteStaff = storeProcedure({
     "Invite a person by email with a role. Answers the invitation link once (valid 7 days); share it with them. A new invitation to the same email replaces the open one.",
   access: "staff.write",
   mutates: true,
+  output: z.object({ invitation: invitationOutput, acceptPath: z.string() }),
   input: z.strictObject({ email: z.email().max(320), role: z.enum(ROLES) }),
   write: {
     // The token is made before the unit (no statement: no trip); the pipeline awaits what `prepare` answers.
@@ -151,6 +157,7 @@ export const setStaffRole = storeProcedure({
   description: "Change a member's role. The last Owner cannot be demoted.",
   access: "staff.write",
   mutates: true,
+  output: z.object({ id: out.id, role: z.enum(ROLES) }),
   input: z.strictObject({ memberId: z.uuid(), role: z.enum(ROLES) }),
   write: {
     apply(q, { store }, input) {
@@ -182,6 +189,7 @@ export const removeStaff = storeProcedure({
   description: "Remove a member from the store; their sessions lose it at once, their API grants end and their pending AI proposals expire. The last Owner cannot be removed.",
   access: "staff.write",
   mutates: true,
+  output: z.object({ id: out.id, removed: z.boolean() }),
   input: z.strictObject({ memberId: z.uuid() }),
   write: {
     apply(q, { store }, input) {
@@ -216,6 +224,7 @@ export const revokeInvitation = storeProcedure({
   description: "Withdraw an open invitation; its link stops working at once.",
   access: "staff.write",
   mutates: true,
+  output: z.object({ id: out.id, revoked: z.boolean() }),
   input: z.strictObject({ invitationId: z.uuid() }),
   write: {
     apply(q, { store }, input) {

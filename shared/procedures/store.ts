@@ -10,9 +10,10 @@ import { admitOnly, storesOfSession as storesOfSessionStatement } from "./statem
 import { SESSION_LIFETIMES } from "../auth/sessions";
 import type { Database } from "../db/database";
 import { pgErrorOf } from "../db/pg-errors";
-import { session, store, storeDomain, type RoleName } from "../db/schema";
+import { DOMAIN_STATUSES, ROLES, session, store, storeDomain, type RoleName } from "../db/schema";
 import { TRANSFER_HOLD_HOURS } from "../orders/holds";
 import { sessionProcedure, storeProcedure, type SessionInfo } from "./define";
+import * as out from "./outputs";
 
 /** The store's settings and domains, as store.current answers them. */
 function storePlan(q: Q, storeId: SQL) {
@@ -47,6 +48,25 @@ function storePlan(q: Q, storeId: SQL) {
   );
 }
 
+/** The store's settings and domains as the store procedures answer them. */
+const storeOutput = z.object({
+  id: out.id,
+  slug: z.string(),
+  name: z.string(),
+  currency: z.string(),
+  storefrontPasswordEnabled: z.boolean(),
+  mcpReadCustomerDetails: z.boolean(),
+  mcpAllowChanges: z.boolean(),
+  mcpChangesNeedApproval: z.boolean(),
+  preorderDepositPercent: z.number().int(),
+  manualTransferEnabled: z.boolean(),
+  transferHoldHours: z.number().int(),
+  assistantDailyTokens: z.number().int(),
+  createdAt: out.instant,
+  updatedAt: out.instant,
+  domains: z.array(z.object({ hostname: z.string(), status: z.enum(DOMAIN_STATUSES), isPrimary: z.boolean() })),
+});
+
 export const currentStore = storeProcedure({
   router: "store",
   name: "current",
@@ -54,6 +74,7 @@ export const currentStore = storeProcedure({
     "The store's settings: name, currency, storefront password, domains, the MCP & API switches, the pre-order deposit percent, whether checkout offers bank transfer, how many hours a transfer order holds its stock, and the assistant's daily token budget.",
   access: "settings.read",
   mutates: false,
+  output: storeOutput,
   input: z.strictObject({}),
   read: (q, { store: storeId }) => storePlan(q, storeId),
 });
@@ -65,6 +86,7 @@ export const updateStore = storeProcedure({
     `Change store settings: the name, the storefront password (null turns it off), the MCP & API switches, preorderDepositPercent (1-100: the share of backordered pre-order units paid at checkout, the balance asked for when they arrive; 100 pays in full), manualTransferEnabled (checkout offers bank transfer; off for a new store), transferHoldHours (${TRANSFER_HOLD_HOURS.min}-${TRANSFER_HOLD_HOURS.max}, default ${TRANSFER_HOLD_HOURS.default}: how long a bank-transfer order holds its stock unpaid before it is released) and assistantDailyTokens (0-100,000,000 model tokens a day for the store's assistant; 0 turns it off). The currency is fixed once a store exists.`,
   access: "settings.write",
   mutates: true,
+  output: storeOutput,
   input: z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
     storefrontPassword: z.string().min(8).max(128).nullable().optional(),
@@ -122,6 +144,7 @@ export const listMyStores = sessionProcedure({
   name: "list",
   description: "The stores you are a member of, with your role in each.",
   mutates: false,
+  output: z.array(z.object({ id: out.id, slug: z.string(), name: z.string(), role: z.enum(ROLES), roleLabel: z.string(), active: z.boolean() })),
   input: z.strictObject({}),
   async run({ db, session: s }) {
     const found = await storesOfSession(db, s.idHash);
@@ -164,6 +187,7 @@ export const switchStore = sessionProcedure({
   name: "switch",
   description: "Make one of your stores the active store of this session.",
   mutates: true,
+  output: z.object({ store: z.object({ id: out.id, slug: z.string(), name: z.string() }), role: z.enum(ROLES) }),
   input: z.strictObject({ storeId: z.uuid() }),
   async run({ db, session: s, membershipIn }, input) {
     const { store: st, member } = await membershipIn(input.storeId);

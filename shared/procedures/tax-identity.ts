@@ -7,7 +7,7 @@ import { location } from "../db/schema";
 import { indianStateSchema } from "../rules/gst";
 import { gstinSchema, gstStateCodeOf, stateOfGstin } from "../rules/gstin";
 import { storeProcedure } from "./define";
-import { locationColumns, locationNotFound } from "./inventory";
+import { locationColumns, locationNotFound, locationOutput } from "./inventory";
 
 /**
  * A location's tax identity (docs/gst.md "Tax identity"): its GSTIN, the legal name and address on its
@@ -55,6 +55,7 @@ export const updateTaxIdentity = storeProcedure({
     "Set a location's tax identity: its GSTIN (validated: format, state code, check character), legal name and address. A GSTIN sets the location's state (its GST origin); a different explicit state is refused. Fields left out stay as they are; null clears one.",
   access: "settings.write",
   mutates: true,
+  output: locationOutput,
   input: taxIdentityInput,
   write: {
     apply(q, { store }, input) {

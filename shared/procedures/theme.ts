@@ -9,6 +9,7 @@ import { storeIcon } from "../media/store";
 import { readTheme, THEME_DEFAULTS, THEME_IMAGE_SLOTS, themeFields, themeSchema, type Theme, type ThemeImage } from "../storefront/theme";
 import { storeProcedure } from "./define";
 import { imageSource, upload } from "./media";
+import * as out from "./outputs";
 
 /**
  * Settings → Storefront (issue 23 item 2; docs/storefront-theme.md): the store's look as a draft and a
@@ -51,6 +52,9 @@ const themeStatePlan = (q: Q, store: SQL) => {
   return { steps: read.steps, finish: (results: unknown[]) => read.finish(results).state };
 };
 
+/** The theme as its procedures answer it (ThemeState): each copy read through the theme's own schema. */
+const themeOutput = z.object({ draft: themeSchema, published: themeSchema.nullable(), publishedAt: out.instant.nullable(), unpublishedChanges: z.boolean() });
+
 export const getTheme = storeProcedure({
   router: "theme",
   name: "get",
@@ -58,6 +62,7 @@ export const getTheme = storeProcedure({
     "The storefront's look: the draft (brand and accent colours, announcement bar, home page banner) and the published copy shoppers see (null until first published), and whether the draft has unpublished changes.",
   access: "settings.read",
   mutates: false,
+  output: themeOutput,
   input: z.strictObject({}),
   read: (q, { store }) => themeStatePlan(q, store),
 });
@@ -73,6 +78,7 @@ export const updateThemeDraft = storeProcedure({
     "Change the storefront look's draft: give any of brandColour and accentColour (#rrggbb, refused under WCAG 2.1 AA contrast: white text on it and it as text on the page must reach 4.5:1), announcementEnabled, announcementText, announcementLink, bannerHeading, bannerText, bannerLinkLabel, bannerLink; the others stay. Shoppers see nothing until theme.publish.",
   access: "settings.write",
   mutates: true,
+  output: themeOutput,
   input: draftInput,
   write: {
     // The draft is read first (the fields not given stay as they are), the whole result checked, and the change
@@ -114,6 +120,7 @@ export const setThemeImage = storeProcedure({
     "Upload the draft's logo, favicon or home page banner image (JPEG, PNG, WebP or AVIF, checked by content, at most 10 MB and 12 MP): the logo and banner are resized to widths up to 1920 px in WebP and JPEG, the favicon cropped to its middle square as 32 and 180 px PNGs. Shoppers see it after theme.publish.",
   access: "settings.write",
   mutates: true,
+  output: themeOutput,
   input: z.strictObject({
     slot,
     image: imageSource,
@@ -138,6 +145,7 @@ export const removeThemeImage = storeProcedure({
   description: "Take the logo, favicon or banner image out of the draft (shoppers keep seeing the published one until theme.publish).",
   access: "settings.write",
   mutates: true,
+  output: themeOutput,
   input: z.strictObject({ slot }),
   write: {
     prepare: (q, { store }) => themeRowPlan(q, store),
@@ -155,6 +163,7 @@ export const publishTheme = storeProcedure({
     "Publish the storefront look's draft: shoppers see it on their next page (the storefront's cached pages are renewed). Publishing a draft that is already published changes nothing.",
   access: "settings.write",
   mutates: true,
+  output: themeOutput,
   input: z.strictObject({}),
   write: {
     apply(q, { store }) {
@@ -182,6 +191,7 @@ export const discardThemeDraft = storeProcedure({
   description: "Throw away the draft's unpublished changes: the draft becomes the published look again. Shoppers see no change.",
   access: "settings.write",
   mutates: true,
+  output: themeOutput,
   input: z.strictObject({}),
   write: {
     apply(q, { store }) {

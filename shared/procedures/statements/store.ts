@@ -1,6 +1,6 @@
 import type { SQL } from "drizzle-orm";
 import { product, productVariant, storeDomain, type RoleName } from "../../db/schema";
-import { EXAMPLE, pg, statement } from "../../db/statement";
+import { EXAMPLE, orNull, pg, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
 import { AVAILABLE } from "../../storefront/catalog";
 import type { SessionInfo } from "../define";
@@ -86,7 +86,8 @@ export const waitingVariants = statement("procedures.waitingVariants", {
     variantTitle: productVariant.title,
     waiting: pg.int4(),
     alerted: pg.int4(),
-    since: pg.timestamptz(),
+    // The oldest waiting request; null for a variant whose requests were all sent.
+    since: orNull(pg.timestamptz()),
   },
   examples: [
     [STORE, undefined, A_PAGE],
