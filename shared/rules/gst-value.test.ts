@@ -65,6 +65,19 @@ describe("resolveRate: apparel and footwear by the unit's value before GST and a
     expect(kurta(270_000, 2, { kind: "fixed_amount", value: 15_000 }).byRate[0]!.rateBp).toBe(500);
     expect(kurta(270_000, 2, { kind: "fixed_amount", value: 14_999 }).byRate[0]!.rateBp).toBe(1800);
   });
+
+  it("a percent off that leaves a unit above ₹2,625.00 keeps it at 18 %; one that ends exactly at or under it is 5 %", () => {
+    // ₹3,000 less 10 % is ₹2,700.00 a piece: still over, 18 % of what is paid.
+    expect(kurta(300_000, 1, { kind: "percentage", value: 10 })).toMatchObject({ total: 270_000, tax: 41_186, byRate: [{ rateBp: 1800 }] }); // 270 000 × 18 / 118 = 41 186.44
+    expect(kurta(300_000, 3, { kind: "percentage", value: 10 })).toMatchObject({ total: 810_000, byRate: [{ rateBp: 1800 }] });
+    // 25 % off ₹3,500.00 is exactly ₹2,625.00 (5 %); off ₹3,500.02 it is ₹2,625.01, the percent rounded half up to the paisa (18 %).
+    expect(kurta(350_000, 1, { kind: "percentage", value: 25 })).toMatchObject({ total: 262_500, tax: 12_500, byRate: [{ rateBp: 500 }] });
+    expect(kurta(350_002, 1, { kind: "percentage", value: 25 })).toMatchObject({ total: 262_501, tax: 40_043, byRate: [{ rateBp: 1800 }] }); // 40 042.53
+    expect(kurta(349_999, 1, { kind: "percentage", value: 25 })).toMatchObject({ total: 262_499, byRate: [{ rateBp: 500 }] });
+    // Two units share the rounded discount: ₹7,000.02 less 25 % is ₹5,250.01, ₹2,625.005 a piece: over.
+    expect(kurta(350_001, 2, { kind: "percentage", value: 25 })).toMatchObject({ total: 525_001, tax: 80_085, byRate: [{ rateBp: 1800 }] });
+    expect(kurta(350_000, 2, { kind: "percentage", value: 25 })).toMatchObject({ total: 525_000, byRate: [{ rateBp: 500 }] });
+  });
 });
 
 describe("property: the threshold with every discount kind, shared across lines and parcels", () => {
@@ -85,6 +98,9 @@ describe("property: the threshold with every discount kind, shared across lines 
   );
 
   it("each line's rate is the rule's at its value after discount; per rate goods + shipping is taxed once; taxable + tax = amount", () => {
+    // What the generated cases reached, per discount kind: a value-based line at 5 % and at 18 % after a
+    // discount that took something off it, and one the discount brought from 18 % down to 5 %.
+    const reached = new Set<string>();
     fc.assert(
       fc.property(fc.array(parcel, { minLength: 1, maxLength: 3 }), terms, fc.integer({ min: 0, max: 20_000 }), state, (parcels, t, shipping, destinationState) => {
         const input = parcels.map((p) => ({ originState: p.originState, lines: p.lines.map((l) => ({ taxClass: l.taxClass, amount: l.unit * l.quantity, quantity: l.quantity })) }));
@@ -94,8 +110,14 @@ describe("property: the threshold with every discount kind, shared across lines 
           const goods = new Map<number, number>();
           input[i]!.lines.forEach((l, j) => {
             const after = l.amount - p.lineDiscounts[j]!;
-            const rate = l.taxClass === "gst_apparel" || l.taxClass === "gst_footwear" ? expectedApparelRate(after, l.quantity) : (RATES[l.taxClass] as number);
+            const valueBased = l.taxClass === "gst_apparel" || l.taxClass === "gst_footwear";
+            const rate = valueBased ? expectedApparelRate(after, l.quantity) : (RATES[l.taxClass] as number);
             goods.set(rate, (goods.get(rate) ?? 0) + after);
+            if (valueBased) {
+              const kind = t?.kind ?? "none";
+              if (kind === "none" || p.lineDiscounts[j]! > 0) reached.add(`${kind} ${rate}`);
+              if (p.lineDiscounts[j]! > 0 && expectedApparelRate(l.amount, l.quantity) === 1800 && rate === 500) reached.add(`${kind} 1800→500`);
+            }
           });
           expect(new Map(p.byRate.map((r) => [r.rateBp, r.goods]))).toEqual(goods);
           for (const r of p.byRate) {
@@ -109,6 +131,11 @@ describe("property: the threshold with every discount kind, shared across lines 
       }),
       { numRuns: 400 },
     );
+    expect([...reached].sort()).toEqual([
+      "fixed_amount 1800", "fixed_amount 1800→500", "fixed_amount 500",
+      "none 1800", "none 500",
+      "percentage 1800", "percentage 1800→500", "percentage 500",
+    ]);
   });
 
   it("without a discount, a unit is 5 % iff its inclusive price is at most ₹2,625.00", () => {
