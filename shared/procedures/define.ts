@@ -92,9 +92,8 @@ interface Common<I extends z.ZodType, O> {
    * The answer as the doors send it: the JSON of what the procedure answers (Dates as ISO 8601 text,
    * `undefined` fields left out; ./outputs.ts). The OpenAPI document and MCP tools' outputSchema are made
    * from it (zod's JSON Schema, io "output"); tests check every answer against it, production does not.
-   * Optional only while issue 25 item 3 declares it for every procedure; then required.
    */
-  output?: OutputSchema<NoInfer<O>>;
+  output: OutputSchema<NoInfer<O>>;
 }
 
 export interface StoreProcedure<I extends z.ZodType = z.ZodType, O = unknown> extends Common<I, O> {

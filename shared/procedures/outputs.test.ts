@@ -10,11 +10,11 @@ import type { Scope } from "./scope";
 
 describe("every procedure's output schema", () => {
   it("is declared, and converts to JSON Schema as the OpenAPI document and MCP outputSchema make it", () => {
-    const missing = PROCEDURES.filter((p) => !p.output).map(procedureKey);
+    const missing = PROCEDURES.filter((p) => !(p.output instanceof z.ZodType)).map(procedureKey);
     expect(missing).toEqual([]);
     for (const p of PROCEDURES) {
       let schema: unknown;
-      expect(() => (schema = z.toJSONSchema(p.output!, { io: "output" })), procedureKey(p)).not.toThrow();
+      expect(() => (schema = z.toJSONSchema(p.output, { io: "output" })), procedureKey(p)).not.toThrow();
       expect(schema, procedureKey(p)).toHaveProperty("type");
     }
   });

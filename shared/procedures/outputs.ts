@@ -64,8 +64,8 @@ export function outputsChecked(): boolean {
  * `answer` as the door would send it, parsed by the procedure's output schema; throws naming the procedure
  * and zod's issues when they disagree. Answers `answer` itself (unchanged) either way.
  */
-export function checkOutput<O>(proc: { router: string; name: string; output?: z.ZodType }, answer: O): O {
-  if (!checking || !proc.output) return answer;
+export function checkOutput<O>(proc: { router: string; name: string; output: z.ZodType }, answer: O): O {
+  if (!checking) return answer;
   const json = answer === undefined ? undefined : (JSON.parse(JSON.stringify(answer)) as unknown);
   const parsed = proc.output.safeParse(json);
   if (!parsed.success) {
