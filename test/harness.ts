@@ -32,6 +32,7 @@ import {
   marketingAutomation,
   productMedia,
   marketingConsentRecord,
+  idempotencyKey,
   marketingEnrolment,
   marketingMessage,
   member,
@@ -195,6 +196,8 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
   ]);
   // A consent record as a trigger writes it (migration 0033), for a customer whose consent the fixture leaves as none.
   await tx.insert(marketingConsentRecord).values({ storeId: tx.storeId, customerId, state: "pending", source: "checkout" });
+  // An Idempotency-Key with its stored answer (migration 0051), as a write sent with one leaves it.
+  await tx.insert(idempotencyKey).values({ storeId: tx.storeId, owner: `member:${crypto.randomUUID()}`, key: "fixture", procedure: "products.create", requestHash: "0".repeat(64), status: 200, response: '{"json":null}' });
 }
 
 /**

@@ -5,6 +5,7 @@ import { issuesOf } from "../core/errors";
 import { parseProcedureInput } from "../procedures/define";
 import type { Outcome } from "../pipeline/outcome";
 import type { Caller, Principal } from "../pipeline/principal";
+import { isKeyInUse, keyPlan } from "../pipeline/idempotency-key";
 import { sendCallerUnit } from "../pipeline/read";
 import { withCaller } from "../pipeline/refusal";
 import { tooManyRequests, withHeaders } from "../pipeline/run";
@@ -144,7 +145,7 @@ async function recorded(call: ProposalCall, proposal: Proposal, decision: Decisi
   const { caller, output } = await sendCallerUnit(call.db, {
     ...unitOf(call),
     writes: true,
-    plan: (q, scope) => together({ row: insertProposal(q, scope, call, call.input, proposal, decision), logged: activity(q, call) }),
+    plan: (q, scope) => together({ key: keyPlan(q, call.options.idempotency), row: insertProposal(q, scope, call, call.input, proposal, decision), logged: activity(q, call) }),
   });
   return { kind: "proposed", proposal: view(output.row), caller };
 }
@@ -165,7 +166,7 @@ async function changeAtOnce(call: ProposalCall, reading: ProposalReading): Promi
   const { caller, output } = await sendCallerUnit(call.db, {
     ...unitOf(call),
     writes: true,
-    plan: (q, scope) => together({ still: approvalStillOff(q, scope), change: proc.write.apply(q, scope, runs.input, prepared), logged: activity(q, call) }),
+    plan: (q, scope) => together({ key: keyPlan(q, call.options.idempotency), still: approvalStillOff(q, scope), change: proc.write.apply(q, scope, runs.input, prepared), logged: activity(q, call) }),
   });
   if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, runs.input), options);
   return { kind: "done", output: output.change, caller };
@@ -185,6 +186,7 @@ async function proposalAtOnce(call: ProposalCall, reading: ProposalReading, prop
   }
   const sent = await sendApplying(db, call, (q, scope) =>
     together({
+      key: keyPlan(q, call.options.idempotency),
       still: approvalStillOff(q, scope),
       row: insertProposal(q, scope, call, call.input, proposal, { status: "approved" }),
       change: proc.write.apply(q, scope, runs.input, prepared),
@@ -192,7 +194,11 @@ async function proposalAtOnce(call: ProposalCall, reading: ProposalReading, prop
     }),
   );
   // The change refused: its unit rolled back whole, so the failed proposal takes one more.
-  if ("refused" in sent) return recorded(call, proposal, failed(sent.refused));
+  if ("refused" in sent) {
+    // Another request with the call's Idempotency-Key committed first: its answer is the answer.
+    if (isKeyInUse(sent.refused)) throw sent.refused;
+    return recorded(call, proposal, failed(sent.refused));
+  }
   const { row, change } = sent.output;
   if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(change, options.services!, runs.input), options);
   const result = asJsonb(change);

@@ -55,6 +55,11 @@ export async function storeIdsWithSentOutbox(db: Database, before: Date, limit =
   return idList(db, "select id from privileged.store_ids_with_sent_outbox($1, $2) as id", [before, limit]);
 }
 
+/** Stores with Idempotency-Keys made before `before` (they answer for 24 hours), for the daily prune. */
+export async function storeIdsWithOldIdempotencyKeys(db: Database, before: Date, limit = 500): Promise<string[]> {
+  return idList(db, "select id from privileged.store_ids_with_old_idempotency_keys($1, $2) as id", [before, limit]);
+}
+
 /** Stores with a pending domain whose DNS check is due at `now`, longest-waiting first (the verify job). */
 export async function storeIdsWithDomainsToVerify(db: Database, now: Date, limit = 100): Promise<string[]> {
   return idList(db, "select id from privileged.store_ids_with_domains_to_verify($1, $2) as id", [now, limit]);

@@ -1,6 +1,6 @@
 /** The drizzle tables of stores, people, customers, API grants, carts and links (see ./schema.ts; the catalogue and stock are ./schema-catalogue.ts). */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, char, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, char, index, integer, jsonb, pgTable, primaryKey, smallint, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./columns";
 
 export const store = pgTable("store", {
@@ -242,6 +242,25 @@ export const apiActivity = pgTable("api_activity", {
   count: integer("count").notNull().default(1),
   lastAt: ts("last_at").notNull().defaultNow(),
 });
+
+// Idempotency keys (migrations/0051_idempotency_keys.sql; shared/pipeline/idempotency.ts) ------------------
+
+/** A write's Idempotency-Key, taken by the change's own unit; its first answer stored once committed. */
+export const idempotencyKey = pgTable(
+  "idempotency_key",
+  {
+    storeId: storeRef(),
+    /** `grant:<uuid>` (a token or an OAuth connection) or `member:<uuid>` (a signed-in person). */
+    owner: text("owner").notNull(),
+    key: text("key").notNull(),
+    procedure: text("procedure").notNull(),
+    requestHash: text("request_hash").notNull(),
+    status: smallint("status"),
+    response: text("response"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.storeId, t.owner, t.key] }), index("idempotency_key_created_idx").on(t.storeId, t.createdAt), index("idempotency_key_age_idx").on(t.createdAt, t.storeId)],
+);
 
 // AI approvals (migrations/0004_ai_approvals.sql) ---------------------------------------------------------
 

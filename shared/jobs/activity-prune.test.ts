@@ -51,6 +51,27 @@ const kept = (storeId: string, ids: string[]) =>
 
 const ago = (now: Date, days: number) => new Date(now.getTime() - days * DAY);
 
+describe("{api}-activity-prune: Idempotency-Keys", () => {
+  it("a store's unit deletes its keys older than 24 hours, keeps younger ones, and nothing of another store", async () => {
+    const a = await makeStore(db);
+    const b = await makeStore(db);
+    const real = new Date();
+    const keys = (storeId: string) =>
+      withStore(db, storeId, (tx) => tx.$client.query<{ key: string }>("select key from idempotency_key order by key")).then((r) => r.rows.map((row) => row.key));
+    await withStore(db, a.id, (tx) =>
+      tx.$client.query(
+        `insert into idempotency_key (store_id, owner, key, procedure, request_hash, created_at)
+         values ($1, $2, 'old', 'products.create', repeat('0', 64), $3), ($1, $2, 'young', 'products.create', repeat('0', 64), $4)`,
+        [a.id, `grant:${crypto.randomUUID()}`, ago(real, 1.5), ago(real, 0.5)],
+      ),
+    );
+    // The fixture's own key was made just now: kept, like 'young'.
+    expect(await pruneStore(db, a.id, pruneCutoffs(real))).toEqual({ deleted: 0, outboxDeleted: 0, keysDeleted: 1 });
+    expect(await keys(a.id)).toEqual(["fixture", "young"]);
+    expect(await keys(b.id)).toEqual(["fixture"]);
+  });
+});
+
 describe("{api}-activity-prune: sent outbox rows", () => {
   it("a store's unit deletes its sent rows past the retention that name no order, and nothing of another store", async () => {
     const a = await makeStore(db);
@@ -67,11 +88,12 @@ describe("{api}-activity-prune: sent outbox rows", () => {
     ]);
     const [other] = await outbox(b.id, [{ kind: "product.updated", sent: ago(real, 2) }]);
 
-    expect(await pruneStore(db, a.id, pruneCutoffs(now))).toEqual({ deleted: 0, outboxDeleted: 1 });
+    // (The fixture's Idempotency-Key, made just now, is past its 24 hours on this clock.)
+    expect(await pruneStore(db, a.id, pruneCutoffs(now))).toEqual({ deleted: 0, outboxDeleted: 1, keysDeleted: 1 });
     expect(await kept(a.id, [old!, young!, due!, dead!, ofOrder!])).toEqual([young, due, dead, ofOrder]);
     expect(await kept(b.id, [other!])).toEqual([other]);
 
-    expect(await pruneStore(db, a.id, pruneCutoffs(now))).toEqual({ deleted: 0, outboxDeleted: 0 });
+    expect(await pruneStore(db, a.id, pruneCutoffs(now))).toEqual({ deleted: 0, outboxDeleted: 0, keysDeleted: 0 });
   });
 
   it("a run by the job's clock deletes only sent rows older than 30 days, in every store listed, and leaves the rest", async () => {

@@ -1,9 +1,9 @@
-import { storeIdsWithOldActivity, storeIdsWithSentOutbox } from "../db/privileged";
+import { storeIdsWithOldActivity, storeIdsWithOldIdempotencyKeys, storeIdsWithSentOutbox } from "../db/privileged";
 import { plan, type Plan } from "../db/plan";
 import type { Q } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { forEachStore, type Counts } from "./per-store";
-import { pruneOldActivity, pruneSentOutbox } from "./statements";
+import { pruneIdempotencyKeys, pruneOldActivity, pruneSentOutbox } from "./statements";
 import type { JobContext } from "./types";
 
 /** SPEC "Limits": API activity is kept 90 days. */
@@ -28,16 +28,19 @@ export interface PruneCutoffs {
   activity: Date;
   /** Outbox rows sent before this go (not those naming an order). */
   sentOutbox: Date;
+  /** Idempotency-Keys made before this go (they answer for 24 hours). */
+  idempotencyKeys: Date;
 }
 
 export const pruneCutoffs = (now: Date): PruneCutoffs => ({
   activity: new Date(now.getTime() - ACTIVITY_RETENTION_DAYS * DAY),
   sentOutbox: new Date(now.getTime() - SENT_OUTBOX_RETENTION_DAYS * DAY),
+  idempotencyKeys: new Date(now.getTime() - DAY),
 });
 
 /**
  * {api}-activity-prune (daily): the retention of the store's history that nobody reads once it is old,
- * API activity and sent outbox rows. Two privileged id lists name the stores with rows past a cutoff; each
+ * API activity, sent outbox rows and Idempotency-Keys past their 24 hours. Two privileged id lists name the stores with rows past a cutoff; each
  * store's rows then go in its own store-scoped unit, one round trip, in its own failure boundary (a failure
  * is logged and recorded for the store's merchant; the other stores go on). A store whose outbox has more
  * than a batch left is listed again in the next round; a store that failed is not visited again this run.
@@ -46,9 +49,13 @@ export async function pruneActivity(ctx: Pick<JobContext, "db" | "log" | "now" |
   const { db, log, now } = ctx;
   const cutoffs = pruneCutoffs(now);
   const failed = new Set<string>();
-  const totals: Counts = { stores: 0, failedStores: 0, deleted: 0, outboxDeleted: 0 };
+  const totals: Counts = { stores: 0, failedStores: 0, deleted: 0, outboxDeleted: 0, keysDeleted: 0 };
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const lists = await Promise.all([storeIdsWithOldActivity(db, cutoffs.activity), storeIdsWithSentOutbox(db, cutoffs.sentOutbox)]);
+    const lists = await Promise.all([
+      storeIdsWithOldActivity(db, cutoffs.activity),
+      storeIdsWithSentOutbox(db, cutoffs.sentOutbox),
+      storeIdsWithOldIdempotencyKeys(db, cutoffs.idempotencyKeys),
+    ]);
     const ids = [...new Set(lists.flat())].filter((id) => !failed.has(id));
     if (ids.length === 0) break;
     const counts = await forEachStore(ctx, ids, (storeId) =>
@@ -68,17 +75,18 @@ export async function pruneActivity(ctx: Pick<JobContext, "db" | "log" | "now" |
  * One store's API activity last touched before its cutoff, and up to OUTBOX_PRUNE_BATCH outbox rows sent
  * before its cutoff that name no order, deleted in one unit (one round trip); answers how many of each.
  */
-export function pruneStore(db: JobContext["db"], storeId: string, cutoffs: PruneCutoffs): Promise<{ deleted: number; outboxDeleted: number }> {
+export function pruneStore(db: JobContext["db"], storeId: string, cutoffs: PruneCutoffs): Promise<{ deleted: number; outboxDeleted: number; keysDeleted: number }> {
   return sendStoreUnit(db, storeId, (q) => pruneStorePlan(q, cutoffs), { readOnly: false });
 }
 
 /** The statements of a store's prune unit (the unit's store): its old API activity, a batch of its old sent outbox rows. */
-export function pruneStorePlan(q: Q, cutoffs: PruneCutoffs): Plan<{ deleted: number; outboxDeleted: number }> {
+export function pruneStorePlan(q: Q, cutoffs: PruneCutoffs): Plan<{ deleted: number; outboxDeleted: number; keysDeleted: number }> {
   return plan(
     [
       pruneOldActivity(q, cutoffs.activity),
       pruneSentOutbox(q, cutoffs.sentOutbox, OUTBOX_PRUNE_BATCH),
+      pruneIdempotencyKeys(q, cutoffs.idempotencyKeys),
     ] as const,
-    ([[activity], [outbox]]) => ({ deleted: activity?.n ?? 0, outboxDeleted: outbox?.n ?? 0 }),
+    ([[activity], [outbox], [keys]]) => ({ deleted: activity?.n ?? 0, outboxDeleted: outbox?.n ?? 0, keysDeleted: keys?.n ?? 0 }),
   );
 }

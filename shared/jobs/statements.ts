@@ -74,6 +74,15 @@ export const pruneOldActivity = statement("jobs.pruneOldActivity", {
  * hash join over the whole table. Both halves read one snapshot; a row changed meanwhile has a new address
  * and is left for the next run. Answers how many.
  */
+/** The store's Idempotency-Keys made before `before` (shared/pipeline/idempotency-key.ts: they answer for 24 hours). */
+export const pruneIdempotencyKeys = statement("jobs.pruneIdempotencyKeys", {
+  row: { n: pg.int4() },
+  examples: [[AT]],
+  sql: (before: Date) =>
+    sql`with gone as (delete from idempotency_key where store_id = ${CURRENT_STORE} and created_at < ${before} returning 1)
+        select count(*)::int as n from gone`,
+});
+
 export const pruneSentOutbox = statement("jobs.pruneSentOutbox", {
   row: { n: pg.int4() },
   examples: [[AT, 1000]],

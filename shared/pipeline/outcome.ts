@@ -3,6 +3,7 @@ import { AppError } from "../core/errors";
 import { rateLimitHeaders, type LimitDecision } from "../limits/window";
 import type { Services, SessionInfo, StoreContext, StoreProcedure } from "../procedures/define";
 import type { Door } from "./check";
+import type { TakenKey } from "./idempotency-key";
 import type { Caller } from "./principal";
 import { callerBehind, withCaller } from "./refusal";
 
@@ -30,6 +31,8 @@ export interface RunOptions {
   limit?: () => Promise<LimitDecision>;
   /** Step 7: required by doors where a change can become a proposal. */
   propose?: Proposer;
+  /** The call's Idempotency-Key: the change's unit takes it (./idempotency-key.ts, ./idempotent.ts). */
+  idempotency?: TakenKey;
 }
 
 export type Outcome =

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { clientErrorFromConstraint } from "../db/pg-errors";
 import { constant } from "../db/plan";
-import { withStore, StoreUnresolved, type StoreTx } from "../db/with-store";
+import { changeOn, withStore, StoreUnresolved, type StoreTx } from "../db/with-store";
 import { badRequest } from "../core/errors";
 import { issuesOf } from "../core/errors";
 import type { Logger } from "../core/log";
@@ -17,6 +17,7 @@ import {
   type StoreProcedure,
 } from "../procedures/define";
 import { recordWrite } from "./activity";
+import { keyPlan } from "./idempotency-key";
 import { boundBySettings, checkCaller, viaOf, type Door } from "./check";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
 import { callerFrom, invalidToken, openingFor, type Caller, type Principal } from "./principal";
@@ -77,6 +78,8 @@ export async function runChecked(tx: StoreTx, caller: Caller, proc: Procedure, r
   const logChange = async () => {
     if (caller.grant && (options.door === "token" || options.door === "mcp")) await recordWrite(tx, caller.grant.id, key, options.door);
   };
+  // The call's Idempotency-Key, taken first in the change's transaction (./idempotency-key.ts).
+  if (proc.mutates && options.idempotency) await changeOn(tx, (q) => keyPlan(q, options.idempotency));
   if (proposes) {
     if (!options.propose) throw new TypeError(`The ${options.door} door has no proposal step`);
     const proposal = await options.propose(ctx, caller, proc, input, options.door);

@@ -7,6 +7,7 @@ import { AppError, badRequest } from "../core/errors";
 import { issuesOf } from "../core/errors";
 import { errorFields } from "../core/log";
 import { parseProcedureInput, procedureKey, type StoreProcedure, type WritePlan } from "../procedures/define";
+import { keyPlan } from "./idempotency-key";
 import { tooManyRequests, withHeaders, type Outcome, type RunOptions } from "./outcome";
 import type { Caller, Principal } from "./principal";
 import { sendCallerUnit, type UnitCall } from "./read";
@@ -80,7 +81,8 @@ export async function runWrite(db: Database, principal: Principal, proc: WritePr
         plan: (q, scope) => {
           const change = proc.write.apply(q, scope, input, prepared);
           const logged = activityStep(principal, proc, options.door);
-          return together({ change, logged: logged ? plan([logged(q)] as const, () => undefined) : constant(undefined) });
+          // The key first: a second request with it waits there and rolls back before its change runs.
+          return together({ key: keyPlan(q, options.idempotency), change, logged: logged ? plan([logged(q)] as const, () => undefined) : constant(undefined) });
         },
       });
       if (proc.write.after && options.services) await afterCommit(() => proc.write.after!(output.change, options.services!, input), options);

@@ -7,7 +7,8 @@ import { rateLimitHeaders } from "#shared/limits/window";
 import { recordRead } from "#shared/pipeline/activity";
 import { procedureServices } from "#shared/pipeline/providers";
 import { mediaServiceOf } from "#shared/media/store";
-import { runProcedure } from "#shared/pipeline/run";
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
+import { runIdempotent } from "#shared/pipeline/idempotent";
 import { procedureKey } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry/procedures";
 import { bearerOf, countCalls, noBearer, principalOfBearer } from "./bearer";
@@ -49,26 +50,37 @@ apiV1.post("/api/v1/:router/:procedure", async (c) => {
   try {
     const principal = await principalOfBearer(c, bearer);
     const input = await readRpcBody(c.req.raw);
-    const outcome = await runProcedure(c.var.db, principal, proc, input, {
-      door: "token",
-      log: c.var.log,
-      services: { ...procedureServices(c.var.providers), ...mediaServiceOf(c.env) },
-      limit: () => countCalls(c, principal),
-      propose,
-      proposeInUnits,
-      defer: c.var.defer,
-    });
-    for (const [name, value] of Object.entries(outcome.decision ? rateLimitHeaders(outcome.decision) : {})) c.header(name, value);
+    const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_HEADER));
+    const done = await runIdempotent(
+      c.var.db,
+      principal,
+      proc,
+      input,
+      {
+        door: "token",
+        log: c.var.log,
+        services: { ...procedureServices(c.var.providers), ...mediaServiceOf(c.env) },
+        limit: () => countCalls(c, principal),
+        propose,
+        proposeInUnits,
+        defer: c.var.defer,
+      },
+      key,
+      (outcome) =>
+        // An OAuth connection's change while 'Changes need approval' is on: nothing changed yet (202).
+        outcome.kind === "proposed"
+          ? { status: 202, json: JSON.stringify({ json: { proposal: proposalAnswer(outcome.proposal) } }) }
+          : { status: 200, json: JSON.stringify({ json: outcome.output ?? null }) },
+    );
+    for (const [name, value] of Object.entries(done.decision ? rateLimitHeaders(done.decision) : {})) c.header(name, value);
     c.header("cache-control", "no-store");
-    if (outcome.kind === "proposed") {
-      // An OAuth connection's change while 'Changes need approval' is on: nothing changed yet.
-      return c.json({ json: { proposal: proposalAnswer(outcome.proposal) } }, 202);
-    }
-    if (!proc.mutates && outcome.caller.grant) {
+    if (done.replayed) c.header(REPLAYED_HEADER, "true");
+    const outcome = done.outcome;
+    if (outcome && !proc.mutates && outcome.caller.grant) {
       const { store, grant } = outcome.caller;
       c.var.defer(() => recordRead(c.var.db, { storeId: store.id, grantId: grant.id, procedure: procedureKey(proc), via: "token" }));
     }
-    return c.json({ json: outcome.output ?? null });
+    return c.body(done.answer.json, done.answer.status as 200 | 202, { "content-type": "application/json" });
   } catch (e) {
     if (isAppError(e) && e.code === "UNAUTHORIZED") {
       throw new AppError(e.code, e.message, e.data, { ...e.headers, "WWW-Authenticate": challenge(c, "invalid_token") });

@@ -5,7 +5,9 @@ import { isAppError, isNoStoreError, type ErrorCode } from "#shared/core/errors"
 import { logReporter } from "#shared/http/report";
 import { errorFields } from "#shared/core/log";
 import { procedureServices, type Providers } from "#shared/pipeline/providers";
-import { runProcedure, runSessionProcedure } from "#shared/pipeline/run";
+import { runSessionProcedure } from "#shared/pipeline/run";
+import { runIdempotent, type Answer, type Answered } from "#shared/pipeline/idempotent";
+import type { Outcome } from "#shared/pipeline/outcome";
 import { isSessionProcedure, type Procedure, type SessionInfo, type StoreProcedure } from "#shared/procedures/define";
 import { csrfTokenFor, findSession, sessionIdFrom, sessionPrincipal, touchSession } from "./auth/session";
 import type { Principal } from "#shared/pipeline/principal";
@@ -54,28 +56,46 @@ export async function runForSession(c: AdminContext, signedIn: SignedIn, proc: P
 
 /** A store procedure for a session principal, with the admin's services; the session is touched after the answer when due. */
 export async function runForPrincipal(c: AdminContext, principal: Principal, proc: StoreProcedure, input: unknown): Promise<unknown> {
+  const { outcome } = await answerForPrincipal(c, principal, proc, input, undefined, () => ({ status: 200, json: "" }));
+  return outcome!.kind === "done" ? outcome!.output : outcome!.proposal;
+}
+
+/**
+ * runForPrincipal with the call's Idempotency-Key (the /api/rpc door): the answer as the door sends it,
+ * replayed from the key when it repeats a request (shared/pipeline/idempotent.ts).
+ */
+export async function answerForPrincipal(
+  c: AdminContext,
+  principal: Principal,
+  proc: StoreProcedure,
+  input: unknown,
+  key: string | undefined,
+  answerOf: (outcome: Outcome) => Answer,
+): Promise<Answered> {
   // Host entries are written once the change has committed: a rolled-back change leaves KV alone.
   const hosts: { hostname: string; storeId: string | null }[] = [];
-  const outcome = await runProcedure(c.var.db, principal, proc, input, {
-    door: "session",
+  const options = {
+    door: "session" as const,
     log: c.var.log,
     // Work after the answer (an approved proposal's result): off the answer's path.
     defer: c.var.defer,
     services: {
       ...procedureServices(c.var.providers),
       ...mediaServiceOf(c.env),
-      revokeOAuthTokens: (grant) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
-      hostsChanged: async (entries) => {
+      revokeOAuthTokens: (grant: { storeSlug: string; memberId: string; apiGrantId: string }) => revokeProviderGrant(c.env, new URL(c.req.url).origin, grant),
+      hostsChanged: async (entries: { hostname: string; storeId: string | null }[]) => {
         hosts.push(...entries);
       },
     },
-  });
+  };
+  const answered = await runIdempotent(c.var.db, principal, proc, input, options, key, answerOf);
   // A KV write that fails never fails the committed change: the entries' 60 s hold bounds it.
   await Promise.all(hosts.map((e) => writeHostEntry(c.env.HOSTS, e.hostname, e.storeId))).catch((e: unknown) =>
     c.var.log.warn("storefront.hosts_write_failed", { hostnames: hosts.map((h) => h.hostname), ...errorFields(e) }),
   );
-  if (outcome.kind === "done" && outcome.session?.touch && principal.kind === "session") c.var.defer(() => touchSession(c.var.db, principal.idHash));
-  return outcome.kind === "done" ? outcome.output : outcome.proposal;
+  const outcome = answered.outcome;
+  if (outcome?.kind === "done" && outcome.session?.touch && principal.kind === "session") c.var.defer(() => touchSession(c.var.db, principal.idHash));
+  return answered;
 }
 
 function redirect(location: string): HTTPException {

@@ -6,7 +6,8 @@ import { resolveCaller } from "#shared/pipeline/run";
 import { isSessionProcedure, type Procedure, type StoreProcedure } from "#shared/procedures/define";
 import { findProcedure } from "#shared/registry/procedures";
 import { sessionIdFrom, sessionPrincipal } from "./auth/session";
-import { currentSession, runForPrincipal, runForSession, type AdminEnv } from "./context";
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
+import { answerForPrincipal, currentSession, runForSession, type AdminEnv } from "./context";
 
 export const rpc = new Hono<AdminEnv>();
 
@@ -42,9 +43,11 @@ rpc.post("/api/rpc/:router/:procedure", async (c) => {
   requireJsonContentType(c.req.raw);
   const proc = findProcedure(c.req.param("router"), c.req.param("procedure"));
   if (!proc) throw new AppError("NOT_FOUND", `No procedure ${c.req.param("router")}/${c.req.param("procedure")}.`);
-  const output = isSessionProcedure(proc) ? await forSignedIn(c, proc) : await forSessionPrincipal(c, proc);
   c.header("cache-control", "no-store");
-  return c.json({ json: output ?? null });
+  if (isSessionProcedure(proc)) return c.json({ json: (await forSignedIn(c, proc)) ?? null });
+  const done = await forSessionPrincipal(c, proc);
+  if (done.replayed) c.header(REPLAYED_HEADER, "true");
+  return c.body(done.answer.json, done.answer.status as 200, { "content-type": "application/json" });
 });
 
 /** A session procedure (account, store picking): the session looked up first. */
@@ -55,7 +58,7 @@ async function forSignedIn(c: Context<AdminEnv>, proc: Procedure): Promise<unkno
 }
 
 /** A store procedure: the session, the member and the checks open the unit the procedure's plan runs in. */
-async function forSessionPrincipal(c: Context<AdminEnv>, proc: StoreProcedure): Promise<unknown> {
+async function forSessionPrincipal(c: Context<AdminEnv>, proc: StoreProcedure) {
   const principal = await sessionPrincipal(sessionIdFrom(c));
   if (!principal) throw noSession();
   // A body that cannot be read is answered after the session and membership checks, as before.
@@ -67,7 +70,11 @@ async function forSessionPrincipal(c: Context<AdminEnv>, proc: StoreProcedure): 
     await resolveCaller(c.var.db, principal, "session");
     throw body.error;
   }
-  return runForPrincipal(c, principal, proc, body.input);
+  const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_HEADER));
+  return answerForPrincipal(c, principal, proc, body.input, key, (outcome) => ({
+    status: 200,
+    json: JSON.stringify({ json: (outcome.kind === "done" ? outcome.output : outcome.proposal) ?? null }),
+  }));
 }
 
 rpc.all("/api/rpc/:router/:procedure", () => {
