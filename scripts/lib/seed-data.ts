@@ -4,8 +4,13 @@
  * units): ₹1,299 is 129900. Every row has a natural key (product handle, variant SKU, location name,
  * customer email, discount code, page handle), which is what keeps the seed idempotent.
  *
- * GST classes follow the 2025 rates: apparel, footwear and textiles up to ₹2,500 a piece are gst_5, above
- * that gst_18; brass, copper and bags gst_18.
+ * GST classes follow the rates in force since 22 September 2025 (docs/gst.md "Rates"; migration 0037):
+ * apparel, clothing accessories and made-up textiles (chapters 61-63: kurtas, shirts, jackets, shawls,
+ * dupattas, bedsheets, towels, cushion covers, runners) and cotton quilts (9404) are gst_apparel, footwear
+ * (chapter 64) gst_footwear: 5 % while a unit's value after discount is at most ₹2,500 before GST (₹2,625.00
+ * inclusive), 18 % above, resolved per line at checkout. A saree is woven silk fabric (5007), not apparel:
+ * gst_5 at any price, as are the dhurrie (chapter 57), terracotta, art and steel utensils. Brass, copper and
+ * the jute bag are gst_18.
  */
 
 import type { StoreSeed } from "./seed-types";
@@ -43,94 +48,94 @@ const DEMO: StoreSeed = {
       handle: "cotton-kurta", title: "Cotton Kurta", status: "active", vendor: "Jaipur Looms", hsnCode: "6211",
       description: "Straight-cut kurta in soft mul cotton with a mandarin collar. Hand wash cold.",
       variants: [
-        { title: "S", sku: "KURTA-COT-S", priceMinor: 129900, taxClass: "gst_5", stock: { [WH]: 14, [BQ]: 3 } },
-        { title: "M", sku: "KURTA-COT-M", priceMinor: 129900, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 4 } },
-        { title: "L", sku: "KURTA-COT-L", priceMinor: 129900, taxClass: "gst_5", stock: { [WH]: 9, [BQ]: 2 } },
+        { title: "S", sku: "KURTA-COT-S", priceMinor: 129900, taxClass: "gst_apparel", stock: { [WH]: 14, [BQ]: 3 } },
+        { title: "M", sku: "KURTA-COT-M", priceMinor: 129900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 4 } },
+        { title: "L", sku: "KURTA-COT-L", priceMinor: 129900, taxClass: "gst_apparel", stock: { [WH]: 9, [BQ]: 2 } },
       ],
     },
     {
       handle: "banarasi-silk-saree", title: "Banarasi Silk Saree", status: "active", vendor: "Varanasi Weavers Co-op", hsnCode: "50072010",
       description: "Handwoven katan silk with zari buta and a broad brocade pallu. Comes with an unstitched blouse piece.",
       variants: [
-        { title: "Maroon", sku: "SAREE-BAN-MAROON", priceMinor: 1250000, compareAtMinor: 1450000, taxClass: "gst_18", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
-        { title: "Emerald", sku: "SAREE-BAN-EMERALD", priceMinor: 1250000, compareAtMinor: 1450000, taxClass: "gst_18", stock: { [WH]: 2, [BQ]: 1 } },
+        { title: "Maroon", sku: "SAREE-BAN-MAROON", priceMinor: 1250000, compareAtMinor: 1450000, taxClass: "gst_5", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
+        { title: "Emerald", sku: "SAREE-BAN-EMERALD", priceMinor: 1250000, compareAtMinor: 1450000, taxClass: "gst_5", stock: { [WH]: 2, [BQ]: 1 } },
       ],
     },
     {
       handle: "block-print-bedsheet", title: "Block-print Bedsheet", status: "active", vendor: "Sanganer Prints", hsnCode: "630221",
       description: "Hand block-printed cotton percale with two pillow covers. Colours soften with every wash.",
       variants: [
-        { title: "Single", sku: "BED-BLK-SINGLE", priceMinor: 145000, taxClass: "gst_5", stock: { [WH]: 20, [BQ]: 2 } },
-        { title: "Double", sku: "BED-BLK-DOUBLE", priceMinor: 215000, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 3 } },
-        { title: "King", sku: "BED-BLK-KING", priceMinor: 265000, taxClass: "gst_18", stock: { [WH]: 6, [BQ]: 1 } },
+        { title: "Single", sku: "BED-BLK-SINGLE", priceMinor: 145000, taxClass: "gst_apparel", stock: { [WH]: 20, [BQ]: 2 } },
+        { title: "Double", sku: "BED-BLK-DOUBLE", priceMinor: 215000, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 3 } },
+        { title: "King", sku: "BED-BLK-KING", priceMinor: 265000, taxClass: "gst_apparel", stock: { [WH]: 6, [BQ]: 1 } },
       ],
     },
     {
       handle: "chikankari-kurta", title: "Lucknowi Chikankari Kurta", status: "active", vendor: "Awadh Chikan House", hsnCode: "62114290",
       description: "Georgette kurta with hand chikan embroidery on the yoke and sleeves. Slip not included.",
       variants: [
-        { title: "M", sku: "KURTA-CHK-M", priceMinor: 219900, taxClass: "gst_5", stock: { [WH]: 5, [BQ]: 2 } },
-        { title: "L", sku: "KURTA-CHK-L", priceMinor: 219900, taxClass: "gst_5", stock: { [WH]: 4, [BQ]: 1 } },
-        { title: "XL", sku: "KURTA-CHK-XL", priceMinor: 219900, taxClass: "gst_5", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
+        { title: "M", sku: "KURTA-CHK-M", priceMinor: 219900, taxClass: "gst_apparel", stock: { [WH]: 5, [BQ]: 2 } },
+        { title: "L", sku: "KURTA-CHK-L", priceMinor: 219900, taxClass: "gst_apparel", stock: { [WH]: 4, [BQ]: 1 } },
+        { title: "XL", sku: "KURTA-CHK-XL", priceMinor: 219900, taxClass: "gst_apparel", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
       ],
     },
     {
       handle: "handloom-linen-shirt", title: "Handloom Linen Shirt", status: "active", vendor: "Jaipur Looms", hsnCode: "6205",
       description: "Relaxed-fit shirt in handloom linen with coconut-shell buttons.",
       variants: [
-        { title: "S", sku: "SHIRT-LIN-S", priceMinor: 189900, taxClass: "gst_5", stock: { [WH]: 7, [BQ]: 1 } },
-        { title: "M", sku: "SHIRT-LIN-M", priceMinor: 189900, taxClass: "gst_5", stock: { [WH]: 11, [BQ]: 2 } },
-        { title: "L", sku: "SHIRT-LIN-L", priceMinor: 189900, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 2 } },
+        { title: "S", sku: "SHIRT-LIN-S", priceMinor: 189900, taxClass: "gst_apparel", stock: { [WH]: 7, [BQ]: 1 } },
+        { title: "M", sku: "SHIRT-LIN-M", priceMinor: 189900, taxClass: "gst_apparel", stock: { [WH]: 11, [BQ]: 2 } },
+        { title: "L", sku: "SHIRT-LIN-L", priceMinor: 189900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 2 } },
       ],
     },
     {
       handle: "nehru-jacket", title: "Nehru Jacket", status: "active", vendor: "Khadi Collective", hsnCode: "620333",
       description: "Khadi-silk bandhgala waistcoat, fully lined, with a welt pocket.",
       variants: [
-        { title: "M", sku: "JKT-NEHRU-M", priceMinor: 320000, taxClass: "gst_18", stock: { [WH]: 3, [BQ]: 1 } },
-        { title: "L", sku: "JKT-NEHRU-L", priceMinor: 320000, taxClass: "gst_18", stock: { [WH]: 2, [BQ]: 1 } },
+        { title: "M", sku: "JKT-NEHRU-M", priceMinor: 320000, taxClass: "gst_apparel", stock: { [WH]: 3, [BQ]: 1 } },
+        { title: "L", sku: "JKT-NEHRU-L", priceMinor: 320000, taxClass: "gst_apparel", stock: { [WH]: 2, [BQ]: 1 } },
       ],
     },
     {
       handle: "pashmina-shawl", title: "Pashmina Shawl", status: "active", vendor: "Srinagar Shawl Emporium", hsnCode: "62142010",
       description: "Hand-spun Changthangi pashmina, hand-woven in Kashmir. 100 × 200 cm.",
       variants: [
-        { title: "Ivory", sku: "SHAWL-PSH-IVORY", priceMinor: 890000, taxClass: "gst_18", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
-        { title: "Charcoal", sku: "SHAWL-PSH-CHARCOAL", priceMinor: 890000, taxClass: "gst_18", stock: { [WH]: 3, [BQ]: 1 } },
+        { title: "Ivory", sku: "SHAWL-PSH-IVORY", priceMinor: 890000, taxClass: "gst_apparel", preorder: true, stock: { [WH]: 0, [BQ]: 0 } },
+        { title: "Charcoal", sku: "SHAWL-PSH-CHARCOAL", priceMinor: 890000, taxClass: "gst_apparel", stock: { [WH]: 3, [BQ]: 1 } },
       ],
     },
     {
       handle: "bandhani-cotton-dupatta", title: "Bandhani Cotton Dupatta", status: "active", vendor: "Kutch Crafts", hsnCode: "6214",
       description: "Tie-dyed bandhani in fine cotton, 2.25 m, with tasselled ends.",
       variants: [
-        { title: "Red", sku: "DUP-BDH-RED", priceMinor: 79900, taxClass: "gst_5", stock: { [WH]: 18, [BQ]: 4 } },
-        { title: "Yellow", sku: "DUP-BDH-YELLOW", priceMinor: 79900, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 3 } },
+        { title: "Red", sku: "DUP-BDH-RED", priceMinor: 79900, taxClass: "gst_apparel", stock: { [WH]: 18, [BQ]: 4 } },
+        { title: "Yellow", sku: "DUP-BDH-YELLOW", priceMinor: 79900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 3 } },
       ],
     },
     {
       handle: "rayon-palazzo-pants", title: "Rayon Palazzo Pants", status: "active", hsnCode: "6204",
       description: "Flowing printed palazzos with an elasticated waist and side pockets.",
       variants: [
-        { title: "S", sku: "PLZ-RAY-S", priceMinor: 89900, taxClass: "gst_5", stock: { [WH]: 10, [BQ]: 2 } },
-        { title: "M", sku: "PLZ-RAY-M", priceMinor: 89900, taxClass: "gst_5", stock: { [WH]: 16, [BQ]: 3 } },
-        { title: "L", sku: "PLZ-RAY-L", priceMinor: 89900, taxClass: "gst_5", stock: { [WH]: 8, [BQ]: 0 } },
+        { title: "S", sku: "PLZ-RAY-S", priceMinor: 89900, taxClass: "gst_apparel", stock: { [WH]: 10, [BQ]: 2 } },
+        { title: "M", sku: "PLZ-RAY-M", priceMinor: 89900, taxClass: "gst_apparel", stock: { [WH]: 16, [BQ]: 3 } },
+        { title: "L", sku: "PLZ-RAY-L", priceMinor: 89900, taxClass: "gst_apparel", stock: { [WH]: 8, [BQ]: 0 } },
       ],
     },
     {
       handle: "leather-mojari", title: "Leather Mojari", status: "active", vendor: "Jodhpur Footwear", hsnCode: "6403",
       description: "Hand-stitched camel-leather mojaris with thread embroidery and a cushioned sole.",
       variants: [
-        { title: "UK 7", sku: "MOJ-LTH-7", priceMinor: 149900, taxClass: "gst_5", stock: { [WH]: 4, [BQ]: 1 } },
-        { title: "UK 8", sku: "MOJ-LTH-8", priceMinor: 149900, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 2 } },
-        { title: "UK 9", sku: "MOJ-LTH-9", priceMinor: 149900, taxClass: "gst_5", stock: { [WH]: 3, [BQ]: 1 } },
+        { title: "UK 7", sku: "MOJ-LTH-7", priceMinor: 149900, taxClass: "gst_footwear", stock: { [WH]: 4, [BQ]: 1 } },
+        { title: "UK 8", sku: "MOJ-LTH-8", priceMinor: 149900, taxClass: "gst_footwear", stock: { [WH]: 0, [BQ]: 2 } },
+        { title: "UK 9", sku: "MOJ-LTH-9", priceMinor: 149900, taxClass: "gst_footwear", stock: { [WH]: 3, [BQ]: 1 } },
       ],
     },
     {
       handle: "kolhapuri-chappal", title: "Kolhapuri Chappal", status: "active", vendor: "Kolhapur Leather Works", hsnCode: "640399",
       description: "Vegetable-tanned leather chappals, handmade in Kolhapur. Softens with wear.",
       variants: [
-        { title: "UK 7", sku: "KOL-CHP-7", priceMinor: 99900, taxClass: "gst_5", stock: { [WH]: 6, [BQ]: 2 } },
-        { title: "UK 8", sku: "KOL-CHP-8", priceMinor: 99900, taxClass: "gst_5", stock: { [WH]: 5, [BQ]: 2 } },
+        { title: "UK 7", sku: "KOL-CHP-7", priceMinor: 99900, taxClass: "gst_footwear", stock: { [WH]: 6, [BQ]: 2 } },
+        { title: "UK 8", sku: "KOL-CHP-8", priceMinor: 99900, taxClass: "gst_footwear", stock: { [WH]: 5, [BQ]: 2 } },
       ],
     },
     {
@@ -145,29 +150,29 @@ const DEMO: StoreSeed = {
       handle: "ajrakh-cushion-covers", title: "Ajrakh Cushion Covers (set of 2)", status: "active", vendor: "Kutch Crafts", hsnCode: "6304",
       description: "Natural-dye ajrakh print on cotton, 16 × 16 in, with a hidden zip.",
       variants: [
-        { title: "Indigo", sku: "CUSH-AJK-INDIGO", priceMinor: 89900, taxClass: "gst_5", stock: { [WH]: 12, [BQ]: 4 } },
-        { title: "Madder red", sku: "CUSH-AJK-MADDER", priceMinor: 89900, taxClass: "gst_5", stock: { [WH]: 9, [BQ]: 0 } },
+        { title: "Indigo", sku: "CUSH-AJK-INDIGO", priceMinor: 89900, taxClass: "gst_apparel", stock: { [WH]: 12, [BQ]: 4 } },
+        { title: "Madder red", sku: "CUSH-AJK-MADDER", priceMinor: 89900, taxClass: "gst_apparel", stock: { [WH]: 9, [BQ]: 0 } },
       ],
     },
     {
       handle: "jaipuri-razai-quilt", title: "Jaipuri Razai Quilt", status: "active", vendor: "Sanganer Prints", hsnCode: "9404",
       description: "Featherlight hand-quilted razai with a cotton filling and block-printed cover.",
       variants: [
-        { title: "Single", sku: "QLT-JPR-SINGLE", priceMinor: 229900, taxClass: "gst_5", stock: { [WH]: 6, [BQ]: 2 } },
-        { title: "Double", sku: "QLT-JPR-DOUBLE", priceMinor: 329900, taxClass: "gst_18", stock: { [WH]: 4, [BQ]: 1 } },
+        { title: "Single", sku: "QLT-JPR-SINGLE", priceMinor: 229900, taxClass: "gst_apparel", stock: { [WH]: 6, [BQ]: 2 } },
+        { title: "Double", sku: "QLT-JPR-DOUBLE", priceMinor: 329900, taxClass: "gst_apparel", stock: { [WH]: 4, [BQ]: 1 } },
       ],
     },
     {
       handle: "kantha-table-runner", title: "Kantha Table Runner", status: "active", hsnCode: "6304",
       description: "Layered vintage cotton with running-stitch kantha, 13 × 72 in.",
-      variants: [{ title: "Default", sku: "RUN-KNT-72", priceMinor: 115000, taxClass: "gst_5", stock: { [WH]: 8, [BQ]: 2 } }],
+      variants: [{ title: "Default", sku: "RUN-KNT-72", priceMinor: 115000, taxClass: "gst_apparel", stock: { [WH]: 8, [BQ]: 2 } }],
     },
     {
       handle: "handloom-cotton-towel", title: "Handloom Cotton Towel", status: "active", vendor: "Kannur Handloom Society", hsnCode: "630260",
       description: "Quick-drying waffle-weave towels from Kannur's handloom co-operatives.",
       variants: [
-        { title: "Bath", sku: "TWL-HLM-BATH", priceMinor: 59900, taxClass: "gst_5", stock: { [WH]: 25, [BQ]: 5 } },
-        { title: "Hand", sku: "TWL-HLM-HAND", priceMinor: 29900, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 6 } },
+        { title: "Bath", sku: "TWL-HLM-BATH", priceMinor: 59900, taxClass: "gst_apparel", stock: { [WH]: 25, [BQ]: 5 } },
+        { title: "Hand", sku: "TWL-HLM-HAND", priceMinor: 29900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 6 } },
       ],
     },
     {
@@ -210,19 +215,19 @@ const DEMO: StoreSeed = {
       handle: "anarkali-suit-set", title: "Anarkali Suit Set", status: "draft", vendor: "Awadh Chikan House", hsnCode: "6204",
       description: "Flared cotton-silk anarkali with churidar and dupatta. Photography pending.",
       variants: [
-        { title: "M", sku: "SUIT-ANK-M", priceMinor: 349900, taxClass: "gst_18", stock: { [WH]: 0, [BQ]: 0 } },
-        { title: "L", sku: "SUIT-ANK-L", priceMinor: 349900, taxClass: "gst_18", stock: { [WH]: 0, [BQ]: 0 } },
+        { title: "M", sku: "SUIT-ANK-M", priceMinor: 349900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 0 } },
+        { title: "L", sku: "SUIT-ANK-L", priceMinor: 349900, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 0 } },
       ],
     },
     {
       handle: "silk-pocket-square", title: "Silk Pocket Square", status: "draft",
       description: "Hand-rolled edges, printed mashru silk.",
-      variants: [{ title: "Default", sku: "PSQ-SLK", priceMinor: 49900, taxClass: "gst_5", stock: { [WH]: 10, [BQ]: 0 } }],
+      variants: [{ title: "Default", sku: "PSQ-SLK", priceMinor: 49900, taxClass: "gst_apparel", stock: { [WH]: 10, [BQ]: 0 } }],
     },
     {
       handle: "kullu-wool-shawl", title: "Kullu Wool Shawl", status: "archived", vendor: "Kullu Weavers", hsnCode: "6214",
       description: "Last winter's geometric-border shawl; no longer stocked.",
-      variants: [{ title: "Default", sku: "SHAWL-KUL", priceMinor: 220000, taxClass: "gst_5", stock: { [WH]: 0, [BQ]: 1 } }],
+      variants: [{ title: "Default", sku: "SHAWL-KUL", priceMinor: 220000, taxClass: "gst_apparel", stock: { [WH]: 0, [BQ]: 1 } }],
     },
   ],
   customers: [
@@ -287,16 +292,16 @@ const OTHER: StoreSeed = {
       handle: "phulkari-dupatta", title: "Phulkari Dupatta", status: "active", vendor: "Patiala Phulkari", hsnCode: "6214",
       description: "Silk-floss phulkari embroidery on cotton, from Patiala.",
       variants: [
-        { title: "Mustard", sku: "OTH-PHK-MUSTARD", priceMinor: 179900, taxClass: "gst_5", stock: { [DL]: 8 } },
-        { title: "Pink", sku: "OTH-PHK-PINK", priceMinor: 179900, taxClass: "gst_5", stock: { [DL]: 0 } },
+        { title: "Mustard", sku: "OTH-PHK-MUSTARD", priceMinor: 179900, taxClass: "gst_apparel", stock: { [DL]: 8 } },
+        { title: "Pink", sku: "OTH-PHK-PINK", priceMinor: 179900, taxClass: "gst_apparel", stock: { [DL]: 0 } },
       ],
     },
     {
       handle: "khadi-cotton-kurta", title: "Khadi Cotton Kurta", status: "active", vendor: "Khadi Collective", hsnCode: "6211",
       description: "Hand-spun, hand-woven khadi kurta with side pockets.",
       variants: [
-        { title: "M", sku: "OTH-KHD-M", priceMinor: 149900, taxClass: "gst_5", stock: { [DL]: 12 } },
-        { title: "L", sku: "OTH-KHD-L", priceMinor: 149900, taxClass: "gst_5", stock: { [DL]: 6 } },
+        { title: "M", sku: "OTH-KHD-M", priceMinor: 149900, taxClass: "gst_apparel", stock: { [DL]: 12 } },
+        { title: "L", sku: "OTH-KHD-L", priceMinor: 149900, taxClass: "gst_apparel", stock: { [DL]: 6 } },
       ],
     },
     {

@@ -1,8 +1,9 @@
 /** The shapes of the demo data (seed-data.ts) that `seedDemo` (seed.ts) writes. */
 
+import type { TAX_CLASSES } from "#shared/db/schema-catalogue";
 import type { Theme } from "#shared/storefront/theme";
 
-export type SeedTaxClass = "gst_exempt" | "gst_0" | "gst_5" | "gst_18" | "gst_40";
+export type SeedTaxClass = (typeof TAX_CLASSES)[number];
 
 export interface SeedLocation {
   /** Short key the variants' `stock` refers to. */
