@@ -21,6 +21,7 @@ describe("Settings → Locations", () => {
     expect(list).toContain(`href="/settings/locations?edit=${loc!.id}#edit"`);
     const form = await (await page(owner, `/settings/locations?edit=${loc!.id}`)).text();
     expect(form).toContain('id="gstin" name="gstin" type="text" value=""');
+    expect(form).toMatch(/<p class="muted" id="e-invoicing">These invoices carry no IRN \(e-invoicing\)\..*is not a valid tax invoice for you \(CGST rule 48\(5\)\): register your B2B invoices on the Invoice\s+Registration Portal yourself\.<\/p>/s);
 
     const saved = await postForm(owner, "/settings/locations", {
       ...FORM,

@@ -69,6 +69,11 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
         Each location that ships is a GST registration: its GSTIN, legal name and address go on the tax invoices of the parcels it ships, and its
         state (which a GSTIN sets) decides CGST + SGST or IGST. Add or rename locations and their stock on <a href="/inventory">Inventory</a>.
       </p>
+      <p class="muted" id="e-invoicing">
+        These invoices carry no IRN (e-invoicing). If your aggregate turnover has passed ₹5 crore in any year since 2017-18, a B2B invoice
+        (a buyer who gave a GSTIN) made here is not a valid tax invoice for you (CGST rule 48(5)): register your B2B invoices on the Invoice
+        Registration Portal yourself.
+      </p>
       <Notice notice={notice} />
       {editing ? (
         <form method="post" action={PATH} class="card" id="edit">
