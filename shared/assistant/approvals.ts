@@ -181,6 +181,21 @@ const approvalOutput = z.object({
   decidedBy: out.id.nullable(),
 });
 
+/**
+ * A proposal's answer to the AI client (proposalAnswer), as MCP change tools declare their outputSchema:
+ * `expiresAt` and `next` while pending, the change's `result` once approved, its `error` once failed.
+ */
+export const proposalAnswerOutput = z.object({
+  approvalId: out.id,
+  status: approvalStates,
+  summary: z.string(),
+  diff: changesOutput,
+  expiresAt: out.instant.optional(),
+  next: z.string().optional(),
+  result: z.unknown().optional().describe("The change's answer (its procedure's output), once approved"),
+  error: z.string().nullable().optional(),
+});
+
 export const listApprovals = storeProcedure({
   router: "aiApprovals",
   name: "list",

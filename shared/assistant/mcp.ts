@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import type { Database } from "../db/database";
 import { databaseUnavailable, isDatabaseUnavailable } from "../db/unavailable";
 import { isAppError } from "../core/errors";
@@ -10,7 +11,7 @@ import { runRead } from "../pipeline/read";
 import { callerBehind } from "../pipeline/refusal";
 import { resolveCaller, runProcedure, type Outcome } from "../pipeline/run";
 import { procedureKey, type Services } from "../procedures/define";
-import { propose, proposalAnswer } from "./approvals";
+import { propose, proposalAnswer, proposalAnswerOutput } from "./approvals";
 import { finishProposal, proposalCall, proposeInUnits, readProposal } from "./proposal-units";
 import { TOOLS, visibleTools, type Tool } from "./tools";
 
@@ -42,10 +43,26 @@ export interface McpDeps {
 
 const servicesOf = (deps: Pick<McpDeps, "services">) => (deps.services ? { services: deps.services } : {});
 
-const text = (value: unknown, isError = false): CallToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(value) }],
-  ...(isError ? { isError: true } : {}),
-});
+/**
+ * A tool's outputSchema (docs/api.md "Output schemas"): a read tool's is its procedure's output; a change
+ * tool's is the proposal's answer (it proposes; the change's own answer is its `result` once approved).
+ * MCP wants an object: an answer that is not one (a list, a union) is wrapped as `{ result }`.
+ */
+export function toolOutput(tool: Tool): { schema: z.ZodObject; wrapped: boolean } {
+  const schema = tool.kind === "read" ? tool.procedure.output : proposalAnswerOutput;
+  return schema instanceof z.ZodObject ? { schema, wrapped: false } : { schema: z.object({ result: schema }), wrapped: true };
+}
+
+/** An answer as text (its JSON, for clients before structured content) and, for a tool's answer, as structuredContent. */
+export const toolText = (value: unknown, isError = false, tool?: Tool): CallToolResult => {
+  const json = JSON.stringify(value);
+  const structured = tool && json !== undefined ? (JSON.parse(json) as unknown) : undefined;
+  return {
+    content: [{ type: "text", text: json }],
+    ...(structured !== undefined ? { structuredContent: (toolOutput(tool!).wrapped ? { result: structured } : structured) as Record<string, unknown> } : {}),
+    ...(isError ? { isError: true } : {}),
+  };
+};
 
 /**
  * A tool call's failure as a model reads it (MCP, the store's assistant): the error's code and words, never
@@ -60,7 +77,7 @@ export function toolFailure(log: Logger, toolName: string, e: unknown): { code: 
 }
 
 /** A tool call's failure as an MCP result with `isError`. */
-const failed = (deps: Pick<McpDeps, "log">, tool: Tool, e: unknown): CallToolResult => text(toolFailure(deps.log, tool.name, e), true);
+const failed = (deps: Pick<McpDeps, "log">, tool: Tool, e: unknown): CallToolResult => toolText(toolFailure(deps.log, tool.name, e), true);
 
 function recordToolRead(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, caller: Caller): void {
   const { store, grant } = caller;
@@ -71,10 +88,10 @@ function recordToolRead(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, caller:
 function answerOf(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, outcome: Outcome): CallToolResult {
   if (outcome.kind === "proposed") {
     const answer = proposalAnswer(outcome.proposal);
-    return text(answer, answer.status === "failed");
+    return toolText(answer, answer.status === "failed", tool);
   }
   recordToolRead(deps, tool, outcome.caller);
-  return text(outcome.output);
+  return toolText(outcome.output, false, tool);
 }
 
 async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallToolResult> {
@@ -111,7 +128,7 @@ async function begin(deps: Pick<McpDeps, "db" | "principal" | "log" | "defer" | 
     if (!proc.read) throw new TypeError(`${tool.name} has no read plan`);
     const outcome = await runRead(db, principal, { ...proc, read: proc.read }, args, { door: "mcp", log, slug });
     recordToolRead(deps, tool, outcome.caller);
-    const result = text(outcome.output);
+    const result = toolText(outcome.output, false, tool);
     return { caller: outcome.caller, result: () => Promise.resolve(result) };
   }
   if (!proc.write) throw new TypeError(`${tool.name} has no write plan`);
@@ -159,11 +176,13 @@ export function mcpServer(deps: McpDeps): McpServer {
     instructions: `Tools for the store "${store.name}" (${store.slug}). Money is in minor units of ${store.currency}. Change tools propose changes that a person approves.`,
   });
   for (const tool of visibleTools(deps.caller.permissions, store)) {
+    const output = toolOutput(tool);
     server.registerTool(
       tool.name,
       {
-        description: tool.description,
+        description: output.wrapped ? `${tool.description} Its answer is { "result": … }.` : tool.description,
         inputSchema: tool.procedure.input,
+        outputSchema: output.schema,
         annotations: { readOnlyHint: tool.kind === "read", destructiveHint: false, openWorldHint: false },
       },
       (_parsed: unknown, extra: { requestId: string | number }) =>
