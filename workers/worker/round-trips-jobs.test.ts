@@ -277,7 +277,7 @@ describe("round trips: custom domains", () => {
 });
 
 describe("round trips: bookkeeping", () => {
-  it("a store's old API activity and sent outbox rows are pruned in one round trip", async () => {
+  it("a store's old API activity, sent outbox rows and Idempotency-Keys are pruned in one round trip", async () => {
     const s = await makeStore(db);
     const [grant] = await sqlIn<{ id: string }>(s, "select id from api_grant");
     await sqlIn(s, "insert into api_activity (store_id, grant_id, procedure, kind, via, bucket_start, last_at) values ($1, $2, 'products.list', 'read', 'token', $3, $3)", [
@@ -285,8 +285,9 @@ describe("round trips: bookkeeping", () => {
       grant!.id,
       new Date(Date.now() - 100 * 86_400_000),
     ]);
+    await sqlIn(s, "update idempotency_key set created_at = $1", [new Date(Date.now() - 2 * 86_400_000)]);
     const pruned = await tracedWork((t) => pruneStore(t, s.id, pruneCutoffs(new Date())));
-    expect([pruned.result, pruned.trips.turns]).toEqual([{ deleted: 1, outboxDeleted: 0 }, 1]);
+    expect([pruned.result, pruned.trips.turns]).toEqual([{ deleted: 1, outboxDeleted: 0, keysDeleted: 1 }, 1]);
   });
 
   it("a job's failure in a store is recorded for its merchant in one round trip", async () => {
