@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { proposalAnswerOutput } from "../assistant/approvals";
 import { AREA_SCOPES, areasYielding } from "../auth/grants";
 import { ERROR_STATUS, type ErrorCode } from "../core/errors";
 import { rateLimitHeaders } from "../limits/window";
+import { IDEMPOTENCY_HEADER, KEY_IN_USE, KEY_LIFETIME_HOURS, REPLAYED_HEADER } from "../pipeline/idempotency-key";
 import { isSessionProcedure, procedureKey, type Procedure, type StoreProcedure } from "../procedures/define";
 import { PROCEDURES } from "./procedures";
 
@@ -81,11 +83,11 @@ const DOOR_REASONS: Partial<Record<ErrorCode, string>> = {
 };
 
 const IDEMPOTENCY_REASONS: Partial<Record<ErrorCode, string>> = {
-  BAD_REQUEST: "A malformed `Idempotency-Key` is named as the issue path `Idempotency-Key`.",
+  BAD_REQUEST: `A malformed \`${IDEMPOTENCY_HEADER}\` is named as the issue path \`${IDEMPOTENCY_HEADER}\`.`,
   CONFLICT:
-    "`data.reason` `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry in a few seconds to get its answer (`idempotency_answer_lost`: it was applied but its answer was not kept; read the record).",
+    `\`data.reason\` \`${KEY_IN_USE}\`: the first request with this \`${IDEMPOTENCY_HEADER}\` is still running; retry in a few seconds to get its answer (\`idempotency_answer_lost\`: it was applied but its answer was not kept; read the record).`,
   UNPROCESSABLE_CONTENT:
-    "`data.reason` `idempotency_key_reused`: this `Idempotency-Key` was first used for another body or procedure (`data.mismatch` `body` or `procedure`, `data.procedure` the first one); use a new key for a new request.",
+    `\`data.reason\` \`idempotency_key_reused\`: this \`${IDEMPOTENCY_HEADER}\` was first used for another body or procedure (\`data.mismatch\` \`body\` or \`procedure\`, \`data.procedure\` the first one); use a new key for a new request.`,
 };
 
 const READ_ERRORS: ErrorCode[] = ["BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "TOO_MANY_REQUESTS", "INTERNAL", "SERVICE_UNAVAILABLE"];
@@ -122,7 +124,7 @@ function operation(p: StoreProcedure) {
   const alternatives = areasYielding(p.access as Exclude<StoreProcedure["access"], "none">);
   const ok = {
     description: "The procedure's answer.",
-    headers: { ...rateLimitResponseHeaders(), ...(p.mutates ? { "Idempotent-Replayed": ref("Idempotent-Replayed", "headers") } : {}) },
+    headers: { ...rateLimitResponseHeaders(), ...(p.mutates ? { [REPLAYED_HEADER]: ref(REPLAYED_HEADER, "headers") } : {}) },
     content: { "application/json": { schema: envelope(ref(schemaName(p, "output"))) } },
   };
   const errors = (p.mutates ? CHANGE_ERRORS : READ_ERRORS).map((code) => [String(ERROR_STATUS[code]), ref(responseName(code, p.mutates), "responses")]);
@@ -135,7 +137,7 @@ function operation(p: StoreProcedure) {
     "x-permission": p.access,
     "x-mutates": p.mutates,
     security: [{ bearer: [] }],
-    ...(p.mutates ? { parameters: [ref("Idempotency-Key", "parameters")] } : {}),
+    ...(p.mutates ? { parameters: [ref(IDEMPOTENCY_HEADER, "parameters")] } : {}),
     requestBody: { required: true, content: { "application/json": { schema: envelope(ref(schemaName(p, "input"))) } } },
     responses: {
       "200": ok,
@@ -145,18 +147,9 @@ function operation(p: StoreProcedure) {
   };
 }
 
-// The 202 answer (workers/admin/api-v1.ts, shared/assistant/approvals.ts proposalAnswer): an OAuth
-// connection's change while the store's 'Changes need approval' is on. The door's own answer, not a procedure's.
-export const proposalAnswerSchema = z.object({
-  proposal: z.object({
-    approvalId: z.string().describe("The AI approval that waits for the member who connected the client."),
-    status: z.literal("pending"),
-    summary: z.string(),
-    diff: z.unknown().describe("Every field the change would make, before and after."),
-    expiresAt: z.string().describe("When the proposal lapses (24 hours)."),
-    next: z.string(),
-  }),
-});
+// The 202 answer (workers/admin/api-v1.ts): an OAuth connection's change while the store's 'Changes need
+// approval' is on answers `{proposal}`, the proposal as MCP change tools answer it (shared/assistant/approvals.ts).
+export const proposedAnswerSchema = z.object({ proposal: proposalAnswerOutput });
 
 const errorSchema = z.object({
   code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).describe("One of the closed set; the status follows from it."),
@@ -176,10 +169,7 @@ function procedureSchemas(procs: readonly StoreProcedure[]): Record<string, Json
   const out: Record<string, JsonSchema> = {};
   for (const p of procs) {
     Object.assign(out, componentSchemas(schemaName(p, "input"), z.toJSONSchema(p.input, jsonSchemaOptions("input")) as JsonSchema));
-    // Until a procedure declares its answer (issue 25 item 3), the document says only that it is JSON.
-    const output = p.output;
-    const answer = output ? (z.toJSONSchema(output, jsonSchemaOptions("output")) as JsonSchema) : { description: "Not yet described: any JSON value." };
-    Object.assign(out, componentSchemas(schemaName(p, "output"), answer));
+    Object.assign(out, componentSchemas(schemaName(p, "output"), z.toJSONSchema(p.output, jsonSchemaOptions("output")) as JsonSchema));
   }
   return out;
 }
@@ -216,12 +206,12 @@ export function openApiDocument(origin: string) {
         },
       },
       parameters: {
-        "Idempotency-Key": {
-          name: "Idempotency-Key",
+        [IDEMPOTENCY_HEADER]: {
+          name: IDEMPOTENCY_HEADER,
           in: "header",
           required: false,
           description:
-            "Makes a retried change safe: the same key with the same body answers the first answer again (with `Idempotent-Replayed: true`) for 24 hours. " +
+            `Makes a retried change safe: the same key with the same body answers the first answer again (with \`${REPLAYED_HEADER}: true\`) for ${KEY_LIFETIME_HOURS} hours. ` +
             "1 to 255 printable ASCII characters (0x21-0x7E); a UUID is a good choice.",
           schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
         },
@@ -230,20 +220,20 @@ export function openApiDocument(origin: string) {
         [POLICY_HEADER]: { description: 'The grant\'s limit: `"default";q=<calls>;w=<window seconds>`.', schema: { type: "string" } },
         [LIMIT_HEADER]: { description: 'What is left: `"default";r=<remaining>;t=<seconds until a call frees>`.', schema: { type: "string" } },
         "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } },
-        "Idempotent-Replayed": { description: "`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.", schema: { type: "string", enum: ["true"] } },
+        [REPLAYED_HEADER]: { description: `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_HEADER}\`.`, schema: { type: "string", enum: ["true"] } },
       },
       responses: {
         Proposed: {
           description:
             "An OAuth connection's change while the store's **Changes need approval** is on: nothing changed yet; the proposal waits in the admin's AI approvals.",
-          headers: { ...rateLimitResponseHeaders(), "Idempotent-Replayed": ref("Idempotent-Replayed", "headers") },
+          headers: { ...rateLimitResponseHeaders(), [REPLAYED_HEADER]: ref(REPLAYED_HEADER, "headers") },
           content: { "application/json": { schema: envelope(ref("Proposal")) } },
         },
         ...errorResponses,
       },
       schemas: {
         Error: envelope(componentSchemas("Error", z.toJSONSchema(errorSchema, jsonSchemaOptions("output")) as JsonSchema).Error),
-        ...componentSchemas("Proposal", z.toJSONSchema(proposalAnswerSchema, jsonSchemaOptions("output")) as JsonSchema),
+        ...componentSchemas("Proposal", z.toJSONSchema(proposedAnswerSchema, jsonSchemaOptions("output")) as JsonSchema),
         ...procedureSchemas(procs),
       },
     },

@@ -1440,16 +1440,40 @@ export interface components {
         };
         Proposal: {
             proposal: {
-                /** @description The AI approval that waits for the member who connected the client. */
                 approvalId: string;
-                /** @constant */
-                status: "pending";
+                /** @enum {string} */
+                status: "pending" | "approved" | "rejected" | "failed" | "expired";
                 summary: string;
-                /** @description Every field the change would make, before and after. */
-                diff: unknown;
-                /** @description When the proposal lapses (24 hours). */
-                expiresAt: string;
-                next: string;
+                diff: ({
+                    /** @constant */
+                    kind: "value";
+                    field: string;
+                    label: string;
+                    from: string | number | boolean | null;
+                    to: string | number | boolean | null;
+                } | {
+                    /** @constant */
+                    kind: "text";
+                    field: string;
+                    label: string;
+                    from: string;
+                    to: string;
+                    hunks: {
+                        oldStart: number;
+                        newStart: number;
+                        lines: {
+                            /** @enum {string} */
+                            op: "same" | "removed" | "added";
+                            text: string;
+                        }[];
+                    }[];
+                })[];
+                /** Format: date-time */
+                expiresAt?: string;
+                next?: string;
+                /** @description The change's answer (its procedure's output), once approved */
+                result?: unknown;
+                error?: string | null;
             };
         };
         products_list_input: {

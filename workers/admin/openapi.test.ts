@@ -2,7 +2,7 @@ import createClient from "openapi-fetch";
 import { describe, expect, it } from "vitest";
 import { AREA_SCOPES } from "#shared/auth/grants";
 import { procedureKey } from "#shared/procedures/define";
-import { openApiDocument, proposalAnswerSchema, tokenProcedures } from "#shared/registry/openapi";
+import { openApiDocument, proposedAnswerSchema, tokenProcedures } from "#shared/registry/openapi";
 import { PROCEDURES } from "#shared/registry/procedures";
 import type { paths } from "../../test/generated/api-v1";
 import { ADMIN, api, createToken, rpc, rpcJson, sessionFor } from "../../test/admin";
@@ -82,6 +82,23 @@ describe("a client generated from the document (openapi-typescript types, openap
     expect(got.data!.json.title).toBe("Fixture");
   });
 
+  it("sends the Idempotency-Key the document declares, and a retried create replays its first answer", async () => {
+    const store = await makeStore(db);
+    const { token } = await createToken(await sessionFor(db, store.ownerUserId, store.id), ["products:write"]);
+    const params = { header: { "Idempotency-Key": crypto.randomUUID() } };
+    const body = { json: { title: "Typed and retried", variants: [{ priceMinor: 49_900 }] } };
+    const headers = { authorization: `Bearer ${token}` };
+    const first = await client.POST("/api/v1/products/create", { headers, params, body });
+    expect(first.response.status).toBe(200);
+    const again = await client.POST("/api/v1/products/create", { headers, params, body });
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    const created = first.data!.json as { id: string; title: string };
+    expect(again.data!.json).toMatchObject({ id: created.id, title: "Typed and retried" });
+    const other = await client.POST("/api/v1/products/create", { headers, params, body: { json: { ...body.json, title: "Another body" } } });
+    expect(other.response.status).toBe(422);
+    expect(other.error!.json).toMatchObject({ code: "UNPROCESSABLE_CONTENT", data: { reason: "idempotency_key_reused" } });
+  });
+
   it("answers the closed error shape the document declares", async () => {
     const refused = await client.POST("/api/v1/products/list", { body: { json: {} } });
     expect(refused.response.status).toBe(401);
@@ -105,6 +122,6 @@ describe("a client generated from the document (openapi-typescript types, openap
     });
     expect(proposed.response.status).toBe(202);
     const answer = proposed.data!.json;
-    expect(proposalAnswerSchema.parse(answer).proposal).toMatchObject({ status: "pending", summary: expect.stringContaining("Proposed through") });
+    expect(proposedAnswerSchema.parse(answer).proposal).toMatchObject({ status: "pending", summary: expect.stringContaining("Proposed through") });
   });
 });
