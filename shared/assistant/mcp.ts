@@ -9,7 +9,9 @@ import { recordRead } from "../pipeline/activity";
 import type { Caller, Principal } from "../pipeline/principal";
 import { runRead } from "../pipeline/read";
 import { callerBehind } from "../pipeline/refusal";
-import { resolveCaller, runProcedure, type Outcome } from "../pipeline/run";
+import { idempotencyKeyOf } from "../pipeline/idempotency-key";
+import { runIdempotent } from "../pipeline/idempotent";
+import { resolveCaller, type Outcome } from "../pipeline/run";
 import { procedureKey, type Services } from "../procedures/define";
 import { propose, proposalAnswer, proposalAnswerOutput } from "./approvals";
 import { finishProposal, proposalCall, proposeInUnits, readProposal } from "./proposal-units";
@@ -94,17 +96,26 @@ function answerOf(deps: Pick<McpDeps, "db" | "defer">, tool: Tool, outcome: Outc
   return toolText(outcome.output, false, tool);
 }
 
-async function callTool(deps: McpDeps, tool: Tool, args: unknown): Promise<CallToolResult> {
+/** Where a tools/call request carries its Idempotency-Key (docs/decisions/0041-idempotency-keys.md): `params._meta`. */
+export const IDEMPOTENCY_META = "idempotencyKey";
+
+async function callTool(deps: McpDeps, tool: Tool, args: unknown, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
   const { db, principal, log, defer } = deps;
   try {
+    const raw = meta?.[IDEMPOTENCY_META];
+    const key = idempotencyKeyOf(raw === undefined ? undefined : typeof raw === "string" ? raw : "");
     // The POST's requests were counted together before any database work (workers/admin/mcp.ts).
-    return answerOf(deps, tool, await runProcedure(db, principal, tool.procedure, args, { door: "mcp", log, propose, proposeInUnits, defer, ...servicesOf(deps) }));
+    const options = { door: "mcp" as const, log, propose, proposeInUnits, defer, ...servicesOf(deps) };
+    const done = await runIdempotent(db, principal, tool.procedure, args, options, key, (outcome) => ({ status: 200, json: JSON.stringify(answerOf(deps, tool, outcome)) }));
+    const result = JSON.parse(done.answer.json) as CallToolResult;
+    // A repeated call answers the first call's result, marked (over HTTP the header Idempotent-Replayed says it).
+    return done.replayed ? { ...result, _meta: { ...result._meta, idempotentReplayed: true } } : result;
   } catch (e) {
     return failed(deps, tool, e);
   }
 }
 
-type Message = { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+type Message = { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> } };
 
 /**
  * A POST whose requests are all tools/call, the first naming a read tool with a plan or a change tool
@@ -115,6 +126,8 @@ export function firstCall(messages: readonly Message[]): { id: string | number; 
   const requests = messages.filter((m) => typeof m.method === "string" && (typeof m.id === "string" || typeof m.id === "number"));
   if (requests.length === 0 || requests.some((m) => m.method !== "tools/call")) return undefined;
   const first = requests[0]!;
+  // A call with an Idempotency-Key looks its key up first (shared/pipeline/idempotent.ts): the server runs it.
+  if (first.params?._meta?.[IDEMPOTENCY_META] !== undefined) return undefined;
   const tool = TOOLS.find((t) => t.name === first.params?.name);
   if (!tool || !(tool.kind === "read" ? tool.procedure.read : tool.procedure.write)) return undefined;
   return { id: first.id as string | number, tool, args: first.params?.arguments ?? {} };
@@ -185,8 +198,8 @@ export function mcpServer(deps: McpDeps): McpServer {
         outputSchema: output.schema,
         annotations: { readOnlyHint: tool.kind === "read", destructiveHint: false, openWorldHint: false },
       },
-      (_parsed: unknown, extra: { requestId: string | number }) =>
-        deps.early && deps.early.id === extra.requestId ? deps.early.result() : callTool(deps, tool, deps.argumentsOf(extra.requestId)),
+      (_parsed: unknown, extra: { requestId: string | number; _meta?: Record<string, unknown> }) =>
+        deps.early && deps.early.id === extra.requestId ? deps.early.result() : callTool(deps, tool, deps.argumentsOf(extra.requestId), extra._meta),
     );
   }
   return server;

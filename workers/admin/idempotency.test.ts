@@ -3,7 +3,7 @@ import { withStore } from "#shared/db/with-store";
 import { makeStore, testDb } from "../../test/harness";
 import { addMember } from "../../test/procedures";
 import { api, createToken, rpc, rpcJson, sessionFor, type RpcError } from "../../test/admin";
-import { adminFetch, connectMcpClient, SECURE_ADMIN } from "../../test/oauth";
+import { adminFetch, connectMcpClient, SECURE_ADMIN, toolResult } from "../../test/oauth";
 
 /**
  * Idempotency-Key on the writes of /api/v1 and /api/rpc (issue 25 item 1; shared/pipeline/idempotent.ts,
@@ -203,5 +203,42 @@ describe("Idempotency-Key at /api/rpc", () => {
     expect(await productsTitled(store.id, "Session Kurta")).toHaveLength(2);
     const mismatch = await rpc(owner, "products/create", { ...body, title: "Other" }, keyed(key));
     expect(mismatch.status).toBe(422);
+  });
+});
+
+describe("Idempotency-Key over MCP (a tools/call request's _meta.idempotencyKey)", () => {
+  it("a change tool called again with its key answers the same proposal, marked, and one proposal waits; another key proposes anew", async () => {
+    const { client, browser, store } = await connectMcpClient(db, { areas: ["products:write", "products:read"] });
+    await rpc(browser, "mcpSettings/update", { allowChanges: true });
+    const product = (await rpcJson<{ items: { id: string }[] }>(await rpc(browser, "products/list", {}))).items[0]!;
+    const key = newKey();
+    const call = (title: string, k = key) => client.callTool({ name: "updateProduct", arguments: { id: product.id, title }, _meta: { idempotencyKey: k } });
+    const first = await call("Via MCP once");
+    const again = await call("Via MCP once");
+    expect(first.isError).toBeFalsy();
+    expect(again._meta).toMatchObject({ idempotentReplayed: true });
+    expect(first._meta?.idempotentReplayed).toBeUndefined();
+    expect(toolResult(again)).toEqual(toolResult(first));
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const pending = await rpcJson<{ items: { id: string; procedure: string }[] }>(await rpc(browser, "aiApprovals/list", { state: "pending" }));
+    expect(pending.items.filter((i) => i.procedure === "products.update")).toHaveLength(1);
+    // Another body with the key: the 422 as a tool error; nothing proposed.
+    const other = await call("Another title");
+    expect(other.isError).toBe(true);
+    expect(toolResult(other)).toMatchObject({ code: "UNPROCESSABLE_CONTENT", data: { reason: "idempotency_key_reused" } });
+    const fresh = await call("Via MCP once", newKey());
+    expect((toolResult(fresh) as { approvalId: string }).approvalId).not.toBe((toolResult(first) as { approvalId: string }).approvalId);
+    expect(await keyRows(store.id, key)).toHaveLength(1);
+  });
+
+  it("a malformed key is the tool's 400; a read tool ignores a key", async () => {
+    const { client, browser } = await connectMcpClient(db, { areas: ["products:write", "products:read"] });
+    await rpc(browser, "mcpSettings/update", { allowChanges: true });
+    const bad = await client.callTool({ name: "updateProduct", arguments: { id: crypto.randomUUID(), title: "x" }, _meta: { idempotencyKey: "has space" } });
+    expect(bad.isError).toBe(true);
+    expect(toolResult(bad)).toMatchObject({ code: "BAD_REQUEST", data: { issues: [{ path: "Idempotency-Key" }] } });
+    const read = await client.callTool({ name: "listProducts", arguments: {}, _meta: { idempotencyKey: newKey() } });
+    expect(read.isError).toBeFalsy();
+    expect(read._meta?.idempotentReplayed).toBeUndefined();
   });
 });
