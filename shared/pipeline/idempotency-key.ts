@@ -20,12 +20,15 @@ export const REPLAYED_HEADER = "Idempotent-Replayed";
 /** How long a key answers its first answer again; the daily prune removes older keys. */
 export const KEY_LIFETIME_HOURS = 24;
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
+/** What a key may be: 1 to 255 visible ASCII characters (the OpenAPI document says the same from these). */
+export const KEY_MAX_LENGTH = 255;
+export const KEY_PATTERN = "^[\\x21-\\x7E]+$";
+const KEY = new RegExp(KEY_PATTERN);
 
 /** The header's key, or undefined when none was sent; a malformed key is a 400 naming the header. */
 export function idempotencyKeyOf(value: string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
-  if (!KEY.test(value)) {
+  if (value.length > KEY_MAX_LENGTH || !KEY.test(value)) {
     throw badRequest([{ path: IDEMPOTENCY_HEADER, message: "Use 1 to 255 visible ASCII characters, e.g. a UUID made for this change" }]);
   }
   return value;

@@ -3,7 +3,7 @@ import { proposalAnswerOutput } from "../assistant/approvals";
 import { AREA_SCOPES, areasYielding } from "../auth/grants";
 import { ERROR_STATUS, type ErrorCode } from "../core/errors";
 import { rateLimitHeaders } from "../limits/window";
-import { IDEMPOTENCY_HEADER, KEY_IN_USE, KEY_LIFETIME_HOURS, REPLAYED_HEADER } from "../pipeline/idempotency-key";
+import { IDEMPOTENCY_HEADER, KEY_IN_USE, KEY_LIFETIME_HOURS, KEY_MAX_LENGTH, KEY_PATTERN, REPLAYED_HEADER } from "../pipeline/idempotency-key";
 import { isSessionProcedure, procedureKey, type Procedure, type StoreProcedure } from "../procedures/define";
 import { PROCEDURES } from "./procedures";
 
@@ -212,8 +212,8 @@ export function openApiDocument(origin: string) {
           required: false,
           description:
             `Makes a retried change safe: the same key with the same body answers the first answer again (with \`${REPLAYED_HEADER}: true\`) for ${KEY_LIFETIME_HOURS} hours. ` +
-            "1 to 255 printable ASCII characters (0x21-0x7E); a UUID is a good choice.",
-          schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+            `1 to ${KEY_MAX_LENGTH} printable ASCII characters (0x21-0x7E); a UUID is a good choice.`,
+          schema: { type: "string", minLength: 1, maxLength: KEY_MAX_LENGTH, pattern: KEY_PATTERN },
         },
       },
       headers: {
