@@ -151,7 +151,7 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     financialYear: "2024-25",
     number: "INV/24-25/000001",
     issuedAt: new Date(),
-    document: { title: "Tax invoice", number: "INV/24-25/000001" },
+    document: fixtureDocument("Tax invoice", "INV/24-25/000001"),
   }).returning({ id: taxInvoice.id });
   const [ret] = await tx.insert(orderReturn).values({ storeId: tx.storeId, orderId, number: 1, reason: "Fixture" }).returning({ id: orderReturn.id });
   await tx.insert(orderReturnLine).values({ storeId: tx.storeId, returnId: ret!.id, orderLineId: line!.id, quantity: 1 });
@@ -166,7 +166,7 @@ async function orderFixture(tx: StoreTx, variantId: string, locationId: string):
     number: "CN/24-25/000001",
     issuedAt: new Date(),
     credited: [],
-    document: { title: "Credit note", number: "CN/24-25/000001" },
+    document: fixtureDocument("Credit note", "CN/24-25/000001"),
   });
   await tx.insert(merchantTask).values({ storeId: tx.storeId, kind: "rto", orderId, subjectId: sent!.id, title: "Fixture task" });
   await tx.insert(notification).values({ storeId: tx.storeId, eventId: orderId, template: "order_confirmation", recipient: "buyer@example.test", subject: "Fixture" });
@@ -199,6 +199,17 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
   // An Idempotency-Key with its stored answer (migration 0051), as a write sent with one leaves it.
   await tx.insert(idempotencyKey).values({ storeId: tx.storeId, owner: `member:${crypto.randomUUID()}`, key: "fixture", procedure: "products.create", requestHash: "0".repeat(64), status: 200, response: '{"json":null}' });
 }
+
+/** A printed document as small as its model allows (shared/documents/model.ts): the fixture's invoice and credit note. */
+const fixtureDocument = (title: string, number: string) => ({
+  title,
+  number,
+  date: "2024-10-01",
+  supplier: { name: "Fixture Traders", address: ["1 Fixture Road", "Delhi 110001"], gstin: "07ABCDE1234F1Z2" },
+  recipient: { name: "Fixture Shopper", address: ["2 Fixture Lane", "Delhi 110002"] },
+  columns: ["description", "quantity", "total"],
+  lines: [{ description: "Fixture", quantity: 1, total: 1000 }],
+});
 
 /**
  * A fresh store with a row in every store-scoped table (member, store_domain, outbox_event), made the
