@@ -83,7 +83,8 @@ const browserProject = {
 
 /** Node-side tooling (the local stack: the WebSocket proxy's pool), tested in plain Node. */
 const nodeProject = {
-  test: { name: "node", environment: "node", include: ["scripts/**/*.test.ts"], testTimeout: 10_000 },
+  // Node's own tests: the scripts, and product checks that need Node (`*.node.test.ts`: e.g. JSON Schema validation, which compiles code workerd refuses to run).
+  test: { name: "node", environment: "node", include: ["scripts/**/*.test.ts", "shared/**/*.node.test.ts"], testTimeout: 10_000 },
 };
 
 export default defineConfig({
@@ -100,7 +101,7 @@ export default defineConfig({
       workerProject(
         "worker",
         ["workers/worker/**/*.test.{ts,tsx}", "shared/**/*.test.{ts,tsx}", "test/**/*.test.{ts,tsx}"],
-        ["test/browser/**"],
+        ["test/browser/**", "**/*.node.test.ts"],
       ),
       browserProject,
       nodeProject,
