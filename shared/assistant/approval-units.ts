@@ -12,6 +12,7 @@ import { withCaller } from "../pipeline/refusal";
 import { runStepByStep, tooManyRequests, withHeaders, type Outcome, type ProposalOptions } from "../pipeline/run";
 import { afterCommit, concurrentChange, lostRace, prepared_, RETRIES, type WriteProcedure } from "../pipeline/write";
 import { parseProcedureInput, type StoreProcedure } from "../procedures/define";
+import { checkOutput } from "../procedures/outputs";
 import { findBaseProcedure } from "../procedures/registry";
 import type { Scope } from "../procedures/scope";
 import { decideRefusal, GRANT_GONE, view, type ApprovalRow } from "./approvals";
@@ -60,7 +61,8 @@ export async function approveInUnits(db: Database, principal: Principal, approve
         return { ...(await runStepByStep(db, principal, approve, rawInput, once)), decision };
       }
       const approved = await approveRow(db, { ...once, caller, row: row!, proc: proc as WriteProcedure });
-      if (approved) return { kind: "done", output: approved, caller, decision };
+      // Its own units bypass the procedure's plans: its answer is checked here (tests; docs/api.md "Output schemas").
+      if (approved) return { kind: "done", output: checkOutput(approve, approved), caller, decision };
       if (attempt >= RETRIES) throw concurrentChange();
     }
   } catch (e) {
