@@ -8,7 +8,7 @@ import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from ".
  * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
  * refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest" | "mcp";
 
 const MINUTE = 60_000;
 
@@ -62,6 +62,10 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // Search suggestions as the shopper types (a read per keystroke pause): a person types a few dozen a
   // minute; a script walking the catalogue through them is refused before any database work.
   suggest: limits("search suggestions", { limit: 120, windowMs: MINUTE }),
+  // The Storefront MCP (docs/storefront-mcp.md): one JSON-RPC message per POST, a search or a cart change
+  // each. An agent shopping for a person makes a few calls a minute; a script walking the catalogue through
+  // it is refused before any database work. No store key: an agent cannot pass a person check.
+  mcp: limits("Storefront MCP calls", { limit: 60, windowMs: MINUTE }),
 };
 
 /**

@@ -39,8 +39,14 @@ export interface ChangedCart {
 const unknownLine = () => new AppError("NOT_FOUND", "This line is not in your cart.", { reason: "unknown_line" });
 const noCart = () => new AppError("NOT_FOUND", "There is no cart yet.", { reason: "no_cart" });
 
-export function cartChangePlan(q: Q, keys: CartKeys, change: CartChange): Plan<ChangedCart> {
+/**
+ * One change, or several applied in order in the same unit (the Storefront MCP's update_cart: all of them or
+ * none). With `requireCart`, a change to a cart the token does not name (and no fresh one to make) stops at
+ * once with `no_cart`, instead of each change's own refusal.
+ */
+export function cartChangePlan(q: Q, keys: CartKeys, change: CartChange | readonly CartChange[], options: { requireCart?: boolean } = {}): Plan<ChangedCart> {
   const store = CURRENT_STORE;
+  const changes: readonly CartChange[] = Array.isArray(change) ? change : [change as CartChange];
   const hashes = [keys.tokenHash, keys.freshHash].filter((h): h is string => h !== null);
   const theCart = sql`(select id from cart where store_id = ${store} and converted_order_id is null and token_hash = any(${sql.param(hashes)}::text[]) order by created_at limit 1)`;
   const steps: Step[] = [];
@@ -50,8 +56,9 @@ export function cartChangePlan(q: Q, keys: CartKeys, change: CartChange): Plan<C
   }
   // Changes to one cart run one after another (sums exact under a burst of adds).
   steps.push(q.select({ id: cart.id }).from(cart).where(eq(cart.id, theCart)).for("update"));
-  steps.push(...changeSteps(q, store, theCart, change));
-  if (change.kind !== "dropCode") steps.push(q.update(cart).set({ updatedAt: sql`now()` }).where(and(eq(cart.storeId, store), eq(cart.id, theCart))));
+  if (options.requireCart) steps.push(ensure(q, sql`${theCart} is not null`, noCart()));
+  for (const one of changes) steps.push(...changeSteps(q, store, theCart, one));
+  if (changes.some((one) => one.kind !== "dropCode")) steps.push(q.update(cart).set({ updatedAt: sql`now()` }).where(and(eq(cart.storeId, store), eq(cart.id, theCart))));
   const used = q.select({ token_hash: cart.tokenHash }).from(cart).where(eq(cart.id, theCart));
   const view = cartPlan(q, { tokenHashes: hashes });
   const before = steps.length;

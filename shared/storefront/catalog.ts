@@ -84,8 +84,8 @@ export function productsPlan(q: Q, query: ProductQuery): Plan<{ items: ProductCa
   );
 }
 
-/** One active product by handle with its variants (position order) and what each can sell now. */
-export function productByHandlePlan(q: Q, handle: string): Plan<ProductView | null> {
+/** One active product by handle (or by id) with its variants (position order) and what each can sell now. */
+export function productByHandlePlan(q: Q, handle: string | { id: string }): Plan<ProductView | null> {
   return plan(
     [
       productByHandle(q, handle),

@@ -122,7 +122,7 @@ export const countProducts = statement("storefront.countProducts", {
   sql: (query: ProductQuery) => sql`select count(*)::int as n from (${matching(query)}) p`,
 });
 
-/** One active product by handle with its variants (position order) and what each can sell now. */
+/** One active product by handle (or by id: the Storefront MCP) with its variants (position order) and what each can sell now. */
 export const productByHandle = statement("storefront.productByHandle", {
   row: {
     id: product.id,
@@ -138,12 +138,12 @@ export const productByHandle = statement("storefront.productByHandle", {
     preorder: productVariant.preorder,
     available: pg.int4(),
   },
-  examples: [["kurta"]],
-  sql: (handle: string) =>
+  examples: [["kurta"], [{ id: ID }]],
+  sql: (key: string | { id: string }) =>
     sql`select p.id, p.handle, p.title, p.description, p.vendor, v.id as variant_id, v.title as variant_title, v.sku,
        v.price_minor, v.compare_at_minor, v.preorder, ${sql.raw(AVAILABLE)} as available
      from product p join product_variant v on v.store_id = p.store_id and v.product_id = p.id
-     where p.store_id = ${CURRENT_STORE} and p.handle = ${handle} and p.status = 'active'
+     where p.store_id = ${CURRENT_STORE} and ${typeof key === "string" ? sql`p.handle = ${key}` : sql`p.id = ${key.id}`} and p.status = 'active'
      order by v.position, v.created_at, v.id`,
 });
 

@@ -14,6 +14,8 @@ import { checkout } from "./checkout";
 import { serveInternal } from "./shop";
 import { suggestRoutes } from "./search-suggest";
 import { mediaFile } from "./media";
+import { mcpRefusals, storefrontMcp } from "./storefront-mcp";
+import { cartHandoff } from "./storefront-mcp-checkout";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
 const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
@@ -42,6 +44,9 @@ const PASS_THROUGH = /^\/(api|_next)(\/|$)/;
 
 const timing = (name: string, cached: boolean, started: number) =>
   `${name};desc="${cached ? "hit" : "miss"}";dur=${(performance.now() - started).toFixed(1)}`;
+
+// The Storefront MCP's refusals on its way (the guard, the limit, the gate, the password) as JSON-RPC errors.
+app.use("/api/mcp", mcpRefusals);
 
 // What the shopper sent, before anything else (input-guard.ts).
 app.use(inputGuard);
@@ -87,6 +92,9 @@ app.route("/", cartRoutes);
 app.route("/", checkout);
 app.route("/", beacon);
 app.route("/", suggestRoutes);
+// The Storefront MCP for shoppers' AI agents, and its carts' checkout links (docs/storefront-mcp.md).
+app.route("/", storefrontMcp);
+app.route("/", cartHandoff);
 // Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
 app.get("/media/:hash/:file", mediaFile);
 

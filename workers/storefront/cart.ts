@@ -38,10 +38,14 @@ async function runCart(db: Database, storeId: string, token: string | undefined,
   return { view, token: view.id ? (usedFresh ? fresh!.token : token) : undefined };
 }
 
-function setCartCookie(c: CartContext, token: string): void {
-  const host = c.var.hostname;
+/** The cart cookie's attributes on a hostname (also for a cart handed over at its checkout link: storefront-mcp-checkout.tsx). */
+export function cartCookieOptions(host: string) {
   const local = host === "localhost" || host.endsWith(".localhost");
-  setCookie(c, CART_COOKIE, token, { httpOnly: true, sameSite: "Lax", path: "/", secure: !local, maxAge: COOKIE_MAX_AGE });
+  return { httpOnly: true, sameSite: "Lax", path: "/", secure: !local, maxAge: COOKIE_MAX_AGE } as const;
+}
+
+function setCartCookie(c: CartContext, token: string): void {
+  setCookie(c, CART_COOKIE, token, cartCookieOptions(c.var.hostname));
 }
 
 /** The code a form post's redirect carries on a client error (the reason where there is one). */

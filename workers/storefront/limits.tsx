@@ -42,6 +42,8 @@ const DOORS: { method: RegExp; path: RegExp; door: ShopperDoor }[] = [
   { method: /^POST$/, path: /^\/(unsubscribe|consent)\/[^/]+$/, door: "emailLink" },
   { method: /^(GET|HEAD)$/, path: /^\/orders\/[^/]+\/(invoices|credit-notes)\/[^/]+\.pdf$/, door: "document" },
   { method: /^(GET|HEAD)$/, path: /^\/api\/search\/suggest$/, door: "suggest" },
+  { method: /^POST$/, path: /^\/api\/mcp$/, door: "mcp" },
+  { method: /^POST$/, path: /^\/api\/cart\/open\/[^/]+$/, door: "cart" },
 ];
 
 /** The doors with a check (those with a store key): what the person is asked to do, and the widget's action. */

@@ -37,7 +37,9 @@ describe("the storefront's same-site guard", () => {
     const s = await makeShop(db);
     for (const { method, path } of (await unsafeRoutes(app)).filter((r) => r.guarded)) {
       const res = await new Shopper(s.hostname).send(method, samplePath(path), new URLSearchParams({ variantId: s.variantId }), { "sec-fetch-site": "cross-site", "cf-connecting-ip": address() });
-      expect([res.status, res.body.json?.data?.["reason"]], `${method} ${path}`).toEqual([403, "csrf"]);
+      // The Storefront MCP answers its refusals as JSON-RPC errors (storefront-mcp.ts), the reason in error.data.
+      const rpc = res.body["error"] as { data?: { reason?: string } } | undefined;
+      expect([res.status, res.body.json?.data?.["reason"] ?? rpc?.data?.reason], `${method} ${path}`).toEqual([403, "csrf"]);
     }
   });
 

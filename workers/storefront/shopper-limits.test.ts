@@ -58,6 +58,8 @@ const WRITES: [ShopperDoor, string, string, unknown][] = [
   ["document", "GET", `/orders/${crypto.randomUUID()}/invoices/${crypto.randomUUID()}.pdf?k=${"c".repeat(64)}`, undefined],
   ["document", "GET", `/orders/${crypto.randomUUID()}/credit-notes/${crypto.randomUUID()}.pdf`, undefined],
   ["suggest", "GET", "/api/search/suggest?q=kur", undefined],
+  ["mcp", "POST", "/api/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_catalog", arguments: { query: "kurta" } } }],
+  ["cart", "POST", `/api/cart/open/${"c".repeat(43)}`, undefined],
 ];
 
 describe("every shopper write is counted per address and per store before any database work", () => {

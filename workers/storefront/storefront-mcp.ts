@@ -1,0 +1,123 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { AppError } from "#shared/core/errors";
+import { sameSiteOnly } from "#shared/http/csrf";
+import { clientOf } from "#shared/limits/address";
+import { giveBackAll, passThrough, refusalMessage, type Counted } from "#shared/limits/doors";
+import { shopperKeys, wrongCodeKeys } from "#shared/limits/shopper";
+import type { StorefrontEnv } from "./context";
+import { limiterOf } from "./limits";
+import { appliesCode, storefrontMcpServer } from "./storefront-mcp-tools";
+
+/**
+ * POST /api/mcp on every store's own domains: the Storefront MCP (issue 26 item 1; docs/storefront-mcp.md),
+ * for a shopper's AI agent. Streamable HTTP, stateless (no session id), JSON answers, no sign-in. Before any
+ * database work: the request's shape (storefront input guard), the per-address limit (the `mcp` door,
+ * limits.tsx), the store of the hostname (held in KV) and its password (a store behind its password is
+ * closed to agents: 403). Then one JSON-RPC message per POST (no batches), on the SDK's McpServer with the
+ * tools of storefront-mcp-tools.ts. GET and DELETE: 405 (no stream, no session).
+ */
+export const storefrontMcp = new Hono<StorefrontEnv>();
+
+type McpContext = Context<StorefrontEnv>;
+
+/** JSON-RPC's own codes, and the server's (-32000 to -32099) for what the HTTP status says (docs/storefront-mcp.md). */
+const RPC_CODE: Record<number, number> = { 400: -32600, 413: -32600, 415: -32600, 401: -32001, 403: -32001, 404: -32004, 405: -32601, 429: -32029 };
+
+function rpcError(status: number, code: number, message: string, data?: Record<string, unknown>, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code, message, ...(data ? { data } : {}) } }, { status, headers: { "cache-control": "no-store", ...headers } });
+}
+
+/**
+ * Every refusal on the way to the server (a body too large or too deep, a NUL, the limit, an unknown host,
+ * the password, a cross-site page) answered as a JSON-RPC error with its HTTP status, so an MCP client
+ * reads why: `error.data` holds the storefront's error code, reason and request id. Mounted in front of
+ * everything else for /api/mcp (app.tsx).
+ */
+export const mcpRefusals: MiddlewareHandler = async function mcpRefusals(c, next) {
+  await next();
+  const res = c.res;
+  if (res.status < 400 || !(res.headers.get("content-type") ?? "").startsWith("application/json")) return;
+  const body = (await res.clone().json().catch(() => null)) as { json?: { code: string; message: string; data?: Record<string, unknown>; requestId?: string } } | null;
+  const error = body?.json;
+  if (!error) return;
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  headers.set("cache-control", "no-store");
+  const data = { code: error.code, ...(error.data ?? {}), ...(error.requestId ? { requestId: error.requestId } : {}) };
+  c.res = undefined;
+  c.res = new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: RPC_CODE[res.status] ?? -32000, message: error.message, data } }), { status: res.status, headers });
+};
+
+// The MCP transport asks servers to check Origin (DNS rebinding): an agent's client sends none; a browser
+// page of another site is refused, as every write of the storefront is.
+storefrontMcp.use("/api/mcp", sameSiteOnly("this MCP endpoint from an MCP client or"));
+
+type Message = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+
+/**
+ * A discount code tried through update_cart counts as a code attempt of the shopper's discount door, and as
+ * a wrong one until the store's code is found (limits.tsx does the same for the cart page's form): guessing
+ * codes through an agent is no faster than through the page. Past a threshold that asks a person to pass a
+ * check, an agent is refused (it cannot pass one): the shopper enters the code at checkout.
+ */
+async function countCodeAttempt(c: McpContext): Promise<Response | Counted[]> {
+  const client = clientOf(c.req.header("cf-connecting-ip"));
+  const limiter = limiterOf(c.env);
+  let wrong: Counted[] = [];
+  for (const keys of [shopperKeys("discount", c.var.hostname, client), wrongCodeKeys(c.var.hostname, client)]) {
+    const outcome = await passThrough(limiter, keys, () => Promise.resolve("check" as const));
+    if (!outcome.allowed) {
+      const message =
+        "checkRefused" in outcome ? "Too many discount codes were tried at this store just now; the shopper can enter the code on the checkout page." : refusalMessage(outcome);
+      const retry: Record<string, string> = "checkRefused" in outcome ? {} : { "retry-after": String(outcome.retryAfterSeconds) };
+      return rpcError(429, RPC_CODE[429]!, message, { code: "TOO_MANY_REQUESTS", reason: "rate_limited" }, retry);
+    }
+    wrong = outcome.counted;
+  }
+  return wrong;
+}
+
+storefrontMcp.post("/api/mcp", async (c) => {
+  const { store } = c.var;
+  // Closed means closed: an agent cannot enter the storefront's password (docs/storefront-mcp.md).
+  if (store.passwordCookieHash !== null) {
+    throw new AppError("FORBIDDEN", "This store is open only to people with its password; its catalogue and cart are not open to agents.", { reason: "password_protected" });
+  }
+  if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") {
+    return rpcError(415, -32600, "Send one JSON-RPC message as application/json.");
+  }
+  // The input guard has read this body already (at most 64 KB, no NUL, at most 32 levels deep).
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    return rpcError(400, -32700, "Parse error: the body is not valid JSON.");
+  }
+  if (Array.isArray(body)) return rpcError(400, -32600, "Invalid Request: send one JSON-RPC message per POST (this server takes no batches).");
+  if (typeof body !== "object" || body === null) return rpcError(400, -32600, "Invalid Request: the body is not a JSON-RPC message.");
+  const message = body as Message;
+
+  let wrongCode: Counted[] = [];
+  let codeWasWrong = false;
+  if (message.method === "tools/call" && message.params?.name === "update_cart" && appliesCode(message.params.arguments)) {
+    const counted = await countCodeAttempt(c);
+    if (counted instanceof Response) return counted;
+    wrongCode = counted;
+  }
+  const origin = `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`;
+  const server = storefrontMcpServer({ db: c.var.db, log: c.var.log, store, origin, codeWasWrong: () => (codeWasWrong = true) });
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  const res = await transport.handleRequest(c.req.raw, { parsedBody: body });
+  // A code that was the store's (or a call that never looked one up) is no guess: given back.
+  if (wrongCode.length && !codeWasWrong) await giveBackAll(limiterOf(c.env), wrongCode);
+  const headers = new Headers(res.headers);
+  headers.set("cache-control", "no-store");
+  return new Response(res.body, { status: res.status, headers });
+});
+
+// Stateless: no server-to-client stream and no session to end.
+storefrontMcp.on(["GET", "DELETE"], "/api/mcp", () => {
+  throw new AppError("METHOD_NOT_ALLOWED", "This MCP endpoint is stateless: POST one JSON-RPC message.", undefined, { allow: "POST" });
+});
