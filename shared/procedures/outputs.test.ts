@@ -3,7 +3,9 @@ import { z } from "zod";
 import { constant } from "#shared/db/plan";
 import type { Q } from "#shared/db/steps";
 import { PROCEDURES } from "#shared/registry/procedures";
-import { procedureKey, sessionProcedure, storeProcedure, type SessionContext, type StoreContext } from "./define";
+import { testDb } from "../../test/harness";
+import { storeWithCaller } from "../../test/procedures";
+import { isSessionProcedure, procedureKey, sessionProcedure, storeProcedure, type SessionContext, type StoreContext } from "./define";
 import { checkOutputs, outputsChecked } from "./outputs";
 import * as out from "./outputs";
 import type { Scope } from "./scope";
@@ -73,5 +75,40 @@ describe("the output check", () => {
     expect(writing.write!.apply(q, scope, {}, undefined).finish([])).toBe(wrong);
     await expect(running.run(ctx, {})).resolves.toBe(wrong);
     await expect(session.run({} as SessionContext, {})).resolves.toBe(wrong);
+  });
+});
+
+describe("every read procedure on a store with a row in every table (test/harness.ts makeStore)", () => {
+  it("answers within its output schema", async () => {
+    expect(outputsChecked()).toBe(true);
+    const { call } = await storeWithCaller(testDb());
+    const first = async (key: string, input: unknown = {}) => ((await call(key, input)) as { items: { id: string }[] }).items[0]!.id;
+    const [product, order, customer, page, collection, campaign, app, conversation] = await Promise.all(
+      ["products.list", "orders.list", "customers.list", "content.list", "collections.list", "campaigns.list", "apps.list", "assistant.conversations"].map((k) => first(k)),
+    );
+    const level = ((await call("inventory.levels", {})) as { items: { variantId: string; locationId: string }[] }).items[0]!;
+    // The inputs of reads that need one; every other read is called with none.
+    const inputs: Record<string, unknown> = {
+      "products.get": { id: product },
+      "media.list": { productId: product },
+      "orders.get": { id: order },
+      "orders.invoices": { id: order },
+      "customers.get": { id: customer },
+      "content.get": { id: page },
+      "collections.get": { id: collection },
+      "campaigns.get": { id: campaign },
+      "apps.get": { id: app },
+      "inventory.history": { variantId: level.variantId, locationId: level.locationId },
+      "analytics.summary": { from: "2026-01-01", to: "2026-12-31" },
+      "assistant.conversation": { id: conversation },
+    };
+    const reads = PROCEDURES.filter((p) => !p.mutates && !isSessionProcedure(p));
+    const failures: string[] = [];
+    for (const p of reads) {
+      const key = procedureKey(p);
+      await call(key, inputs[key] ?? {}).catch((e: unknown) => failures.push(`${key}: ${e instanceof Error ? e.message : String(e)}`));
+    }
+    expect(failures).toEqual([]);
+    expect(reads.length).toBeGreaterThan(40);
   });
 });
