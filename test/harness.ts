@@ -33,6 +33,7 @@ import {
   productMedia,
   marketingConsentRecord,
   idempotencyKey,
+  ucpSigningKey,
   marketingEnrolment,
   marketingMessage,
   member,
@@ -197,6 +198,8 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
   // A consent record as a trigger writes it (migration 0033), for a customer whose consent the fixture leaves as none.
   await tx.insert(marketingConsentRecord).values({ storeId: tx.storeId, customerId, state: "pending", source: "checkout" });
   // An Idempotency-Key with its stored answer (migration 0051), as a write sent with one leaves it.
+  // A retired UCP signing key (migration 0052): a fixture's shape only, sealed with nothing usable.
+  await tx.insert(ucpSigningKey).values({ storeId: tx.storeId, kid: "F".repeat(43), publicJwk: { kty: "EC", crv: "P-256", x: "x", y: "y" }, privateSealed: "v1.AAAA.AAAA", retiresAt: new Date(0) });
   await tx.insert(idempotencyKey).values({ storeId: tx.storeId, owner: `member:${crypto.randomUUID()}`, key: "fixture", procedure: "products.create", requestHash: "0".repeat(64), status: 200, response: '{"json":null}' });
 }
 

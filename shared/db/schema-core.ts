@@ -1,6 +1,6 @@
 /** The drizzle tables of stores, people, customers, API grants, carts and links (see ./schema.ts; the catalogue and stock are ./schema-catalogue.ts). */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, char, index, integer, jsonb, pgTable, primaryKey, smallint, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, char, index, integer, jsonb, pgTable, primaryKey, smallint, text, unique, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./columns";
 
 export const store = pgTable("store", {
@@ -22,6 +22,8 @@ export const store = pgTable("store", {
   transferHoldHours: integer("transfer_hold_hours").notNull().default(72),
   /** Model tokens the store's assistant may use in a day (migration 0049); 0 turns it off. */
   assistantDailyTokens: integer("assistant_daily_tokens").notNull().default(200000),
+  /** Whether AI agents may buy here over UCP (migration 0052); off: the profile and endpoints answer 404. */
+  agenticCheckout: boolean("agentic_checkout").notNull().default(false),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -339,3 +341,23 @@ export const pageView = pgTable("page_view", {
   linkId: uuid("link_id"),
   viewedAt: ts("viewed_at").notNull().defaultNow(),
 });
+
+// UCP signing keys (migrations/0052_ucp_signing_keys.sql; shared/ucp/store-keys.ts) -----------------------
+
+/** One of the store's ES256 keys: its public JWK (published) and its private JWK, sealed. */
+export const ucpSigningKey = pgTable(
+  "ucp_signing_key",
+  {
+    storeId: storeRef(),
+    kid: text("kid").notNull(),
+    publicJwk: jsonb("public_jwk").$type<Record<string, unknown>>().notNull(),
+    privateSealed: text("private_sealed").notNull(),
+    createdAt: createdAt(),
+    retiresAt: ts("retires_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.storeId, t.kid] }),
+    uniqueIndex("ucp_signing_key_current_idx").on(t.storeId).where(sql`retires_at is null`),
+    index("ucp_signing_key_store_idx").on(t.storeId, t.createdAt.desc()),
+  ],
+);
