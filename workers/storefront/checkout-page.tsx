@@ -17,7 +17,7 @@ import { CHALLENGE_FIELD } from "#shared/challenge/challenge";
 import { ChallengeWidget } from "#shared/challenge/widget";
 import { checkoutAndPay, type PayDeps } from "#shared/orders/checkout-flow";
 import { checkoutWidget } from "./limits";
-import { Alert, EmptyCart, ShopPage } from "./layout";
+import { Alert, CartSummary, EmptyCart, ShopPage } from "./layout";
 import type { ShopEnv } from "./shop-env";
 
 /**
@@ -99,26 +99,7 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
       ) : (
         <>
           <h2>Your order</h2>
-          <ul>
-            {cart.lines.map((l) => (
-              <li>
-                {l.quantity} × {l.productTitle} · {l.variantTitle} — {money(l.lineTotal)}
-              </li>
-            ))}
-          </ul>
-          <dl class="totals">
-            <dt>Subtotal</dt>
-            <dd>{money(cart.subtotal)}</dd>
-            {cart.discount > 0 ? (
-              <>
-                <dt>Discount ({cart.discountCode})</dt>
-                <dd>−{money(cart.discount)}</dd>
-              </>
-            ) : null}
-            <dt>Total before shipping</dt>
-            <dd>
-              <strong>{money(cart.total)}</strong>
-            </dd>
+          <CartSummary cart={cart} money={money}>
             {terms && terms.later > 0 ? (
               <>
                 <dt>Pay now</dt>
@@ -127,7 +108,7 @@ async function renderCheckout(c: ShopContext, values: Values, errors: Errors, pr
                 <dd data-pay="later">{money(terms.later)}</dd>
               </>
             ) : null}
-          </dl>
+          </CartSummary>
           {terms ? <PreorderNote terms={terms} money={money} /> : null}
           <p class="muted">Prices include GST. Shipping and the GST in your order are shown on the next page, per parcel.</p>
           <form method="post" action="/checkout" class="card">

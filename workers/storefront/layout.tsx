@@ -3,6 +3,7 @@ import type { Child, FC } from "hono/jsx";
 import { BASE_CSS } from "#shared/http/html";
 import { inlineStyle } from "#shared/http/security-headers";
 import { StoreMenu } from "./menu";
+import type { CartView } from "#shared/storefront/cart";
 import { THEME_RULES } from "#shared/storefront/theme";
 import { AnnouncementBar, FaviconLinks, StoreLogo, ThemeStylesheet } from "./theme";
 
@@ -98,6 +99,37 @@ export const Alert: FC<{ message: string | undefined }> = ({ message }) =>
       {message}
     </p>
   ) : null;
+
+/**
+ * A cart's lines and totals before shipping, as the checkout page and a cart's checkout link
+ * (storefront-mcp-checkout.tsx) show them; `children` adds rows to the totals.
+ */
+export const CartSummary: FC<{ cart: CartView; money: (minor: number) => string; children?: Child }> = ({ cart, money, children }) => (
+  <>
+    <ul>
+      {cart.lines.map((l) => (
+        <li>
+          {l.quantity} × {l.productTitle} · {l.variantTitle} — {money(l.lineTotal)}
+        </li>
+      ))}
+    </ul>
+    <dl class="totals">
+      <dt>Subtotal</dt>
+      <dd>{money(cart.subtotal)}</dd>
+      {cart.discount > 0 ? (
+        <>
+          <dt>Discount ({cart.discountCode})</dt>
+          <dd>−{money(cart.discount)}</dd>
+        </>
+      ) : null}
+      <dt>Total before shipping</dt>
+      <dd>
+        <strong>{money(cart.total)}</strong>
+      </dd>
+      {children}
+    </dl>
+  </>
+);
 
 /** What a page about the cart says when it is empty. */
 export const EmptyCart: FC = () => (

@@ -10,6 +10,7 @@ import { sha256Hex } from "#shared/core/tokens";
 import { setCookie } from "hono/cookie";
 import { CART_COOKIE, cartCookieOptions } from "./cart";
 import type { StorefrontEnv } from "./context";
+import { CartSummary } from "./layout";
 import { hasPasswordCookie, PasswordPage } from "./password";
 
 /**
@@ -35,40 +36,17 @@ function privately(c: HandoffContext) {
 
 const hashOf = async (token: string | undefined) => (token && CART_TOKEN.test(token) ? sha256Hex(token) : null);
 
-const CartSummary: FC<{ cart: CartView; currency: string; token: string; storeName: string }> = ({ cart, currency, token, storeName }) => {
-  const money = (minor: number) => formatMoney(minor, currency);
-  return (
-    <div class="card">
-      <h1>Your cart at {storeName}</h1>
-      <p class="muted">Made for you by your assistant. Check it, then continue to enter your address and pay.</p>
-      <ul>
-        {cart.lines.map((l) => (
-          <li>
-            {l.quantity} × {l.productTitle} · {l.variantTitle} — {money(l.lineTotal)}
-          </li>
-        ))}
-      </ul>
-      <dl class="totals">
-        <dt>Subtotal</dt>
-        <dd>{money(cart.subtotal)}</dd>
-        {cart.discount > 0 ? (
-          <>
-            <dt>Discount ({cart.discountCode})</dt>
-            <dd>−{money(cart.discount)}</dd>
-          </>
-        ) : null}
-        <dt>Total before shipping</dt>
-        <dd>
-          <strong>{money(cart.total)}</strong>
-        </dd>
-      </dl>
-      <p class="muted">Prices include GST. Continuing makes this the cart of this browser.</p>
-      <form method="post" action={`/api/cart/open/${token}`}>
-        <button type="submit">Continue to checkout</button>
-      </form>
-    </div>
-  );
-};
+const HandedCart: FC<{ cart: CartView; currency: string; token: string; storeName: string }> = ({ cart, currency, token, storeName }) => (
+  <div class="card">
+    <h1>Your cart at {storeName}</h1>
+    <p class="muted">Made for you by your assistant. Check it, then continue to enter your address and pay.</p>
+    <CartSummary cart={cart} money={(minor) => formatMoney(minor, currency)} />
+    <p class="muted">Prices include GST. Continuing makes this the cart of this browser.</p>
+    <form method="post" action={`/api/cart/open/${token}`}>
+      <button type="submit">Continue to checkout</button>
+    </form>
+  </div>
+);
 
 cartHandoff.get("/cart/open/:token", async (c) => {
   const { store } = c.var;
@@ -93,7 +71,7 @@ cartHandoff.get("/cart/open/:token", async (c) => {
   }
   return c.html(
     <Page title={`${store.name} · Your cart`}>
-      <CartSummary cart={cart} currency={cart.currency || store.currency} token={token} storeName={store.name} />
+      <HandedCart cart={cart} currency={cart.currency || store.currency} token={token} storeName={store.name} />
     </Page>,
   );
 });

@@ -7,7 +7,8 @@ import { withStore } from "#shared/db/with-store";
 import { clientOf } from "#shared/limits/address";
 import { hit } from "#shared/limits/limit";
 import type { RateLimiter } from "#shared/limits/rate-limiter";
-import { SHOPPER_LIMITS, shopperKeys } from "#shared/limits/shopper";
+import { SHOPPER_LIMITS, shopperKeys, WRONG_CODE_LIMITS, wrongCodeKeys } from "#shared/limits/shopper";
+import { peek } from "#shared/limits/limit";
 import { call } from "../../test/call";
 import { testDb, type TestStore } from "../../test/harness";
 import { newTrace, tripsOf } from "../../test/proxy";
@@ -303,6 +304,29 @@ describe("the Storefront MCP's door", () => {
     expect({ turns: trips.turns, queries: trips.httpQueries, connections: trips.connections }).toEqual({ turns: 0, queries: 0, connections: 0 });
   });
 
+  it(`discount codes through update_cart count as the cart page's: past ${WRONG_CODE_LIMITS.address.limit} wrong ones from an address, no code is looked up (429); a right one is given back`, async () => {
+    const { s, kurta } = await catalogue();
+    const from = ip();
+    const wrong = wrongCodeKeys(s.hostname, clientOf(from)).address[0]!;
+    const held = async () => wrong.policy.limit - (await peek(limiter, wrong.key, wrong.policy)).remaining - 1;
+    const made = (await (await rpc(s.hostname, from, callOf("update_cart", { add_items: [{ product_variant_id: kurta.variants[0], quantity: 1 }] }))).json()) as Json;
+    const id = made["result"]["structuredContent"]["cart"]["cart_id"];
+    const right = (await (await rpc(s.hostname, from, callOf("update_cart", { cart_id: id, discount_codes: [s.discountCode] }))).json()) as Json;
+    expect(right["result"]["structuredContent"]["cart"]["discount_codes"]).toEqual([{ code: s.discountCode, applicable: true }]);
+    expect(await held()).toBe(0);
+    await rpc(s.hostname, from, callOf("update_cart", { cart_id: id, discount_codes: ["WRONG-ONE"] }));
+    expect(await held()).toBe(1);
+    await hit(limiter, wrong.key, wrong.policy, wrong.policy.limit - 1);
+    const trace = newTrace();
+    const refused = await rpc(s.hostname, from, callOf("update_cart", { cart_id: id, discount_codes: [s.discountCode] }), { "x-commerce-trace": trace });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: -32029, data: { reason: "rate_limited" } } });
+    expect((await tripsOf(proxy, trace)).turns).toBe(0);
+    // The rest of the cart is the agent's to change as before.
+    const other = (await (await rpc(s.hostname, from, callOf("get_cart", { cart_id: id }))).json()) as Json;
+    expect(other["result"]["structuredContent"]["cart"]["lines"]).toHaveLength(1);
+  });
+
   it("hostile bodies get a 4xx JSON-RPC error, never a 5xx: 2 MB, deep, a batch of 100, NUL bytes, not JSON, unknown tools and methods", async () => {
     const { s } = await catalogue();
     let deep: unknown = "x";
@@ -326,7 +350,7 @@ describe("the Storefront MCP's door", () => {
     const unknownTool = await rpc(s.hostname, ip(), callOf("delete_store", {}));
     expect(unknownTool.status).toBeLessThan(500);
     const unknownAnswer = (await unknownTool.json()) as Json;
-    expect(unknownAnswer["error"] ?? unknownAnswer["result"]?.["isError"]).toBeTruthy();
+    expect(unknownAnswer["result"]).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("Tool delete_store not found") }] });
     const unknownMethod = await rpc(s.hostname, ip(), { jsonrpc: "2.0", id: 7, method: "resources/list" });
     expect(unknownMethod.status).toBeLessThan(500);
     expect(((await unknownMethod.json()) as Json)["error"]["code"]).toBe(-32601);
@@ -334,7 +358,7 @@ describe("the Storefront MCP's door", () => {
     expect(text.status).toBe(415);
   });
 
-  it("round trips: a search, a cart read and a cart change are one each, as the pages' (the host held)", async () => {
+  it("round trips: a search, a product, the policies, a cart read and a cart change are one each, as the pages' (the host held)", async () => {
     const { s, kurta } = await catalogue();
     const from = ip();
     await rpc(s.hostname, from, callOf("search_catalog", { query: "warm" }));
@@ -356,6 +380,7 @@ describe("the Storefront MCP's door", () => {
     expect(changed.turns).toBe(1);
     expect((await traced(callOf("get_cart", { cart_id: id }))).turns).toBe(1);
     expect((await traced(callOf("get_product", { product_id: kurta.id }))).turns).toBe(1);
+    expect((await traced(callOf("get_store_policies", { query: "refunds" }))).turns).toBe(1);
   });
 });
 
