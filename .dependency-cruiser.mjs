@@ -22,7 +22,7 @@ export const AREAS = {
   orders: ["auth", "limits", "rules", "documents", "storefront", "marketing", "payments", "shipping"],
   notifications: ["events", "mail", "marketing", "media", "orders", "rules", "storefront"],
   restock: ["events", "mail", "notifications", "storefront"],
-  ucp: [],
+  ucp: ["apps"],
 };
 
 const areas = Object.keys(AREAS);
