@@ -47,11 +47,11 @@ const servicesOf = (deps: Pick<McpDeps, "services">) => (deps.services ? { servi
 
 /**
  * A tool's outputSchema (docs/api.md "Output schemas"): a read tool's is its procedure's output; a change
- * tool's is the proposal's answer (it proposes; the change's own answer is its `result` once approved).
+ * tool's is the proposal's answer (it proposes), whose `result` once approved is its procedure's output.
  * MCP wants an object: an answer that is not one (a list, a union) is wrapped as `{ result }`.
  */
 export function toolOutput(tool: Tool): { schema: z.ZodObject; wrapped: boolean } {
-  const schema = tool.kind === "read" ? tool.procedure.output : proposalAnswerOutput;
+  const schema = tool.kind === "read" ? tool.procedure.output : proposalAnswerOutput.extend({ result: tool.procedure.output.optional() });
   return schema instanceof z.ZodObject ? { schema, wrapped: false } : { schema: z.object({ result: schema }), wrapped: true };
 }
 

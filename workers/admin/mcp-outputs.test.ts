@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { toolOutput, toolText } from "#shared/assistant/mcp";
-import type { Tool } from "#shared/assistant/tools";
+import { TOOLS, type Tool } from "#shared/assistant/tools";
 import { listAutomations } from "#shared/procedures/marketing";
 import { rpc } from "../../test/admin";
 import { testDb } from "../../test/harness";
@@ -57,10 +58,17 @@ describe("MCP tools' outputSchema and structuredContent", () => {
     const approved = (await client.callTool({ name: "updateProduct", arguments: { id: id[0]!.id, title: "Straight through" } })) as Called;
     validates(update, approved);
     expect(approved.structuredContent).toMatchObject({ status: "approved", result: { title: "Straight through" } });
+    // The approved change's result is described as the procedure's own output (products.update: the product).
+    const result = (update!.outputSchema as { properties: Record<string, { required?: string[] }> }).properties["result"];
+    expect(result?.required).toEqual(expect.arrayContaining(["id", "title", "variants", "updatedAt"]));
 
     const refused = (await client.callTool({ name: "updateProduct", arguments: { id: crypto.randomUUID(), title: "Nobody" } })) as Called;
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toBeUndefined();
+  });
+
+  it("every tool's outputSchema converts to a JSON Schema object (the SDK lists it so)", () => {
+    for (const t of TOOLS) expect(z.toJSONSchema(toolOutput(t).schema, { io: "output" }), t.name).toMatchObject({ type: "object" });
   });
 
   it("an answer that is not an object (a list) is wrapped as { result }, in the schema and the answer", () => {
