@@ -61,11 +61,12 @@ export const FIRST_IMAGE_JSON = (productAlias: string) =>
 export const imageOfJson = (value: unknown): ProductImage | null => (value && typeof value === "object" ? (value as ProductImage) : null);
 
 /**
- * An active product's images in order, by handle (so it travels in the same unit as the product's own
+ * An active product's images in order, by handle or id (so it travels in the same unit as the product's own
  * read), and the image each variant shows: the product page's gallery, which switches with the variant.
  */
-export function productImagesByHandlePlan(q: Q, handle: string): Plan<{ images: ProductImage[]; variantImage: Record<string, string> }> {
-  const ofProduct = and(eq(product.storeId, CURRENT_STORE), eq(product.handle, handle), eq(product.status, "active"));
+export function productImagesByHandlePlan(q: Q, handle: string | { id: string }): Plan<{ images: ProductImage[]; variantImage: Record<string, string> }> {
+  const named = typeof handle === "string" ? eq(product.handle, handle) : eq(product.id, handle.id);
+  const ofProduct = and(eq(product.storeId, CURRENT_STORE), named, eq(product.status, "active"));
   return plan(
     [
       q

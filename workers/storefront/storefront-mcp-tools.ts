@@ -9,6 +9,7 @@ import { together } from "#shared/db/plan";
 import { sendStoreUnit } from "#shared/db/unit";
 import { databaseUnavailable, isDatabaseUnavailable } from "#shared/db/unavailable";
 import { mediaPath } from "#shared/media/limits";
+import { productImagesByHandlePlan, type ProductImage } from "#shared/storefront/media";
 import { paymentSettingsPlan } from "#shared/orders/holds";
 import { CART_LINE_QUANTITY_MAX } from "#shared/db/schema";
 import { CART_TOKEN, cartPlan, newCartToken, type CartView } from "#shared/storefront/cart";
@@ -73,8 +74,8 @@ function failure(log: Logger, tool: string, e: unknown): CallToolResult {
 
 const productUrl = (deps: StorefrontMcpDeps, handle: string) => `${deps.origin}/products/${handle}`;
 
-/** The width of a card's image an agent is given: 640 px or the largest made below it. */
-const imageUrl = (deps: StorefrontMcpDeps, image: ProductCard["image"]) => {
+/** The width of an image an agent is given: 640 px or the largest made below it. */
+const imageUrl = (deps: StorefrontMcpDeps, image: ProductImage | null | undefined) => {
   if (!image) return null;
   const width = [...image.widths].reverse().find((w) => w <= 640) ?? image.widths[0];
   return width === undefined ? null : `${deps.origin}${mediaPath(image.hash, width, "jpg")}`;
@@ -119,6 +120,7 @@ const productAnswer = z.object({
   url: z.string(),
   description: z.string(),
   vendor: z.string().nullable(),
+  images: z.array(z.object({ url: z.string(), alt: z.string() })).describe("Its photos in the page's order (JPEG, at most 640 px wide)."),
   variants: z.array(
     z.object({
       product_variant_id: z.string().describe("Pass it to update_cart's add_items."),
@@ -126,6 +128,7 @@ const productAnswer = z.object({
       sku: z.string().nullable(),
       price: money,
       compare_at_price: money.nullable(),
+      image_url: z.string().nullable().describe("The photo the product page shows for this variant, if it has its own."),
       stock_state: stockState.describe("in_stock; pre_order: sold before it arrives (see preorder); out_of_stock: cannot be added to a cart."),
       available_quantity: z.number().int().describe("Units that can be bought now from stock (online); 0 when none. A pre-order variant can be ordered beyond it."),
     }),
@@ -136,8 +139,11 @@ const productAnswer = z.object({
     .describe("How pre-ordered units are paid, when a variant is on pre-order."),
 });
 
-function productOf(deps: StorefrontMcpDeps, p: ProductView, depositPercent: number): z.infer<typeof productAnswer> {
+type Photos = { images: ProductImage[]; variantImage: Record<string, string> };
+
+function productOf(deps: StorefrontMcpDeps, p: ProductView, photos: Photos, depositPercent: number): z.infer<typeof productAnswer> {
   const currency = deps.store.currency;
+  const byId = new Map(photos.images.map((i) => [i.id, i]));
   const preorder = p.variants.some((v) => v.preorder);
   return {
     product_id: p.id,
@@ -146,12 +152,17 @@ function productOf(deps: StorefrontMcpDeps, p: ProductView, depositPercent: numb
     url: productUrl(deps, p.handle),
     description: p.description,
     vendor: p.vendor,
+    images: photos.images.flatMap((i) => {
+      const url = imageUrl(deps, i);
+      return url ? [{ url, alt: i.alt }] : [];
+    }),
     variants: p.variants.map((v) => ({
       product_variant_id: v.id,
       title: v.title,
       sku: v.sku,
       price: moneyOf(v.price, currency),
       compare_at_price: v.compareAt !== null && v.compareAt > v.price ? moneyOf(v.compareAt, currency) : null,
+      image_url: imageUrl(deps, byId.get(photos.variantImage[v.id] ?? "")),
       stock_state: v.preorder ? "pre_order" : v.available > 0 ? "in_stock" : "out_of_stock",
       available_quantity: Math.max(0, v.available),
     })),
@@ -374,7 +385,7 @@ export function storefrontMcpServer(deps: StorefrontMcpDeps): McpServer {
     {
       title: "Get a product with its variants",
       description:
-        "One product for sale by its product_id (or handle): its description and every variant with its id, options, price (GST included), compare-at price and stock state " +
+        "One product for sale by its product_id (or handle): its description, photos and every variant with its id, options, price (GST included), compare-at price and stock state " +
         "(in_stock, pre_order or out_of_stock). Add a variant to a cart with update_cart's add_items.",
       inputSchema: productInput,
       outputSchema: z.object({ product: productAnswer, currency: z.string() }),
@@ -385,9 +396,12 @@ export function storefrontMcpServer(deps: StorefrontMcpDeps): McpServer {
         const id = z.uuid().safeParse(input.product_id);
         const key = id.success ? { id: id.data } : input.product_id.toLowerCase();
         if (typeof key === "string" && !/^[a-z0-9-]{1,100}$/.test(key)) throw noProduct();
-        const { product, settings } = await sendStoreUnit(db, store.id, (q) => together({ product: productByHandlePlan(q, key), settings: paymentSettingsPlan(q, CURRENT_STORE) }));
+        // The product page's own reads, in one unit: the product, the store's pre-order terms, the photos.
+        const { product, settings, photos } = await sendStoreUnit(db, store.id, (q) =>
+          together({ product: productByHandlePlan(q, key), settings: paymentSettingsPlan(q, CURRENT_STORE), photos: productImagesByHandlePlan(q, key) }),
+        );
         if (!product) throw noProduct();
-        return json({ product: productOf(deps, product, settings.depositPercent), currency: store.currency });
+        return json({ product: productOf(deps, product, photos, settings.depositPercent), currency: store.currency });
       }),
   );
 

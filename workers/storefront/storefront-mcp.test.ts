@@ -158,6 +158,10 @@ describe("the Storefront MCP, through the SDK's client", () => {
       expect.objectContaining({ product_variant_id: kurta.variants[1], title: "M", stock_state: "out_of_stock", available_quantity: 0 }),
     ]);
     expect((await tool(client, "get_product", { product_id: kurta.handle })).body["product"]["product_id"]).toBe(kurta.id);
+    // The store's fixture product has a photo: its URL on this domain, in search and on the product.
+    const photo = `http://${s.hostname}/media/${"0".repeat(64)}/1.jpg`;
+    expect((await tool(client, "get_product", { product_id: "fixture" })).body["product"]).toMatchObject({ images: [{ url: photo, alt: "Fixture" }], variants: [{ image_url: null }] });
+    expect((await tool(client, "search_catalog", { query: "fixture" })).body["products"][0]).toMatchObject({ handle: "fixture", image_url: photo });
     for (const missing of [draft.id, draft.handle, other.kurta.id, other.kurta.handle, "no such thing!"]) {
       const r = await tool(client, "get_product", { product_id: missing });
       expect([r.isError, r.body["error"]?.["code"]], missing).toEqual([true, "NOT_FOUND"]);
@@ -259,6 +263,8 @@ describe("the Storefront MCP, through the SDK's client", () => {
       const change = await tool(atB, "update_cart", { cart_id: cartId, add_items: [{ product_variant_id: b.kurta.variants[0], quantity: 1 }] });
       expect(change.body["error"], cartId).toMatchObject({ code: "NOT_FOUND", data: { reason: "unknown_cart" } });
     }
+    const draftVariant = await tool(atB, "update_cart", { add_items: [{ product_variant_id: b.draft.variants[0], quantity: 1 }] });
+    expect(draftVariant.body["error"]).toMatchObject({ code: "NOT_FOUND", data: { reason: "not_for_sale" } });
     const foreignVariant = await tool(atB, "update_cart", { add_items: [{ product_variant_id: a.kurta.variants[0], quantity: 1 }] });
     expect(foreignVariant.body["error"]).toMatchObject({ code: "NOT_FOUND", data: { reason: "unknown_variant" } });
     // B's handoff link with A's cart id finds nothing either.
