@@ -44,7 +44,8 @@ export interface StorefrontMcpDeps {
 export const SEARCH_LIMIT_MAX = 50;
 /** A policy page's text is cut here (a page of terms is a few thousand characters). */
 const PAGE_TEXT_MAX = 20_000;
-const LINES_MAX = 50;
+/** Changes of each kind in one update_cart (each is a few statements of its one unit). */
+const LINES_MAX = 25;
 
 // ——— Answers ———
 
@@ -358,6 +359,10 @@ export function storefrontMcpServer(deps: StorefrontMcpDeps): McpServer {
     (input) =>
       run("search_catalog", async () => {
         const page = input.after ? Number(input.after) : 1;
+        // The search counts to 1,000 and pages no further (as the search page stops at its last page).
+        if ((page - 1) * input.limit >= SEARCH_COUNT_CAP) {
+          throw new AppError("BAD_REQUEST", `A search pages through its first ${SEARCH_COUNT_CAP} products only; use the end_cursor it answered.`, { issues: [{ path: "after", message: "past the search's last page" }] });
+        }
         const available = input.filters?.some((f) => f.available === true) ?? false;
         const bounds = input.filters?.find((f) => f.price)?.price;
         const query = {

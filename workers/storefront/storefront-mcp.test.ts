@@ -141,6 +141,9 @@ describe("the Storefront MCP, through the SDK's client", () => {
     const second = await tool(client, "search_catalog", { query: "cotton", limit: 1, after: "2" });
     expect(second.body["pagination"]).toEqual({ has_next_page: false, end_cursor: null });
     expect([first.body["products"][0]["title"], second.body["products"][0]["title"]].sort()).toEqual(["Cotton Kurta", "Cotton Saree"]);
+    // A cursor past the 1,000 a search counts is refused before any database work.
+    const far = await tool(client, "search_catalog", { query: "cotton", limit: 50, after: "21" });
+    expect(far.body["error"]).toMatchObject({ code: "BAD_REQUEST", data: { issues: [{ path: "after" }] } });
     // Arguments the schema refuses: the tool says why.
     const bad = await client.callTool({ name: "search_catalog", arguments: { query: "", limit: 500 } });
     expect(bad.isError).toBe(true);
