@@ -165,7 +165,7 @@ export const removeDomain = storeProcedure({
   description: "Disconnect a domain: it stops serving the store at once. The primary domain can be removed only when it is the last one.",
   access: "settings.write",
   mutates: true,
-  output: z.object({ hostname: z.string(), status: z.string() }),
+  output: z.object({ id: out.id, hostname: z.string(), status: z.enum(DOMAIN_STATUSES), removed: z.literal(true) }),
   input: z.strictObject({ id: z.uuid() }),
   write: {
     apply(q, { store }, input) {

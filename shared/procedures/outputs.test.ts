@@ -65,6 +65,21 @@ describe("the output check", () => {
     await expect(session.run({} as SessionContext, {})).rejects.toThrow(/^check\.session answered outside its output schema: count:/);
   });
 
+  it("throws naming a field the answer has and the schema does not declare, at any depth", () => {
+    const extra = storeProcedure({
+      router: "check",
+      name: "extra",
+      description: "",
+      access: "none",
+      mutates: false,
+      input: z.strictObject({}),
+      output: z.object({ items: z.array(z.object({ id: z.string() })) }),
+      // What TypeScript cannot see: an answer wider than its declared type (a plan typed by a narrower annotation).
+      read: () => constant({ items: [{ id: "a" }, { id: "b", secret: "s" }], total: 2 } as { items: { id: string }[] }),
+    });
+    expect(() => extra.read!(q, scope, {}).finish([])).toThrow("check.extra answered outside its output schema: items.1.secret: a field the schema does not declare; total: a field the schema does not declare");
+  });
+
   it("passes an answer that fits (a Date as its JSON text) through unchanged", () => {
     expect(fine.read!(q, scope, {}).finish([])).toBe(right);
   });

@@ -62,15 +62,26 @@ export function outputsChecked(): boolean {
 
 /**
  * `answer` as the door would send it, parsed by the procedure's output schema; throws naming the procedure
- * and zod's issues when they disagree. Answers `answer` itself (unchanged) either way.
+ * and zod's issues when they disagree, or the fields the answer has and the schema does not declare (the
+ * OpenAPI document would not show them). Answers `answer` itself (unchanged) either way.
  */
 export function checkOutput<O>(proc: { router: string; name: string; output: z.ZodType }, answer: O): O {
   if (!checking) return answer;
   const json = answer === undefined ? undefined : (JSON.parse(JSON.stringify(answer)) as unknown);
   const parsed = proc.output.safeParse(json);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(answer)"}: ${i.message}`).join("; ");
-    throw new Error(`${proc.router}.${proc.name} answered outside its output schema: ${issues}`);
-  }
+  const issues = parsed.success
+    ? undeclared(json, parsed.data).map((path) => `${path}: a field the schema does not declare`)
+    : parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(answer)"}: ${i.message}`);
+  if (issues.length) throw new Error(`${proc.router}.${proc.name} answered outside its output schema: ${issues.join("; ")}`);
   return answer;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The fields of `sent` that parsing dropped (z.object strips what it does not declare): the schema misses them. */
+function undeclared(sent: unknown, parsed: unknown, path = ""): string[] {
+  const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
+  if (Array.isArray(sent) && Array.isArray(parsed)) return sent.flatMap((v, i) => undeclared(v, parsed[i], at(i)));
+  if (!isRecord(sent) || !isRecord(parsed)) return [];
+  return Object.keys(sent).flatMap((k) => (k in parsed ? undeclared(sent[k], parsed[k], at(k)) : [at(k)]));
 }
