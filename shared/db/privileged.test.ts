@@ -28,6 +28,7 @@ describe("privileged id lookups", () => {
       "store_ids_with_domains_to_verify",
       "store_ids_with_marketing_work",
       "store_ids_with_old_activity",
+      "store_ids_with_old_idempotency_keys",
       "store_ids_with_open_shipments",
       "store_ids_with_pending_outbox",
       "store_ids_with_preorder_balance_work",
