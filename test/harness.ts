@@ -34,6 +34,7 @@ import {
   marketingConsentRecord,
   idempotencyKey,
   ucpSigningKey,
+  ucpCheckoutSession,
   marketingEnrolment,
   marketingMessage,
   member,
@@ -200,6 +201,8 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
   // An Idempotency-Key with its stored answer (migration 0051), as a write sent with one leaves it.
   // A retired UCP signing key (migration 0052): a fixture's shape only, sealed with nothing usable.
   await tx.insert(ucpSigningKey).values({ storeId: tx.storeId, kid: "F".repeat(43), publicJwk: { kty: "EC", crv: "P-256", x: "x", y: "y" }, privateSealed: "v1.AAAA.AAAA", retiresAt: new Date(0) });
+  // A UCP checkout session an agent left incomplete (migration 0053).
+  await tx.insert(ucpCheckoutSession).values({ storeId: tx.storeId, agentProfile: "https://agent.example/profile", lineItems: [{ variant_id: crypto.randomUUID(), quantity: 1 }] });
   await tx.insert(idempotencyKey).values({ storeId: tx.storeId, owner: `member:${crypto.randomUUID()}`, key: "fixture", procedure: "products.create", requestHash: "0".repeat(64), status: 200, response: '{"json":null}' });
 }
 

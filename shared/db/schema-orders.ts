@@ -1,4 +1,5 @@
 /** The drizzle tables of orders, parcels, payment attempts and GST rates (see ./schema.ts). */
+import { sql } from "drizzle-orm";
 import { bigint, boolean, char, date, integer, jsonb, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { createdAt, ts, updatedAt } from "./columns";
 import { TAX_CLASSES } from "./schema-catalogue";
@@ -149,3 +150,24 @@ export const gstRate = pgTable(
   },
   (t) => [primaryKey({ columns: [t.taxClass, t.effectiveFrom] })],
 );
+
+// UCP checkout sessions (migrations/0053_ucp_checkout_sessions.sql; shared/ucp/checkout-sessions.ts) ------
+
+export const UCP_SESSION_STATUSES = ["incomplete", "requires_escalation", "ready_for_complete", "complete_in_progress", "completed", "canceled"] as const;
+export type UcpSessionStatus = (typeof UCP_SESSION_STATUSES)[number];
+
+/** What an agent asked for in a checkout session, as it sent it; prices and totals are recomputed on every answer. */
+export const ucpCheckoutSession = pgTable("ucp_checkout_session", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  agentProfile: text("agent_profile").notNull(),
+  status: text("status", { enum: UCP_SESSION_STATUSES }).notNull().default("incomplete"),
+  lineItems: jsonb("line_items").$type<{ variant_id: string; quantity: number }[]>().notNull().default([]),
+  buyer: jsonb("buyer").$type<Record<string, string>>(),
+  destination: jsonb("destination").$type<Record<string, string>>(),
+  discountCodes: text("discount_codes").array().notNull().default([]),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+  expiresAt: ts("expires_at").notNull().default(sql`now() + interval '6 hours'`),
+  orderId: uuid("order_id"),
+});
