@@ -8,7 +8,7 @@ import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from ".
  * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
  * refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest" | "mcp";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest" | "mcp" | "ucp";
 
 const MINUTE = 60_000;
 
@@ -66,6 +66,9 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // each. An agent shopping for a person makes a few calls a minute; a script walking the catalogue through
   // it is refused before any database work. No store key: an agent cannot pass a person check.
   mcp: limits("Storefront MCP calls", { limit: 60, windowMs: MINUTE }),
+  // UCP checkout sessions (docs/ucp.md): create, read, update, cancel. An agent checking out for a person
+  // makes a handful; a script is refused before any database work. No store key: an agent cannot pass a check.
+  ucp: limits("UCP checkout session calls", { limit: 60, windowMs: MINUTE }),
 };
 
 /**

@@ -16,6 +16,7 @@ import { suggestRoutes } from "./search-suggest";
 import { mediaFile } from "./media";
 import { mcpRefusals, storefrontMcp } from "./storefront-mcp";
 import { cartHandoff } from "./storefront-mcp-checkout";
+import { ucpRefusals, ucpSessions } from "./ucp";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
 const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
@@ -47,6 +48,8 @@ const timing = (name: string, cached: boolean, started: number) =>
 
 // The Storefront MCP's refusals on its way (the guard, the limit, the gate, the password) as JSON-RPC errors.
 app.use("/api/mcp", mcpRefusals);
+// The UCP checkout sessions' refusals on their way, in the protocol's shape (ucp.ts).
+app.use("/api/ucp/*", ucpRefusals);
 
 // What the shopper sent, before anything else (input-guard.ts).
 app.use(inputGuard);
@@ -95,6 +98,8 @@ app.route("/", suggestRoutes);
 // The Storefront MCP for shoppers' AI agents, and its carts' checkout links (docs/storefront-mcp.md).
 app.route("/", storefrontMcp);
 app.route("/", cartHandoff);
+// UCP checkout sessions for shoppers' AI agents (docs/ucp.md).
+app.route("/", ucpSessions);
 // Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
 app.get("/media/:hash/:file", mediaFile);
 

@@ -1,0 +1,210 @@
+import { describe, expect, it } from "vitest";
+import { withStore } from "#shared/db/with-store";
+import { SHOPPER_LIMITS } from "#shared/limits/shopper";
+import { UCP_VERSION } from "#shared/ucp/profile";
+import { call } from "../../test/call";
+import { testDb, type TestStore } from "../../test/harness";
+import { cartOf, makeShop, Shopper, type ShopStore } from "../../test/storefront";
+import worker from "./index";
+
+/**
+ * UCP checkout sessions over REST (issue 26 item 3; docs/ucp.md) through the real Worker and Postgres: the
+ * messages and their paths, the status machine, totals equal to the storefront cart's for the same lines,
+ * another store's domain, the switch, cancel, the limit, hostile bodies.
+ */
+const db = testDb();
+const sql = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
+const ip = () => `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;
+const AGENT = 'profile="https://agent.example.com/.well-known/ucp"';
+const BASE = "/api/ucp/checkout-sessions";
+
+type Json = Record<string, any>;
+
+async function send(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const h: Record<string, string> = { host, "cf-connecting-ip": headers["cf-connecting-ip"] ?? ip(), "ucp-agent": AGENT, ...headers };
+  if (body !== undefined) h["content-type"] ??= "application/json";
+  const res = await call(worker, `http://storefront.test${path}`, { method, headers: h, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as Json };
+}
+
+/** A store of the test's own with agentic checkout on, shipping ₹50 under ₹5,000. */
+async function shop(): Promise<ShopStore> {
+  const s = await makeShop(db);
+  await sql(s, "update store set agentic_checkout = true, shipping_fee_minor = 5000, free_shipping_over_minor = 500000 where id = $1", [s.id]);
+  return s;
+}
+
+const ADDRESS = { type: "shipping_address", id: "home", first_name: "Asha", last_name: "Rao", street_address: "12 MG Road", address_locality: "Pune", address_region: "IN-MH", postal_code: "411001", address_country: "IN" };
+const ready = (variantId: string, quantity: number, codes: string[] = []) => ({
+  line_items: [{ item: { id: variantId }, quantity }],
+  buyer: { email: "asha@example.com", first_name: "Asha" },
+  fulfillment: { methods: [{ type: "shipping", destinations: [ADDRESS] }] },
+  discounts: { codes },
+});
+const paths = (body: Json) => (body["messages"] as Json[]).filter((m) => m["type"] === "error").map((m) => `${m["path"]} ${m["code"]}`);
+const total = (body: Json, type: string) => (body["totals"] as Json[]).find((t) => t["type"] === type)?.["amount"];
+
+describe("UCP checkout sessions over REST", () => {
+  it("creates a session that says, by path, what is missing; completing the request makes it ready with the cart's totals", async () => {
+    const s = await shop();
+    const created = await send(s.hostname, "POST", BASE, { line_items: [{ item: { id: s.variantId }, quantity: 2 }] });
+    expect(created.status).toBe(201);
+    const b = created.body;
+    expect(b["ucp"]).toEqual({ version: UCP_VERSION, capabilities: expect.objectContaining({ "dev.ucp.shopping.checkout": [{ version: UCP_VERSION }] }), payment_handlers: {} });
+    expect(b["status"]).toBe("incomplete");
+    expect(b["currency"]).toBe("INR");
+    expect(b["line_items"]).toEqual([{ id: "li_1", item: { id: s.variantId, title: expect.any(String), price: 1000 }, quantity: 2, totals: [{ type: "subtotal", amount: 2000 }, { type: "total", amount: 2000 }] }]);
+    expect(paths(b)).toEqual(["$.buyer.email missing", "$.fulfillment.methods[0].destinations missing"]);
+    expect(b["messages"]).toContainEqual({ type: "info", content: "Prices include GST." });
+    expect(b["totals"]).toEqual([{ type: "subtotal", amount: 2000, display_text: "Subtotal (GST included)" }, { type: "total", amount: 2000, display_text: "Total" }]);
+    expect(Date.parse(b["expires_at"]) - Date.now()).toBeGreaterThan(5.9 * 3600_000);
+
+    const updated = await send(s.hostname, "PUT", `${BASE}/${b["id"]}`, ready(s.variantId, 2, [s.discountCode]));
+    expect(updated.status).toBe(200);
+    expect(updated.body["status"]).toBe("ready_for_complete");
+    expect(paths(updated.body)).toEqual([]);
+
+    // The storefront cart with the same lines and code: the same subtotal, discount and total before shipping.
+    const shopper = new Shopper(s.hostname);
+    await shopper.add(s.variantId, 2);
+    const cart = cartOf(await shopper.applyCode(s.discountCode));
+    expect(cart.discount).toBeGreaterThan(0);
+    expect(total(updated.body, "subtotal")).toBe(cart.subtotal);
+    expect(total(updated.body, "discount")).toBe(-cart.discount);
+    expect(total(updated.body, "fulfillment")).toBe(5000);
+    expect(total(updated.body, "total")).toBe(cart.total + 5000);
+    expect(updated.body["discounts"]["applied"]).toEqual([{ code: s.discountCode, title: expect.any(String), amount: cart.discount, method: "across" }]);
+    const sum = (updated.body["totals"] as Json[]).filter((t) => t["type"] !== "total").reduce((a, t) => a + t["amount"], 0);
+    expect(sum).toBe(total(updated.body, "total"));
+
+    // Read again: the same answer; a full replacement that leaves the buyer out clears it.
+    const read = await send(s.hostname, "GET", `${BASE}/${b["id"]}`);
+    expect(read.body).toEqual(updated.body);
+    const cleared = await send(s.hostname, "PUT", `${BASE}/${b["id"]}`, { ...ready(s.variantId, 2), buyer: undefined });
+    expect(cleared.body["status"]).toBe("incomplete");
+    expect(paths(cleared.body)).toEqual(["$.buyer.email missing"]);
+  });
+
+  it("names an unknown, unpublished or sold-out item, a bad address field and a dead code at their paths", async () => {
+    const s = await shop();
+    await sql(s, "update inventory_level set on_hand = 1 where variant_id = $1", [s.variantId]);
+    const body = {
+      line_items: [
+        { item: { id: crypto.randomUUID() }, quantity: 1 },
+        { item: { id: "not-a-uuid" }, quantity: 1 },
+        { item: { id: s.variantId }, quantity: 3 },
+      ],
+      buyer: { email: "not an email" },
+      fulfillment: { methods: [{ type: "shipping", destinations: [{ ...ADDRESS, postal_code: "12", address_country: "US" }] }] },
+      discounts: { codes: ["NOSUCHCODE"] },
+    };
+    const r = await send(s.hostname, "POST", BASE, body);
+    expect(r.status).toBe(201);
+    expect(r.body["status"]).toBe("incomplete");
+    expect(paths(r.body)).toEqual([
+      "$.line_items[0].item.id item_unavailable",
+      "$.line_items[1].item.id item_unavailable",
+      "$.line_items[2].quantity out_of_stock",
+      "$.buyer.email invalid",
+      "$.fulfillment.methods[0].destinations[0].postal_code invalid",
+      "$.fulfillment.methods[0].destinations[0].address_country address_undeliverable",
+    ]);
+    expect(r.body["messages"]).toContainEqual({ type: "warning", code: "discount_code_invalid", path: "$.discounts.codes[0]", content: expect.any(String) });
+    // Only what can be priced counts: the sold-out line's price, not the unknown ones.
+    expect(total(r.body, "subtotal")).toBe(3000);
+
+    await sql(s, "update product set status = 'draft' where id = $1", [s.productId]);
+    const later = await send(s.hostname, "GET", `${BASE}/${r.body["id"]}`);
+    expect(paths(later.body)[2]).toBe("$.line_items[2].item.id item_unavailable");
+  });
+
+  it("is its store's and its agent's only; off, every path is 404", async () => {
+    const a = await shop();
+    const b = await shop();
+    const created = await send(a.hostname, "POST", BASE, ready(a.variantId, 1));
+    const id = created.body["id"] as string;
+    expect(created.body["status"]).toBe("ready_for_complete");
+    for (const [method, path, body] of [["GET", `${BASE}/${id}`], ["PUT", `${BASE}/${id}`, ready(a.variantId, 1)], ["POST", `${BASE}/${id}/cancel`]] as const) {
+      const other = await send(b.hostname, method, path, body);
+      expect(other.status, `${method} ${path}`).toBe(404);
+      expect(other.body).toEqual({ ucp: { version: UCP_VERSION, status: "error" }, messages: [expect.objectContaining({ type: "error", code: "not_found", severity: "unrecoverable" })] });
+      const otherAgent = await send(a.hostname, method, path, body, { "ucp-agent": 'profile="https://other-agent.example.com/.well-known/ucp"' });
+      expect(otherAgent.status, `another agent: ${method} ${path}`).toBe(404);
+    }
+    // Another store's variant is unknown here.
+    const foreign = await send(b.hostname, "POST", BASE, ready(a.variantId, 1));
+    expect(paths(foreign.body)).toEqual(["$.line_items[0].item.id item_unavailable"]);
+
+    await sql(a, "update store set agentic_checkout = false where id = $1", [a.id]);
+    for (const [method, path, body] of [["POST", BASE, ready(a.variantId, 1)], ["GET", `${BASE}/${id}`], ["PUT", `${BASE}/${id}`, ready(a.variantId, 1)], ["POST", `${BASE}/${id}/cancel`]] as const) {
+      expect((await send(a.hostname, method, path, body)).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await sql(a, "select status from ucp_checkout_session where id = $1", [id]))[0].status).toBe("ready_for_complete");
+  });
+
+  it("cancels once: a cancelled session cannot be cancelled or changed again", async () => {
+    const s = await shop();
+    const id = (await send(s.hostname, "POST", BASE, ready(s.variantId, 1))).body["id"] as string;
+    const cancelled = await send(s.hostname, "POST", `${BASE}/${id}/cancel`, {});
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body["status"]).toBe("canceled");
+    expect(cancelled.body["continue_url"]).toBeUndefined();
+    for (const [method, path, body] of [["POST", `${BASE}/${id}/cancel`, {}], ["PUT", `${BASE}/${id}`, ready(s.variantId, 2)]] as const) {
+      const again = await send(s.hostname, method, path, body);
+      expect(again.status, `${method} ${path}`).toBe(409);
+      expect(again.body).toEqual({ code: "invalid_state", content: expect.any(String) });
+    }
+    expect((await send(s.hostname, "GET", `${BASE}/${id}`)).body["status"]).toBe("canceled");
+  });
+
+  it("requires UCP-Agent; refuses hostile bodies with 4xx in the protocol's shape, never a 5xx", async () => {
+    const s = await shop();
+    const missing = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "ucp-agent": "" });
+    expect(missing.status).toBe(400);
+    expect(missing.body["code"]).toBe("invalid_profile_url");
+    const plainHttp = await send(s.hostname, "GET", `${BASE}/${crypto.randomUUID()}`, undefined, { "ucp-agent": 'profile="http://agent.example.com/p"' });
+    expect(plainHttp.status).toBe(400);
+
+    let deep: unknown = 1;
+    for (let i = 0; i < 200; i++) deep = [deep];
+    const hostile: [unknown, number][] = [
+      ["{", 400],
+      [{ line_items: "lots" }, 400],
+      [{ line_items: [{ item: { id: 5 }, quantity: 1 }] }, 400],
+      [{ line_items: [{ item: { id: s.variantId }, quantity: 0 }] }, 400],
+      [{ line_items: [{ item: { id: s.variantId }, quantity: 1.5 }] }, 400],
+      [{ line_items: [{ item: { id: s.variantId }, quantity: 1 }], buyer: { email: ["x"] } }, 400],
+      [{ line_items: Array.from({ length: 101 }, () => ({ item: { id: s.variantId }, quantity: 1 })) }, 400],
+      [{ line_items: [{ item: { id: "x".repeat(5000) }, quantity: 1 }] }, 400],
+      [{ line_items: [], deep }, 400],
+      [JSON.stringify({ line_items: [{ item: { id: "a\u0000b" }, quantity: 1 }] }), 400],
+      [JSON.stringify({ line_items: [], pad: "x".repeat(70 * 1024) }), 413],
+    ];
+    for (const [body, status] of hostile) {
+      const r = await send(s.hostname, "POST", BASE, body);
+      expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(status);
+      expect(typeof r.body["code"]).toBe("string");
+      expect(typeof r.body["content"]).toBe("string");
+    }
+    const wrongType = await send(s.hostname, "POST", BASE, "x=1", { "content-type": "application/x-www-form-urlencoded" });
+    expect(wrongType.status).toBe(415);
+    expect((await send(s.hostname, "GET", `${BASE}/not-an-id`)).status).toBe(404);
+    // An empty request is the session's business: incomplete, not an error.
+    const empty = await send(s.hostname, "POST", BASE, { line_items: [] });
+    expect(empty.status).toBe(201);
+    expect(paths(empty.body)[0]).toBe("$.line_items missing");
+  });
+
+  it("counts every call per address before any database work: past the ucp door's limit, 429 with Retry-After", async () => {
+    const s = await shop();
+    const from = ip();
+    const limit = SHOPPER_LIMITS.ucp.address.limit;
+    const id = crypto.randomUUID();
+    for (let i = 0; i < limit; i++) await send(s.hostname, "GET", `${BASE}/${id}`, undefined, { "cf-connecting-ip": from });
+    const refused = await send(s.hostname, "GET", `${BASE}/${id}`, undefined, { "cf-connecting-ip": from });
+    expect(refused.status).toBe(429);
+    expect(refused.body["code"]).toBe("rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,141 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { clientOf } from "#shared/limits/address";
+import { passThrough, refusalMessage } from "#shared/limits/doors";
+import { shopperKeys } from "#shared/limits/shopper";
+import { agentProfileUrl } from "#shared/ucp/agent-profile";
+import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
+import { cancelSession, createSession, getSession, replaceSession, sessionNotFound, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import { UCP_REST_BASE } from "#shared/ucp/profile";
+import type { StorefrontEnv } from "./context";
+import { limiterOf } from "./limits";
+
+/**
+ * UCP checkout sessions over REST on every store's own domains (issue 26 item 3; docs/ucp.md):
+ * `POST /api/ucp/checkout-sessions` (201), `GET` and `PUT /api/ucp/checkout-sessions/:id`,
+ * `POST /api/ucp/checkout-sessions/:id/cancel`. Before any database work: the storefront's input guard (64 KB,
+ * 32 levels, no NUL), the per-address limit of the `ucp` door (limits.tsx) and the store of the hostname.
+ * Then the `UCP-Agent` header (its profile URL names the session's owner; the profile itself is not fetched
+ * yet), the body's shape (zod), and the session (shared/ucp/checkout-sessions.ts). Protocol errors are
+ * `{code, content}` with the specification's status; business problems are 200 with `messages`. While the
+ * store's agentic checkout is off, every path answers 404.
+ */
+export const ucpSessions = new Hono<StorefrontEnv>();
+
+type UcpContext = Context<StorefrontEnv>;
+
+const BASE = `${UCP_REST_BASE}/checkout-sessions`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const protocolError = (status: number, code: string, content: string, headers: Record<string, string> = {}) =>
+  Response.json({ code, content }, { status, headers: { "cache-control": "no-store", ...headers } });
+
+const notFound = () => Response.json(sessionNotFound(), { status: 404, headers: { "cache-control": "no-store" } });
+
+/**
+ * Every refusal on the way here (the guard, the limit, an unknown host, a path or method we do not serve)
+ * answered in the protocol's shape, `{code, content}` with its HTTP status (and Retry-After on 429), not the
+ * storefront's own error JSON. Mounted in front of everything else for /api/ucp (app.tsx).
+ */
+export const ucpRefusals: MiddlewareHandler = async function ucpRefusals(c, next) {
+  await next();
+  const res = c.res;
+  if (res.status < 400 || !(res.headers.get("content-type") ?? "").startsWith("application/json")) return;
+  const body = (await res.clone().json().catch(() => null)) as { json?: { code: string; message: string; data?: { reason?: unknown } } } | null;
+  const error = body?.json;
+  if (!error) return;
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  headers.set("cache-control", "no-store");
+  const code = typeof error.data?.reason === "string" ? error.data.reason : error.code.toLowerCase();
+  c.res = undefined;
+  c.res = new Response(JSON.stringify({ code, content: error.message }), { status: res.status, headers });
+};
+
+/** The agent's profile URL from `UCP-Agent` (required on every request), or the protocol's refusal. */
+function agentOf(c: UcpContext): string | Response {
+  const named = agentProfileUrl(c.req.header("ucp-agent") ?? null, false);
+  return named.ok ? named.url : protocolError(named.status, named.code, named.content);
+}
+
+/** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
+async function askedIn(c: UcpContext): Promise<SessionAsked | Response> {
+  if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") {
+    return protocolError(415, "unsupported_media_type", "Send the checkout object as application/json.");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    return protocolError(400, "invalid_request", "The body is not valid JSON.");
+  }
+  const parsed = checkoutRequest.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.reduce<string>((at, p) => (typeof p === "number" ? `${at}[${p}]` : `${at}.${String(p)}`), "$");
+    return protocolError(400, "invalid_request", `${path}: ${issue.message}`);
+  }
+  return askedOf(parsed.data);
+}
+
+/**
+ * Discount codes sent in a session count as code attempts of the shopper's discount door, one per code,
+ * per address (the same budget the cart's code form has): guessing codes through an agent is no faster than
+ * through the page. An agent cannot pass a person check, so past a threshold asking for one it is refused.
+ */
+async function countCodes(c: UcpContext, asked: SessionAsked): Promise<Response | null> {
+  const client = clientOf(c.req.header("cf-connecting-ip"));
+  for (let i = 0; i < asked.discountCodes.length; i++) {
+    const outcome = await passThrough(limiterOf(c.env), shopperKeys("discount", c.var.hostname, client), () => Promise.resolve("check" as const));
+    if (outcome.allowed) continue;
+    if ("checkRefused" in outcome) return protocolError(429, "rate_limited", "Too many discount codes were tried at this store just now; the buyer can enter the code on the checkout page.");
+    return protocolError(429, "rate_limited", refusalMessage(outcome), { "retry-after": String(outcome.retryAfterSeconds) });
+  }
+  return null;
+}
+
+function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCode = 200): Response {
+  c.header("cache-control", "no-store");
+  if (result.ok) return c.json(result.checkout, status);
+  if (result.why === "terminal") return protocolError(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
+  return notFound();
+}
+
+/** The common steps: a store closed by its password is closed to agents; the agent named; the id a session id. */
+function preflight(c: UcpContext, id?: string): string | Response {
+  if (c.var.store.passwordCookieHash !== null) return protocolError(403, "password_protected", "This store is open only to people with its password; it does not sell to agents.");
+  if (id !== undefined && !UUID.test(id)) return notFound();
+  return agentOf(c);
+}
+
+ucpSessions.post(BASE, async (c) => {
+  const agent = preflight(c);
+  if (agent instanceof Response) return agent;
+  const asked = await askedIn(c);
+  if (asked instanceof Response) return asked;
+  const limited = await countCodes(c, asked);
+  if (limited) return limited;
+  return answer(c, await createSession(c.var.db, c.var.storeId, agent, asked), 201);
+});
+
+ucpSessions.get(`${BASE}/:id`, async (c) => {
+  const agent = preflight(c, c.req.param("id"));
+  if (agent instanceof Response) return agent;
+  return answer(c, await getSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
+});
+
+ucpSessions.put(`${BASE}/:id`, async (c) => {
+  const agent = preflight(c, c.req.param("id"));
+  if (agent instanceof Response) return agent;
+  const asked = await askedIn(c);
+  if (asked instanceof Response) return asked;
+  const limited = await countCodes(c, asked);
+  if (limited) return limited;
+  return answer(c, await replaceSession(c.var.db, c.var.storeId, agent, c.req.param("id"), asked));
+});
+
+ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
+  const agent = preflight(c, c.req.param("id"));
+  if (agent instanceof Response) return agent;
+  return answer(c, await cancelSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
+});
