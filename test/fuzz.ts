@@ -136,7 +136,7 @@ export async function answered(res: Response): Promise<Answered> {
   return { status: res.status, body: await res.text(), contentType: res.headers.get("content-type") ?? "" };
 }
 
-/** Whether a refusal says why: a JSON error with a message (our envelope, OAuth's, JSON-RPC's), or an error page with text. */
+/** Whether a refusal says why: a JSON error with a message (our envelope, OAuth's, JSON-RPC's, UCP's), or an error page with text. */
 function hasReason(a: Answered): boolean {
   if (a.contentType.includes("json")) {
     try {
@@ -144,6 +144,10 @@ function hasReason(a: Answered): boolean {
       if (body.json) return typeof body.json.code === "string" && typeof body.json.message === "string" && body.json.message.length > 0;
       if (typeof body.error === "string") return typeof body.error_description === "string" && body.error_description.length > 0;
       if (typeof body.error === "object" && body.error !== null) return typeof (body.error as { message?: unknown }).message === "string";
+      // UCP's protocol errors (`{code, content}`) and its error response (`{ucp, messages: [{content}]}`).
+      const ucp = body as { code?: unknown; content?: unknown; messages?: { content?: unknown }[] };
+      if (typeof ucp.code === "string") return typeof ucp.content === "string" && ucp.content.length > 0;
+      if (Array.isArray(ucp.messages)) return typeof ucp.messages[0]?.content === "string";
       return false;
     } catch {
       return false;

@@ -1,30 +1,14 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import path from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { generateSigningKey } from "./keys";
-import { businessProfile, UCP_VERSION } from "./profile";
+import { ucpSchemas } from "../../test/node/ucp-schemas";
+import { businessProfile } from "./profile";
 
 /**
  * The store's UCP profile against the specification's own JSON Schemas (test/fixtures/ucp/2026-08-25,
  * copied from the protocol's repository with their source): every schema loaded by its $id, the profile
  * validated as a business profile.
  */
-const ROOT = path.resolve(import.meta.dirname, "../../test/fixtures/ucp", UCP_VERSION, "schemas");
-
-function schemaFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? schemaFiles(full) : name.endsWith(".json") ? [full] : [];
-  });
-}
-
-function validator() {
-  // The schemas annotate themselves (ucp_request, ucp_response…): keywords the validator should not refuse.
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-  for (const file of schemaFiles(ROOT)) ajv.addSchema(JSON.parse(readFileSync(file, "utf8")) as object);
-  return ajv;
-}
+const validator = ucpSchemas;
 
 describe("the store's UCP business profile", () => {
   it("validates against the specification's business profile schema, with the store's keys", async () => {

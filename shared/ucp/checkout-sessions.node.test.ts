@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { checkoutView, sessionNotFound, type UcpCheckout } from "./checkout-sessions";
+import { ucpSchemas } from "../../test/node/ucp-schemas";
+
+/**
+ * The checkout sessions' answers against the specification's own JSON Schemas (test/fixtures/ucp/2026-08-25):
+ * the checkout with the fulfillment and the discount extensions, for a session incomplete, ready with a code
+ * and shipping, and cancelled, and the not-found answer as the protocol's error response. The answers are made
+ * by the same function the Worker answers with (`checkoutView`), from readings like the database's.
+ */
+const ajv = ucpSchemas();
+const SCHEMAS = ["shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout", "shopping/discount.json#/$defs/dev.ucp.shopping.checkout"];
+
+function expectValid(answer: unknown, schemas = SCHEMAS) {
+  for (const id of schemas) {
+    const validate = ajv.getSchema(`https://ucp.dev/schemas/${id}`)!;
+    expect(validate(answer), `${id}: ${JSON.stringify(validate.errors)}`).toBe(true);
+  }
+}
+
+const VARIANT = "6f1c1d7e-8a3b-4c2d-9e1f-0a1b2c3d4e5f";
+const shop = { enabled: true, currency: "INR", fee: 5000, freeOver: 500000 };
+const read = {
+  variants: [{ id: VARIANT, productTitle: "Cotton Kurta", variantTitle: "M", price: 129900, active: true, preorder: false, available: 3 }],
+  codes: [{ code: "DIWALI10", kind: "percentage" as const, value: 10, state: "live" as const }],
+};
+const address = { first_name: "Asha", last_name: "Rao", street_address: "12 MG Road", address_locality: "Pune", address_region: "IN-MH", postal_code: "411001", address_country: "IN" };
+const session = (over: Partial<Parameters<typeof checkoutView>[0]> = {}) => ({
+  id: "0b5e6f7a-1c2d-4e3f-8a9b-0c1d2e3f4a5b",
+  status: "incomplete" as const,
+  expiresAt: new Date("2026-11-26T18:00:00Z"),
+  lineItems: [{ variant_id: VARIANT, quantity: 2 }],
+  buyer: null,
+  destination: null,
+  discountCodes: [],
+  ...over,
+});
+
+describe("UCP checkout session answers against the specification's schemas", () => {
+  it("an incomplete session, with its messages", () => {
+    const answer = checkoutView(session({ lineItems: [{ variant_id: VARIANT, quantity: 9 }, { variant_id: "gone", quantity: 1 }] }), shop, read);
+    expect(answer.status).toBe("incomplete");
+    expectValid(answer);
+  });
+
+  it("a session ready to complete, with a code, shipping and totals that add up", () => {
+    const answer: UcpCheckout = checkoutView(session({ buyer: { email: "asha@example.com" }, destination: address, discountCodes: ["diwali10", "NOPE"] }), shop, read);
+    expect(answer.status).toBe("ready_for_complete");
+    expect(answer.totals.map((t) => [t.type, t.amount])).toEqual([["subtotal", 259800], ["discount", -25980], ["fulfillment", 5000], ["total", 238820]]);
+    expectValid(answer);
+  });
+
+  it("a cancelled session, and the answer for a session that does not exist", () => {
+    expectValid(checkoutView(session({ status: "canceled" }), shop, read));
+    expectValid(sessionNotFound(), ["common/types/error_response.json"]);
+  });
+
+  it("the schema can refuse: a total that is not an integer, a missing status", () => {
+    const answer = checkoutView(session(), shop, read);
+    const validate = ajv.getSchema(`https://ucp.dev/schemas/${SCHEMAS[0]}`)!;
+    expect(validate({ ...answer, totals: [{ type: "subtotal", amount: 1.5 }, { type: "total", amount: 1.5 }] })).toBe(false);
+    expect(validate({ ...answer, status: undefined })).toBe(false);
+  });
+});
