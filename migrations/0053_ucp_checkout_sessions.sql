@@ -26,3 +26,9 @@ create table ucp_checkout_session (
 );
 create index ucp_checkout_session_store_idx on ucp_checkout_session (store_id, created_at desc);
 select internal.make_tenant_table('ucp_checkout_session');
+
+-- An agent's Idempotency-Key on a session's create, update or cancel is kept with the API's keys (migration
+-- 0051: per store and owner, 24 hours, the same daily prune), its owner the agent: 'agent:' and the SHA-256 of
+-- its `UCP-Agent` profile URL.
+alter table idempotency_key drop constraint idempotency_key_owner_check,
+  add constraint idempotency_key_owner_check check (owner ~ '^(grant|member):[0-9a-f-]{36}$' or owner ~ '^agent:[0-9a-f]{64}$');

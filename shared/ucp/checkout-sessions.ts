@@ -2,9 +2,9 @@ import { and, eq, gt, inArray, notInArray, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
-import { plan, together, type Plan } from "../db/plan";
-import { CART_LINE_QUANTITY_MAX, discount, product, productVariant, store, ucpCheckoutSession, type UcpSessionStatus } from "../db/schema";
-import type { Q } from "../db/steps";
+import { constant, plan, together, type Plan } from "../db/plan";
+import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, product, productVariant, store, ucpCheckoutSession, type UcpSessionStatus } from "../db/schema";
+import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { checkoutInput } from "../orders/checkout-input";
 import { cartTotals, lineTotal } from "../storefront/cart-totals";
@@ -160,6 +160,19 @@ const theSession = (id: string, agent: string) =>
 /** The session `id` of this store and agent, as it was at the start of the unit. */
 function sessionPlan(q: Q, id: string, agent: string): Plan<SessionRow | undefined> {
   return plan([q.select(sessionColumns).from(ucpCheckoutSession).where(theSession(id, agent))] as const, ([rows]) => rows[0]);
+}
+
+/** An agent's Idempotency-Key in the unit's store, while it lives (24 hours, as the API's keys). */
+export function agentKeyPlan(q: Q, owner: string, key: string) {
+  return plan(
+    [
+      q
+        .select({ procedure: idempotencyKey.procedure, hash: idempotencyKey.requestHash, status: idempotencyKey.status, response: idempotencyKey.response })
+        .from(idempotencyKey)
+        .where(and(eq(idempotencyKey.storeId, CURRENT_STORE), eq(idempotencyKey.owner, owner), eq(idempotencyKey.key, key), gt(idempotencyKey.createdAt, sql`now() - interval '24 hours'`))),
+    ] as const,
+    ([rows]) => rows[0],
+  );
 }
 
 // Pricing -------------------------------------------------------------------------------------------------
@@ -332,29 +345,33 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
 /** What an operation answers: the session, or why not (the door turns these into the protocol's answers). */
 export type SessionAnswer = { ok: true; checkout: UcpCheckout } | { ok: false; why: "off" | "not_found" | "terminal" };
 
+/**
+ * A statement the caller's write unit sends first (the door's `Idempotency-Key`, taken by the change's own unit:
+ * two requests with one key meet there, and a change that rolls back takes no key).
+ */
+export type AlsoWrite = (q: Q) => Plan<unknown>;
+const none: AlsoWrite = () => constant(undefined);
+
+/** One write of a session in its own unit, after the caller's key (`also`); answers the write's rows. */
+async function writeKeyed<S extends Step>(db: Database, storeId: string, also: AlsoWrite, write: (q: Q) => S): Promise<ResultOf<S>> {
+  const { rows } = await sendStoreUnit(db, storeId, (q) => together({ key: also(q), rows: plan([write(q)] as const, ([r]) => r) }), { readOnly: false });
+  return rows;
+}
+
 const OFF = { ok: false, why: "off" } as const;
 const NOT_FOUND = { ok: false, why: "not_found" } as const;
 
 /** A new session from an agent's request: one unit reads the switch and the catalogue, one writes the session. */
-export async function createSession(db: Database, storeId: string, agent: string, asked: SessionAsked): Promise<SessionAnswer> {
+export async function createSession(db: Database, storeId: string, agent: string, asked: SessionAsked, also: AlsoWrite = none): Promise<SessionAnswer> {
   const { shop, read } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), read: cataloguePlan(q, asked) }));
   if (!shop?.enabled) return OFF;
   const id = crypto.randomUUID();
   const draft = checkoutView({ id, status: "incomplete", expiresAt: new Date(), ...asked }, shop, read);
-  const [row] = await sendStoreUnit(
-    db,
-    storeId,
-    (q) =>
-      plan(
-        [
-          q
-            .insert(ucpCheckoutSession)
-            .values({ id, storeId: CURRENT_STORE, agentProfile: agent, status: draft.status, ...asked })
-            .returning({ expiresAt: ucpCheckoutSession.expiresAt }),
-        ] as const,
-        ([rows]) => rows,
-      ),
-    { readOnly: false },
+  const [row] = await writeKeyed(db, storeId, also, (q) =>
+    q
+      .insert(ucpCheckoutSession)
+      .values({ id, storeId: CURRENT_STORE, agentProfile: agent, status: draft.status, ...asked })
+      .returning({ expiresAt: ucpCheckoutSession.expiresAt }),
   );
   return { ok: true, checkout: { ...draft, expires_at: row!.expiresAt.toISOString() } };
 }
@@ -373,27 +390,18 @@ export async function getSession(db: Database, storeId: string, agent: string, i
  * read in one unit, the session rewritten in the next unless it ended meanwhile. A completed or cancelled
  * session cannot change.
  */
-export async function replaceSession(db: Database, storeId: string, agent: string, id: string, asked: SessionAsked): Promise<SessionAnswer> {
+export async function replaceSession(db: Database, storeId: string, agent: string, id: string, asked: SessionAsked, also: AlsoWrite = none): Promise<SessionAnswer> {
   const { shop, session, read } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent), read: cataloguePlan(q, asked) }));
   if (!shop?.enabled) return OFF;
   if (!session) return NOT_FOUND;
   if (TERMINAL.includes(session.status)) return { ok: false, why: "terminal" };
   const next = checkoutView({ ...session, ...asked }, shop, read);
-  const rows = await sendStoreUnit(
-    db,
-    storeId,
-    (q) =>
-      plan(
-        [
-          q
-            .update(ucpCheckoutSession)
-            .set({ ...asked, status: next.status, updatedAt: sql`now()` })
-            .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL])))
-            .returning({ id: ucpCheckoutSession.id }),
-        ] as const,
-        ([r]) => r,
-      ),
-    { readOnly: false },
+  const rows = await writeKeyed(db, storeId, also, (q) =>
+    q
+      .update(ucpCheckoutSession)
+      .set({ ...asked, status: next.status, updatedAt: sql`now()` })
+      .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL])))
+      .returning({ id: ucpCheckoutSession.id }),
   );
   return rows.length ? { ok: true, checkout: next } : { ok: false, why: "terminal" };
 }
@@ -415,8 +423,8 @@ export async function cancelSession(db: Database, storeId: string, agent: string
           [
             q
               .update(ucpCheckoutSession)
-            .set({ status: "canceled", updatedAt: sql`now()` })
-            .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL]), inArray(ucpCheckoutSession.storeId, q.select({ id: store.id }).from(store).where(and(eq(store.id, CURRENT_STORE), eq(store.agenticCheckout, true))))))
+              .set({ status: "canceled", updatedAt: sql`now()` })
+              .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL]), inArray(ucpCheckoutSession.storeId, q.select({ id: store.id }).from(store).where(and(eq(store.id, CURRENT_STORE), eq(store.agenticCheckout, true))))))
               .returning(sessionColumns),
           ] as const,
           ([rows]): SessionRow | undefined => rows[0],

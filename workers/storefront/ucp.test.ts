@@ -196,6 +196,42 @@ describe("UCP checkout sessions over REST", () => {
     expect(paths(empty.body)[0]).toBe("$.line_items missing");
   });
 
+  it("Idempotency-Key: the same key and body answer the first answer again; another body is 409 and runs nothing", async () => {
+    const s = await shop();
+    const key = crypto.randomUUID();
+    const first = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": key });
+    expect(first.status).toBe(201);
+    const again = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": key });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const other = await send(s.hostname, "POST", BASE, ready(s.variantId, 2), { "idempotency-key": key });
+    expect(other.status).toBe(409);
+    expect(other.body["code"]).toBe("idempotency_conflict");
+    // Another agent's key of the same name is its own.
+    const otherAgent = await send(s.hostname, "POST", BASE, ready(s.variantId, 2), { "idempotency-key": key, "ucp-agent": 'profile="https://other-agent.example.com/.well-known/ucp"' });
+    expect(otherAgent.status).toBe(201);
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1", [s.id])).toEqual([{ n: 3 }]);
+
+    const id = first.body["id"] as string;
+    const k2 = crypto.randomUUID();
+    const put = await send(s.hostname, "PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": k2 });
+    expect(put.status).toBe(200);
+    expect((await send(s.hostname, "PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": k2 })).body).toEqual(put.body);
+    expect((await send(s.hostname, "PUT", `${BASE}/${id}`, ready(s.variantId, 4), { "idempotency-key": k2 })).status).toBe(409);
+    // The same key on create is another operation: 409.
+    expect((await send(s.hostname, "POST", BASE, ready(s.variantId, 3), { "idempotency-key": k2 })).status).toBe(409);
+    expect((await send(s.hostname, "GET", `${BASE}/${id}`)).body["line_items"][0]["quantity"]).toBe(3);
+
+    // Racing requests with one key make one session.
+    const k3 = crypto.randomUUID();
+    const raced = await Promise.all([1, 2, 3].map(() => send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": k3 })));
+    expect(raced.map((r) => r.status).sort()).toContain(201);
+    for (const r of raced) expect([201, 409]).toContain(r.status);
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1", [s.id])).toEqual([{ n: 4 }]);
+    expect((await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": "bad key" })).status).toBe(400);
+  });
+
   it("counts every call per address before any database work: past the ucp door's limit, 429 with Retry-After", async () => {
     const s = await shop();
     const from = ip();

@@ -1,12 +1,17 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { sha256Hex } from "#shared/core/tokens";
+import { plan } from "#shared/db/plan";
+import { sendStoreUnit } from "#shared/db/unit";
 import { clientOf } from "#shared/limits/address";
 import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
 import { agentProfileUrl } from "#shared/ucp/agent-profile";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
-import { cancelSession, createSession, getSession, replaceSession, sessionNotFound, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import { agentKeyPlan, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
+import { idempotencyKeyOf, isKeyInUse, keyPlan, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
+import { storeIdempotentAnswer } from "#shared/pipeline/statements";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
 
@@ -108,6 +113,44 @@ function preflight(c: UcpContext, id?: string): string | Response {
   return agentOf(c);
 }
 
+/**
+ * An `Idempotency-Key` on a create or an update (the specification's replay protection, with the API's keys:
+ * shared/pipeline/idempotency-key.ts): per store and agent for 24 hours, over the operation, the session and
+ * the raw body's SHA-256. The same key and body answer the first answer again (marked Idempotent-Replayed);
+ * the same key with another body or operation is 409 and runs nothing. The key is taken by the change's own
+ * unit, so two racing requests with one key meet there: the second runs nothing and is told to retry.
+ */
+async function idempotent(c: UcpContext, agent: string, operation: string, run: (also?: AlsoWrite) => Promise<Response>): Promise<Response> {
+  const header = c.req.header("idempotency-key");
+  if (header === undefined) return run();
+  const key = idempotencyKeyOf(header)!;
+  const owner = `agent:${await sha256Hex(agent)}`;
+  const hash = await sha256Hex(`${operation}\n${await c.req.text()}`);
+  const procedure = operation.split(" ")[0]!;
+  const inUse = () => protocolError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being answered; retry in a few seconds.", { "retry-after": "2" });
+  const seen = await sendStoreUnit(c.var.db, c.var.storeId, (q) => agentKeyPlan(q, owner, key));
+  if (seen) {
+    if (seen.procedure !== procedure || seen.hash !== hash) {
+      return protocolError(409, "idempotency_conflict", "This Idempotency-Key was used for another request; send a new key for a new request (the same key repeats the first request only).");
+    }
+    if (seen.status === null || seen.response === null) return inUse();
+    return new Response(seen.response, { status: seen.status, headers: { "content-type": "application/json", "cache-control": "no-store", [REPLAYED_HEADER]: "true" } });
+  }
+  const taken = { key, owner, procedure, hash };
+  let res: Response;
+  try {
+    res = await run((q) => keyPlan(q, taken));
+  } catch (e) {
+    if (isKeyInUse(e)) return inUse();
+    throw e;
+  }
+  if (res.status >= 200 && res.status < 300) {
+    const response = await res.clone().text();
+    await sendStoreUnit(c.var.db, c.var.storeId, (q) => plan([storeIdempotentAnswer(q, { ...taken, status: res.status, response })] as const, () => undefined), { readOnly: false });
+  }
+  return res;
+}
+
 ucpSessions.post(BASE, async (c) => {
   const agent = preflight(c);
   if (agent instanceof Response) return agent;
@@ -115,7 +158,7 @@ ucpSessions.post(BASE, async (c) => {
   if (asked instanceof Response) return asked;
   const limited = await countCodes(c, asked);
   if (limited) return limited;
-  return answer(c, await createSession(c.var.db, c.var.storeId, agent, asked), 201);
+  return idempotent(c, agent, "ucp.checkout.create", async (also) => answer(c, await createSession(c.var.db, c.var.storeId, agent, asked, also), 201));
 });
 
 ucpSessions.get(`${BASE}/:id`, async (c) => {
@@ -131,7 +174,8 @@ ucpSessions.put(`${BASE}/:id`, async (c) => {
   if (asked instanceof Response) return asked;
   const limited = await countCodes(c, asked);
   if (limited) return limited;
-  return answer(c, await replaceSession(c.var.db, c.var.storeId, agent, c.req.param("id"), asked));
+  const id = c.req.param("id");
+  return idempotent(c, agent, `ucp.checkout.update ${id}`, async (also) => answer(c, await replaceSession(c.var.db, c.var.storeId, agent, id, asked, also)));
 });
 
 ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
