@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hashPassword } from "#shared/auth/password";
 import { withStore } from "#shared/db/with-store";
 import { SHOPPER_LIMITS } from "#shared/limits/shopper";
 import { UCP_VERSION } from "#shared/ucp/profile";
@@ -211,7 +212,7 @@ describe("UCP checkout sessions over REST", () => {
     // Another agent's key of the same name is its own.
     const otherAgent = await send(s.hostname, "POST", BASE, ready(s.variantId, 2), { "idempotency-key": key, "ucp-agent": 'profile="https://other-agent.example.com/.well-known/ucp"' });
     expect(otherAgent.status).toBe(201);
-    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1", [s.id])).toEqual([{ n: 3 }]);
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1 and agent_profile like '%agent.example.com%'", [s.id])).toEqual([{ n: 2 }]);
 
     const id = first.body["id"] as string;
     const k2 = crypto.randomUUID();
@@ -228,8 +229,19 @@ describe("UCP checkout sessions over REST", () => {
     const raced = await Promise.all([1, 2, 3].map(() => send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": k3 })));
     expect(raced.map((r) => r.status).sort()).toContain(201);
     for (const r of raced) expect([201, 409]).toContain(r.status);
-    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1", [s.id])).toEqual([{ n: 4 }]);
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1 and agent_profile like '%agent.example.com%'", [s.id])).toEqual([{ n: 3 }]);
     expect((await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": "bad key" })).status).toBe(400);
+  });
+
+  it("a store behind its password does not sell to agents: 403 in the protocol's shape", async () => {
+    const s = await shop();
+    await sql(s, "update store set storefront_password_hash = $2 where id = $1", [s.id, await hashPassword("open sesame 42")]);
+    for (const [method, path, body] of [["POST", BASE, ready(s.variantId, 1)], ["GET", `${BASE}/${crypto.randomUUID()}`]] as const) {
+      const r = await send(s.hostname, method, path, body);
+      expect(r.status, `${method} ${path}`).toBe(403);
+      expect(r.body).toEqual({ code: expect.any(String), content: expect.any(String) });
+    }
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1 and agent_profile like '%agent.example.com%'", [s.id])).toEqual([{ n: 0 }]);
   });
 
   it("counts every call per address before any database work: past the ucp door's limit, 429 with Retry-After", async () => {
