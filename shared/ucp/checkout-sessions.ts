@@ -154,11 +154,16 @@ const sessionColumns = {
 };
 
 /** The session `id` of this store, made by this agent, not expired. */
-const theSession = (id: string, agent: string) =>
-  and(eq(ucpCheckoutSession.storeId, CURRENT_STORE), eq(ucpCheckoutSession.id, id), eq(ucpCheckoutSession.agentProfile, agent), gt(ucpCheckoutSession.expiresAt, sql`now()`));
+const theSession = (id: string, agent: string | null) =>
+  and(
+    eq(ucpCheckoutSession.storeId, CURRENT_STORE),
+    eq(ucpCheckoutSession.id, id),
+    agent === null ? undefined : eq(ucpCheckoutSession.agentProfile, agent),
+    gt(ucpCheckoutSession.expiresAt, sql`now()`),
+  );
 
 /** The session `id` of this store and agent, as it was at the start of the unit. */
-function sessionPlan(q: Q, id: string, agent: string): Plan<SessionRow | undefined> {
+function sessionPlan(q: Q, id: string, agent: string | null): Plan<SessionRow | undefined> {
   return plan([q.select(sessionColumns).from(ucpCheckoutSession).where(theSession(id, agent))] as const, ([rows]) => rows[0]);
 }
 
@@ -376,8 +381,11 @@ export async function createSession(db: Database, storeId: string, agent: string
   return { ok: true, checkout: { ...draft, expires_at: row!.expiresAt.toISOString() } };
 }
 
-/** The session as it is now, priced afresh: the switch and the session in one unit, its catalogue in the next. */
-export async function getSession(db: Database, storeId: string, agent: string, id: string): Promise<SessionAnswer> {
+/**
+ * The session as it is now, priced afresh: the switch and the session in one unit, its catalogue in the next.
+ * With no agent (null), the session by its id alone: its `continue_url` page, where the buyer holds the link.
+ */
+export async function getSession(db: Database, storeId: string, agent: string | null, id: string): Promise<SessionAnswer> {
   const { shop, session } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent) }));
   if (!shop?.enabled) return OFF;
   if (!session) return NOT_FOUND;

@@ -17,6 +17,7 @@ import { mediaFile } from "./media";
 import { mcpRefusals, storefrontMcp } from "./storefront-mcp";
 import { cartHandoff } from "./storefront-mcp-checkout";
 import { ucpRefusals, ucpSessions } from "./ucp";
+import { ucpHandoff } from "./ucp-handoff";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
 const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
@@ -98,8 +99,9 @@ app.route("/", suggestRoutes);
 // The Storefront MCP for shoppers' AI agents, and its carts' checkout links (docs/storefront-mcp.md).
 app.route("/", storefrontMcp);
 app.route("/", cartHandoff);
-// UCP checkout sessions for shoppers' AI agents (docs/ucp.md).
+// UCP checkout sessions for shoppers' AI agents, and their continue_url pages (docs/ucp.md).
 app.route("/", ucpSessions);
+app.route("/", ucpHandoff);
 // Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
 app.get("/media/:hash/:file", mediaFile);
 

@@ -45,6 +45,7 @@ const DOORS: { method: RegExp; path: RegExp; door: ShopperDoor }[] = [
   { method: /^POST$/, path: /^\/api\/mcp$/, door: "mcp" },
   { method: /^(GET|HEAD|POST|PUT)$/, path: /^\/api\/ucp\/checkout-sessions(\/[^/]+(\/cancel)?)?$/, door: "ucp" },
   { method: /^POST$/, path: /^\/api\/cart\/open\/[^/]+$/, door: "cart" },
+  { method: /^POST$/, path: /^\/api\/cart\/session\/[^/]+$/, door: "cart" },
 ];
 
 /** The doors with a check (those with a store key): what the person is asked to do, and the widget's action. */

@@ -14,6 +14,7 @@ import { idempotencyKeyOf, isKeyInUse, keyPlan, REPLAYED_HEADER } from "#shared/
 import { storeIdempotentAnswer } from "#shared/pipeline/statements";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
+import { continuePath } from "./ucp-handoff";
 
 /**
  * UCP checkout sessions over REST on every store's own domains (issue 26 item 3; docs/ucp.md):
@@ -101,7 +102,11 @@ async function countCodes(c: UcpContext, asked: SessionAsked): Promise<Response 
 
 function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCode = 200): Response {
   c.header("cache-control", "no-store");
-  if (result.ok) return c.json(result.checkout, status);
+  if (result.ok) {
+    // Where the buyer takes over (ucp-handoff.tsx), while the session is open.
+    const open = result.checkout.status !== "completed" && result.checkout.status !== "canceled";
+    return c.json(open ? { ...result.checkout, continue_url: `https://${c.var.hostname}${continuePath(result.checkout.id)}` } : result.checkout, status);
+  }
   if (result.why === "terminal") return protocolError(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
   return notFound();
 }
