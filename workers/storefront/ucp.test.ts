@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { withStore } from "#shared/db/with-store";
@@ -5,6 +6,7 @@ import { SHOPPER_LIMITS } from "#shared/limits/shopper";
 import { UCP_VERSION } from "#shared/ucp/profile";
 import { call } from "../../test/call";
 import { testDb, type TestStore } from "../../test/harness";
+import { newTrace, tripsOf } from "../../test/proxy";
 import { cartOf, makeShop, Shopper, type ShopStore } from "../../test/storefront";
 import worker from "./index";
 
@@ -14,6 +16,7 @@ import worker from "./index";
  * another store's domain, the switch, cancel, the limit, hostile bodies.
  */
 const db = testDb();
+const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 const sql = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
 const ip = () => `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;
 const AGENT = 'profile="https://agent.example.com/.well-known/ucp"';
@@ -287,14 +290,36 @@ describe("UCP checkout sessions over REST", () => {
     expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1 and agent_profile like '%agent.example.com%'", [s.id])).toEqual([{ n: 0 }]);
   });
 
+  it("round trips: two units per operation (the switch with the session or the catalogue, then the write or the catalogue)", async () => {
+    const s = await shop();
+    await send(s.hostname, "GET", `${BASE}/${crypto.randomUUID()}`); // the host and its facts held
+    const turns = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const trace = newTrace();
+      const r = await send(s.hostname, method, path, body, { "x-commerce-trace": trace, ...headers });
+      return { status: r.status, body: r.body, turns: (await tripsOf(proxy, trace)).turns };
+    };
+    const created = await turns("POST", BASE, ready(s.variantId, 1, [s.discountCode]));
+    const id = created.body["id"] as string;
+    expect([created.status, created.turns]).toEqual([201, 2]);
+    expect((await turns("GET", `${BASE}/${id}`)).turns).toBe(2);
+    expect((await turns("PUT", `${BASE}/${id}`, ready(s.variantId, 2))).turns).toBe(2);
+    // With an Idempotency-Key: the key read first, its answer stored after; a replay is one.
+    const key = crypto.randomUUID();
+    expect((await turns("PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": key })).turns).toBe(4);
+    expect((await turns("PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": key })).turns).toBe(1);
+    expect((await turns("POST", `${BASE}/${id}/cancel`, {})).turns).toBe(2);
+  });
+
   it("counts every call per address before any database work: past the ucp door's limit, 429 with Retry-After", async () => {
     const s = await shop();
     const from = ip();
     const limit = SHOPPER_LIMITS.ucp.address.limit;
     const id = crypto.randomUUID();
     for (let i = 0; i < limit; i++) await send(s.hostname, "GET", `${BASE}/${id}`, undefined, { "cf-connecting-ip": from });
-    const refused = await send(s.hostname, "GET", `${BASE}/${id}`, undefined, { "cf-connecting-ip": from });
+    const trace = newTrace();
+    const refused = await send(s.hostname, "GET", `${BASE}/${id}`, undefined, { "cf-connecting-ip": from, "x-commerce-trace": trace });
     expect(refused.status).toBe(429);
+    expect((await tripsOf(proxy, trace)).turns).toBe(0);
     expect(refused.body["code"]).toBe("rate_limited");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   });
