@@ -22,7 +22,7 @@ export const AREAS = {
   orders: ["auth", "limits", "rules", "documents", "storefront", "marketing", "payments", "shipping"],
   notifications: ["events", "mail", "marketing", "media", "orders", "rules", "storefront"],
   restock: ["events", "mail", "notifications", "storefront"],
-  ucp: ["apps", "orders", "storefront"],
+  ucp: ["apps", "orders", "rules", "storefront"],
 };
 
 const areas = Object.keys(AREAS);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { TAX_CLASSES, type TaxClass } from "../db/schema";
 import { checkoutView, sessionNotFound, type UcpCheckout } from "./checkout-sessions";
 import { ucpSchemas } from "../../test/node/ucp-schemas";
 
@@ -21,8 +22,9 @@ function expectValid(answer: unknown, schemas = SCHEMAS) {
 const VARIANT = "6f1c1d7e-8a3b-4c2d-9e1f-0a1b2c3d4e5f";
 const shop = { enabled: true, currency: "INR", fee: 5000, freeOver: 500000 };
 const read = {
-  variants: [{ id: VARIANT, productTitle: "Cotton Kurta", variantTitle: "M", price: 129900, active: true, preorder: false, available: 3 }],
+  variants: [{ id: VARIANT, productTitle: "Cotton Kurta", variantTitle: "M", price: 129900, active: true, preorder: false, available: 3, taxClass: "gst_5" as const }],
   codes: [{ code: "DIWALI10", kind: "percentage" as const, value: 10, state: "live" as const }],
+  rates: Object.fromEntries(TAX_CLASSES.map((c) => [c, 500])) as Record<TaxClass, number>,
 };
 const address = { first_name: "Asha", last_name: "Rao", street_address: "12 MG Road", address_locality: "Pune", address_region: "IN-MH", postal_code: "411001", address_country: "IN" };
 const session = (over: Partial<Parameters<typeof checkoutView>[0]> = {}) => ({
@@ -47,6 +49,11 @@ describe("UCP checkout session answers against the specification's schemas", () 
     const answer: UcpCheckout = checkoutView(session({ buyer: { email: "asha@example.com" }, destination: address, discountCodes: ["diwali10", "NOPE"] }), shop, read);
     expect(answer.status).toBe("ready_for_complete");
     expect(answer.totals.map((t) => [t.type, t.amount])).toEqual([["subtotal", 259800], ["discount", -25980], ["fulfillment", 5000], ["total", 238820]]);
+    // GST at 5 % inside the total, as lines under it that add up to it.
+    const gst = answer.totals.at(-1)!.lines!;
+    expect(gst.map((l) => l.display_text)).toEqual(["Excl. GST", "GST"]);
+    expect(gst[0]!.amount + gst[1]!.amount).toBe(238820);
+    expect(Math.abs(gst[1]!.amount - Math.round((238820 * 5) / 105))).toBeLessThanOrEqual(2);
     expectValid(answer);
   });
 

@@ -3,7 +3,9 @@ import { alias } from "drizzle-orm/pg-core";
 import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
 import { constant, plan, together, type Plan } from "../db/plan";
-import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, product, productVariant, store, ucpCheckoutSession, type UcpSessionStatus } from "../db/schema";
+import { isIndianStateCode, orderMoney, type GstRates, type IndianStateCode, type TaxLine } from "../rules/gst";
+import { ratesPlan } from "../rules/gst-rates";
+import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, product, productVariant, store, ucpCheckoutSession, type TaxClass, type UcpSessionStatus } from "../db/schema";
 import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { checkoutInput } from "../orders/checkout-input";
@@ -36,6 +38,7 @@ interface Total {
   type: string;
   amount: number;
   display_text?: string;
+  lines?: { display_text: string; amount: number }[];
 }
 
 export interface UcpCheckout {
@@ -76,6 +79,7 @@ interface VariantRead {
   active: boolean;
   preorder: boolean;
   available: number;
+  taxClass: TaxClass;
 }
 
 interface CodeRead {
@@ -88,6 +92,8 @@ interface CodeRead {
 interface CatalogueRead {
   variants: VariantRead[];
   codes: CodeRead[];
+  /** The GST rates of the day (shared/rules/gst-rates.ts), as checkout reads them. */
+  rates: GstRates;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -112,6 +118,7 @@ function storePlan(q: Q): Plan<StoreRead | null> {
 function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
   const ids = [...new Set(asked.lineItems.map((l) => l.variant_id).filter((id) => UUID.test(id)))];
   const codes = [...new Set(asked.discountCodes.map(normalCode))];
+  const rates = ratesPlan(q, new Date());
   return plan(
     [
       q
@@ -122,6 +129,7 @@ function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
           price: v.priceMinor,
           active: sql<boolean>`${product.status} = 'active'`,
           preorder: v.preorder,
+          taxClass: v.taxClass,
           available: sql<number>`${sql.raw(AVAILABLE)}`,
         })
         .from(v)
@@ -132,8 +140,13 @@ function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
         .select({ code: discount.code, kind: discount.kind, value: discount.value, state: sql<DiscountState>`${DISCOUNT_STATE}` })
         .from(discount)
         .where(and(eq(discount.storeId, CURRENT_STORE), inArray(discount.code, codes.length ? codes : [""]))),
+      ...rates.steps,
     ] as const,
-    ([variants, found]) => ({ variants: variants.map((r) => ({ ...r, price: Number(r.price), available: Number(r.available) })), codes: found.map((c) => ({ ...c, value: Number(c.value) })) }),
+    ([variants, found, ...rest]) => ({
+      variants: variants.map((r) => ({ ...r, price: Number(r.price), available: Number(r.available) })),
+      codes: found.map((c) => ({ ...c, value: Number(c.value) })),
+      rates: rates.finish(rest),
+    }),
   );
 }
 
@@ -246,6 +259,20 @@ const discountWarning: Record<DiscountState | "unknown" | "again" | "second", { 
   second: { code: "discount_code_combination_disallowed", content: "One discount code applies per order; this one was not combined with the first." },
 };
 
+/**
+ * The GST inside the total, as lines under it (`Excl. GST`, `GST`) that add up to it: UCP's `tax` total is
+ * added to the others, and our prices include GST. Computed by checkout's own arithmetic (`orderMoney`, the
+ * day's rates, the discount and shipping shared over the lines); the amount does not depend on where the
+ * parcel ships from or to (only its split into CGST and SGST or IGST does), so one parcel stands for all.
+ */
+function gstLines(lines: TaxLine[], discount: number, shipping: number, address: Address | null, rates: GstRates): { lines?: { display_text: string; amount: number }[] } {
+  if (lines.length === 0) return {};
+  const region = address?.address_region ?? "";
+  const destination: IndianStateCode = isIndianStateCode(region) ? region : "IN-DL";
+  const money = orderMoney({ parcels: [{ lines, originState: destination }], discount, shipping, destinationState: destination, rates });
+  return { lines: [{ display_text: "Excl. GST", amount: money.total - money.tax }, { display_text: "GST", amount: money.tax }] };
+}
+
 const CAPABILITIES = {
   "dev.ucp.shopping.checkout": [{ version: UCP_VERSION }],
   "dev.ucp.shopping.fulfillment": [{ version: UCP_VERSION }],
@@ -263,6 +290,7 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
   const asked = new Map<string, number>();
   for (const l of session.lineItems) asked.set(l.variant_id.toLowerCase(), (asked.get(l.variant_id.toLowerCase()) ?? 0) + l.quantity);
   const priced: { unitPrice: number; quantity: number }[] = [];
+  const taxed: TaxLine[] = [];
   if (session.lineItems.length === 0) messages.push({ type: "error", code: "missing", severity: "recoverable", path: "$.line_items", content: "Add at least one line item." });
   const lineItems = session.lineItems.map((l, i) => {
     const found = variantOf.get(l.variant_id.toLowerCase());
@@ -278,6 +306,7 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
     }
     const line = { unitPrice: found.price, quantity: l.quantity };
     priced.push(line);
+    taxed.push({ taxClass: found.taxClass, amount: lineTotal(line), quantity: l.quantity });
     const amount = lineTotal(line);
     const title = found.variantTitle === "Default" ? found.productTitle : `${found.productTitle} (${found.variantTitle})`;
     return { id, item: { id: l.variant_id, title, price: found.price }, quantity: l.quantity, totals: [{ type: "subtotal", amount }, { type: "total", amount }] };
@@ -306,7 +335,8 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
   const shipping = shop.freeOver !== null && cart.total >= shop.freeOver ? 0 : shop.fee;
   const destinationId = "destination_1";
   if (session.destination) totals.push({ type: "fulfillment", amount: shipping, display_text: "Shipping" });
-  totals.push({ type: "total", amount: cart.total + (session.destination ? shipping : 0), display_text: "Total" });
+  const charged = session.destination ? shipping : 0;
+  totals.push({ type: "total", amount: cart.total + charged, display_text: "Total", ...gstLines(taxed, cart.discount, charged, session.destination, read.rates) });
   messages.push({ type: "info", content: "Prices include GST." });
 
   const lineIds = lineItems.map((l) => l.id);

@@ -61,7 +61,13 @@ describe("UCP checkout sessions over REST", () => {
     expect(b["line_items"]).toEqual([{ id: "li_1", item: { id: s.variantId, title: expect.any(String), price: 1000 }, quantity: 2, totals: [{ type: "subtotal", amount: 2000 }, { type: "total", amount: 2000 }] }]);
     expect(paths(b)).toEqual(["$.buyer.email missing", "$.fulfillment.methods[0].destinations missing"]);
     expect(b["messages"]).toContainEqual({ type: "info", content: "Prices include GST." });
-    expect(b["totals"]).toEqual([{ type: "subtotal", amount: 2000, display_text: "Subtotal (GST included)" }, { type: "total", amount: 2000, display_text: "Total" }]);
+    expect(b["totals"]).toEqual([{ type: "subtotal", amount: 2000, display_text: "Subtotal (GST included)" }, {
+      type: "total",
+      amount: 2000,
+      display_text: "Total",
+      // ₹20.00 inclusive of 18 % GST holds 305 paise, as checkout computes it (checkout.test.ts).
+      lines: [{ display_text: "Excl. GST", amount: 1695 }, { display_text: "GST", amount: 305 }],
+    }]);
     expect(Date.parse(b["expires_at"]) - Date.now()).toBeGreaterThan(5.9 * 3600_000);
 
     const updated = await send(s.hostname, "PUT", `${BASE}/${b["id"]}`, ready(s.variantId, 2, [s.discountCode]));
@@ -262,6 +268,21 @@ describe("UCP checkout sessions over REST", () => {
     expect(cart.lines.map((l) => [l.variantId, l.quantity])).toEqual([[s.variantId, 2]]);
     expect(cart.discountCode).toBe(s.discountCode);
     expect(cart.total).toBe(total(created.body, "total") - total(created.body, "fulfillment"));
+    // The order checkout places from that cart costs what the session said, GST included, to the paisa.
+    const placed = await shopper.send("POST", "/api/checkout", {
+      email: "asha@example.com",
+      shippingAddress: { name: "Asha Rao", line1: ADDRESS.street_address, city: ADDRESS.address_locality, state: ADDRESS.address_region, postalCode: ADDRESS.postal_code, country: "IN" },
+      paymentMethod: "gateway",
+    });
+    expect(placed.status).toBe(201);
+    const o = (placed.body as Json)["order"] as Json;
+    const gst = (created.body["totals"] as Json[]).find((t) => t["type"] === "total")!["lines"] as Json[];
+    expect({ total: o["total"], shipping: o["shipping"], discount: o["discount"], tax: o["tax"] }).toEqual({
+      total: total(created.body, "total"),
+      shipping: total(created.body, "fulfillment"),
+      discount: -total(created.body, "discount"),
+      tax: gst.find((l) => l["display_text"] === "GST")!["amount"],
+    });
 
     // An ended session has no continue_url and no page.
     const cancelled = await send(s.hostname, "POST", `${BASE}/${created.body["id"]}/cancel`, {});
