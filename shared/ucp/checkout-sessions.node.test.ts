@@ -20,7 +20,7 @@ function expectValid(answer: unknown, schemas = SCHEMAS) {
 }
 
 const VARIANT = "6f1c1d7e-8a3b-4c2d-9e1f-0a1b2c3d4e5f";
-const shop = { enabled: true, currency: "INR", fee: 5000, freeOver: 500000 };
+const shop = { enabled: true, currency: "INR", fee: 5000, freeOver: 500000, links: [{ type: "refund_policy", url: "/pages/refund-policy", title: "Refund policy" }] };
 const read = {
   variants: [{ id: VARIANT, productTitle: "Cotton Kurta", variantTitle: "M", price: 129900, active: true, preorder: false, available: 3, taxClass: "gst_5" as const }],
   codes: [{ code: "DIWALI10", kind: "percentage" as const, value: 10, state: "live" as const }],

@@ -5,7 +5,7 @@ import { CURRENT_STORE } from "../db/openings";
 import { constant, plan, together, type Plan } from "../db/plan";
 import { isIndianStateCode, orderMoney, type GstRates, type IndianStateCode, type TaxLine } from "../rules/gst";
 import { ratesPlan } from "../rules/gst-rates";
-import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, product, productVariant, store, ucpCheckoutSession, type TaxClass, type UcpSessionStatus } from "../db/schema";
+import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, page, product, productVariant, store, ucpCheckoutSession, type TaxClass, type UcpSessionStatus } from "../db/schema";
 import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { checkoutInput } from "../orders/checkout-input";
@@ -69,7 +69,18 @@ interface StoreRead {
   currency: string;
   fee: number;
   freeOver: number | null;
+  /** The store's published policy pages, as the checkout's `links` (paths on the store's domain). */
+  links: { type: string; url: string; title: string }[];
 }
+
+/** A published page's handle to the link type UCP knows it by (the first match). */
+const POLICY_LINKS: [RegExp, string][] = [
+  [/privacy/, "privacy_policy"],
+  [/terms/, "terms_of_service"],
+  [/refund|return/, "refund_policy"],
+  [/shipping|delivery/, "shipping_policy"],
+  [/faq/, "faq"],
+];
 
 interface VariantRead {
   id: string;
@@ -109,8 +120,21 @@ function storePlan(q: Q): Plan<StoreRead | null> {
         .select({ enabled: store.agenticCheckout, currency: store.currency, fee: store.shippingFeeMinor, freeOver: store.freeShippingOverMinor })
         .from(store)
         .where(eq(store.id, CURRENT_STORE)),
+      q
+        .select({ handle: page.handle, title: page.title })
+        .from(page)
+        .where(and(eq(page.storeId, CURRENT_STORE), eq(page.status, "published")))
+        .orderBy(page.handle)
+        .limit(50),
     ] as const,
-    ([[row]]) => (row ? { ...row, fee: Number(row.fee), freeOver: row.freeOver === null ? null : Number(row.freeOver) } : null),
+    ([[row], pages]) => {
+      if (!row) return null;
+      const links = pages.flatMap((p) => {
+        const type = POLICY_LINKS.find(([pattern]) => pattern.test(p.handle))?.[1];
+        return type ? [{ type, url: `/pages/${p.handle}`, title: p.title }] : [];
+      });
+      return { ...row, fee: Number(row.fee), freeOver: row.freeOver === null ? null : Number(row.freeOver), links };
+    },
   );
 }
 
@@ -370,7 +394,7 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
     discounts: { codes: session.discountCodes, applied: terms && cart.discount > 0 ? [{ code: terms.code, title: `Discount code ${terms.code}`, amount: cart.discount, method: "across" }] : [] },
     totals,
     messages,
-    links: [],
+    links: shop.links,
     expires_at: session.expiresAt.toISOString(),
   };
 }

@@ -69,6 +69,8 @@ describe("UCP checkout sessions over REST", () => {
       lines: [{ display_text: "Excl. GST", amount: 1695 }, { display_text: "GST", amount: 305 }],
     }]);
     expect(Date.parse(b["expires_at"]) - Date.now()).toBeGreaterThan(5.9 * 3600_000);
+    expect(b["continue_url"]).toBe(`https://${s.hostname}/cart/session/${b["id"]}`);
+    expect(b["links"]).toEqual([]);
 
     const updated = await send(s.hostname, "PUT", `${BASE}/${b["id"]}`, ready(s.variantId, 2, [s.discountCode]));
     expect(updated.status).toBe(200);
@@ -91,6 +93,9 @@ describe("UCP checkout sessions over REST", () => {
     // Read again: the same answer; a full replacement that leaves the buyer out clears it.
     const read = await send(s.hostname, "GET", `${BASE}/${b["id"]}`);
     expect(read.body).toEqual(updated.body);
+    // The store's published policy pages are the checkout's links; a draft is not.
+    await sql(s, "insert into page (store_id, title, handle, body, status, published_at) values ($1, 'Refund policy', 'refund-policy', 'Returns within 7 days.', 'published', now()), ($1, 'Privacy', 'privacy', 'We keep little.', 'draft', null)", [s.id]);
+    expect((await send(s.hostname, "GET", `${BASE}/${b["id"]}`)).body["links"]).toEqual([{ type: "refund_policy", url: `https://${s.hostname}/pages/refund-policy`, title: "Refund policy" }]);
     const cleared = await send(s.hostname, "PUT", `${BASE}/${b["id"]}`, { ...ready(s.variantId, 2), buyer: undefined });
     expect(cleared.body["status"]).toBe("incomplete");
     expect(paths(cleared.body)).toEqual(["$.buyer.email missing"]);

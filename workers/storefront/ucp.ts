@@ -105,7 +105,9 @@ function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCo
   if (result.ok) {
     // Where the buyer takes over (ucp-handoff.tsx), while the session is open.
     const open = result.checkout.status !== "completed" && result.checkout.status !== "canceled";
-    return c.json(open ? { ...result.checkout, continue_url: `https://${c.var.hostname}${continuePath(result.checkout.id)}` } : result.checkout, status);
+    const origin = `https://${c.var.hostname}`;
+    const checkout = { ...result.checkout, links: result.checkout.links.map((l) => ({ ...l, url: `${origin}${l.url}` })) };
+    return c.json(open ? { ...checkout, continue_url: `${origin}${continuePath(checkout.id)}` } : checkout, status);
   }
   if (result.why === "terminal") return protocolError(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
   return notFound();
