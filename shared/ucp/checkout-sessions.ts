@@ -290,7 +290,7 @@ const discountWarning: Record<DiscountState | "unknown" | "again" | "second", { 
  * parcel ships from or to (only its split into CGST and SGST or IGST does), so one parcel stands for all.
  */
 function gstLines(lines: TaxLine[], discount: number, shipping: number, address: Address | null, rates: GstRates): { lines?: { display_text: string; amount: number }[] } {
-  if (lines.length === 0) return {};
+  if (lines.length === 0 || !Number.isSafeInteger(lines.reduce((sum, l) => sum + l.amount, 0) + shipping)) return {};
   const region = address?.address_region ?? "";
   const destination: IndianStateCode = isIndianStateCode(region) ? region : "IN-DL";
   const money = orderMoney({ parcels: [{ lines, originState: destination }], discount, shipping, destinationState: destination, rates });
@@ -323,16 +323,19 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
       messages.push({ type: "error", code: "item_unavailable", severity: "recoverable", path: `$.line_items[${i}].item.id`, content: found ? `${found.productTitle} is not for sale right now.` : "This store sells no product with this id." });
       return { id, item: { id: l.variant_id, title: found?.productTitle ?? "Unavailable item", price: 0 }, quantity: l.quantity, totals: [{ type: "subtotal", amount: 0 }, { type: "total", amount: 0 }] };
     }
+    const title = found.variantTitle === "Default" ? found.productTitle : `${found.productTitle} (${found.variantTitle})`;
     if (l.quantity > CART_LINE_QUANTITY_MAX) {
+      // More than a cart line holds is not priced (nor counted in the totals) until it is changed.
       messages.push({ type: "error", code: "invalid", severity: "recoverable", path: `$.line_items[${i}].quantity`, content: `A line holds at most ${CART_LINE_QUANTITY_MAX}.` });
-    } else if (!found.preorder && asked.get(l.variant_id.toLowerCase())! > found.available) {
+      return { id, item: { id: l.variant_id, title, price: found.price }, quantity: l.quantity, totals: [{ type: "subtotal", amount: 0 }, { type: "total", amount: 0 }] };
+    }
+    if (!found.preorder && asked.get(l.variant_id.toLowerCase())! > found.available) {
       messages.push({ type: "error", code: "out_of_stock", severity: "recoverable", path: `$.line_items[${i}].quantity`, content: `Only ${found.available} of ${found.productTitle} can be ordered now.` });
     }
     const line = { unitPrice: found.price, quantity: l.quantity };
     priced.push(line);
     taxed.push({ taxClass: found.taxClass, amount: lineTotal(line), quantity: l.quantity });
     const amount = lineTotal(line);
-    const title = found.variantTitle === "Default" ? found.productTitle : `${found.productTitle} (${found.variantTitle})`;
     return { id, item: { id: l.variant_id, title, price: found.price }, quantity: l.quantity, totals: [{ type: "subtotal", amount }, { type: "total", amount }] };
   });
 

@@ -129,6 +129,13 @@ describe("UCP checkout sessions over REST", () => {
     // Only what can be priced counts: the sold-out line's price, not the unknown ones.
     expect(total(r.body, "subtotal")).toBe(3000);
 
+    // A quantity past a cart line's limit is named and not priced, however large (never a 5xx).
+    await sql(s, "update product_variant set price_minor = 100000000000 where id = $1", [s.variantId]);
+    const huge = await send(s.hostname, "POST", BASE, { line_items: Array.from({ length: 100 }, () => ({ item: { id: s.variantId }, quantity: 1_000_000 })) });
+    expect(huge.status).toBe(201);
+    expect(paths(huge.body)[0], JSON.stringify(huge.body["messages"][0])).toBe("$.line_items[0].quantity invalid");
+    expect(total(huge.body, "subtotal")).toBe(0);
+
     await sql(s, "update product set status = 'draft' where id = $1", [s.productId]);
     const later = await send(s.hostname, "GET", `${BASE}/${r.body["id"]}`);
     expect(paths(later.body)[2]).toBe("$.line_items[2].item.id item_unavailable");
