@@ -423,6 +423,11 @@ async function writeKeyed<S extends Step>(db: Database, storeId: string, also: A
 const OFF = { ok: false, why: "off" } as const;
 const NOT_FOUND = { ok: false, why: "not_found" } as const;
 
+/** Whether the store sells to agents now (`store.agentic_checkout`). */
+export async function agenticCheckoutOn(db: Database, storeId: string): Promise<boolean> {
+  return (await sendStoreUnit(db, storeId, (q) => storePlan(q)))?.enabled === true;
+}
+
 /** A new session from an agent's request: one unit reads the switch and the catalogue, one writes the session. */
 export async function createSession(db: Database, storeId: string, agent: string, asked: SessionAsked, also: AlsoWrite = none): Promise<SessionAnswer> {
   const { shop, read } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), read: cataloguePlan(q, asked) }));

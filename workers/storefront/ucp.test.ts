@@ -162,6 +162,12 @@ describe("UCP checkout sessions over REST", () => {
     for (const [method, path, body] of [["POST", BASE, ready(a.variantId, 1)], ["GET", `${BASE}/${id}`], ["PUT", `${BASE}/${id}`, ready(a.variantId, 1)], ["POST", `${BASE}/${id}/cancel`]] as const) {
       expect((await send(a.hostname, method, path, body)).status, `${method} ${path}`).toBe(404);
     }
+    // A request refused for its shape is 404 too while off.
+    for (const [body, headers] of [[{ line_items: "lots" }, {}], [ready(a.variantId, 1), { "ucp-agent": "" }], ["x=1", { "content-type": "application/x-www-form-urlencoded" }], [ready(a.variantId, 1), { "idempotency-key": "bad key" }]] as const) {
+      const r = await send(a.hostname, "POST", BASE, body, headers);
+      expect(r.status, JSON.stringify(body)).toBe(404);
+      expect(r.body["messages"][0]["code"]).toBe("not_found");
+    }
     expect((await sql(a, "select status from ucp_checkout_session where id = $1", [id]))[0].status).toBe("ready_for_complete");
   });
 

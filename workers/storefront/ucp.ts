@@ -8,7 +8,7 @@ import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
 import { agentProfileUrl } from "#shared/ucp/agent-profile";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
-import { agentKeyPlan, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import { agentKeyPlan, agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
 import { idempotencyKeyOf, isKeyInUse, keyPlan, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import { storeIdempotentAnswer } from "#shared/pipeline/statements";
@@ -157,6 +157,21 @@ async function idempotent(c: UcpContext, agent: string, operation: string, run: 
   }
   return res;
 }
+
+/**
+ * While the store's agentic checkout is off, every path answers 404, a request refused for its shape (a
+ * missing UCP-Agent, a wrong body or key) too: the switch is read only for such a refusal (the sessions'
+ * own units read it with their first statement).
+ */
+const offFirst: MiddlewareHandler<StorefrontEnv> = async function offFirst(c, next) {
+  await next();
+  if (c.res.status !== 400 && c.res.status !== 415) return;
+  if (await agenticCheckoutOn(c.var.db, c.var.storeId)) return;
+  c.res = undefined;
+  c.res = notFound();
+};
+ucpSessions.use(BASE, offFirst);
+ucpSessions.use(`${BASE}/*`, offFirst);
 
 ucpSessions.post(BASE, async (c) => {
   const agent = preflight(c);
