@@ -52,8 +52,10 @@ const total = (body: Json, type: string) => (body["totals"] as Json[]).find((t) 
 describe("UCP checkout sessions over REST", () => {
   it("creates a session that says, by path, what is missing; completing the request makes it ready with the cart's totals", async () => {
     const s = await shop();
-    const created = await send(s.hostname, "POST", BASE, { line_items: [{ item: { id: s.variantId }, quantity: 2 }] });
+    const requestId = crypto.randomUUID();
+    const created = await send(s.hostname, "POST", BASE, { line_items: [{ item: { id: s.variantId }, quantity: 2 }] }, { "request-id": requestId });
     expect(created.status).toBe(201);
+    expect(created.headers.get("request-id")).toBe(requestId);
     const b = created.body;
     expect(b["ucp"]).toEqual({ version: UCP_VERSION, capabilities: expect.objectContaining({ "dev.ucp.shopping.checkout": [{ version: UCP_VERSION }] }), payment_handlers: {} });
     expect(b["status"]).toBe("incomplete");
@@ -190,6 +192,7 @@ describe("UCP checkout sessions over REST", () => {
     const s = await shop();
     const missing = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "ucp-agent": "" });
     expect(missing.status).toBe(400);
+    expect(missing.headers.get("request-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(missing.body["code"]).toBe("invalid_profile_url");
     const plainHttp = await send(s.hostname, "GET", `${BASE}/${crypto.randomUUID()}`, undefined, { "ucp-agent": 'profile="http://agent.example.com/p"' });
     expect(plainHttp.status).toBe(400);

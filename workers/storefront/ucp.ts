@@ -31,6 +31,7 @@ export const ucpSessions = new Hono<StorefrontEnv>();
 type UcpContext = Context<StorefrontEnv>;
 
 const BASE = `${UCP_REST_BASE}/checkout-sessions`;
+const REQUEST_ID = /^[\x21-\x7E]{1,200}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const protocolError = (status: number, code: string, content: string, headers: Record<string, string> = {}) =>
@@ -41,10 +42,14 @@ const notFound = () => Response.json(sessionNotFound(), { status: 404, headers: 
 /**
  * Every refusal on the way here (the guard, the limit, an unknown host, a path or method we do not serve)
  * answered in the protocol's shape, `{code, content}` with its HTTP status (and Retry-After on 429), not the
- * storefront's own error JSON. Mounted in front of everything else for /api/ucp (app.tsx).
+ * storefront's own error JSON; and every answer with its `Request-Id`. Mounted in front of everything else for
+ * /api/ucp (app.tsx).
  */
 export const ucpRefusals: MiddlewareHandler = async function ucpRefusals(c, next) {
   await next();
+  // The agent's `Request-Id`, for its tracing, echoed on every answer (one we make when it sends none).
+  const requestId = c.req.header("request-id");
+  c.res.headers.set("request-id", requestId && REQUEST_ID.test(requestId) ? requestId : crypto.randomUUID());
   const res = c.res;
   if (res.status < 400 || !(res.headers.get("content-type") ?? "").startsWith("application/json")) return;
   const body = (await res.clone().json().catch(() => null)) as { json?: { code: string; message: string; data?: { reason?: unknown } } } | null;
