@@ -24,10 +24,27 @@ const BASE = "/api/ucp/checkout-sessions";
 
 type Json = Record<string, any>;
 
+/**
+ * The agent platforms of the tests, as the UCP_AGENT_FETCH binding (development and test only): each profile
+ * URL answers a platform profile at our version, except the hosts named for a failure.
+ */
+const fetched: string[] = [];
+const platforms = {
+  async fetch(url: string): Promise<Response> {
+    fetched.push(url);
+    const host = new URL(url).host;
+    if (host.startsWith("unreachable.")) throw new TypeError("fetch failed");
+    const version = host.startsWith("old.") ? "2026-04-08" : UCP_VERSION;
+    if (host.startsWith("malformed.")) return new Response("<html>", { headers: { "content-type": "text/html" } });
+    return Response.json({ ucp: { version, services: {}, capabilities: {}, payment_handlers: {} }, keys: [] });
+  },
+};
+
 async function send(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const h: Record<string, string> = { host, "cf-connecting-ip": headers["cf-connecting-ip"] ?? ip(), "ucp-agent": AGENT, ...headers };
   if (body !== undefined) h["content-type"] ??= "application/json";
-  const res = await call(worker, `http://storefront.test${path}`, { method, headers: h, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const init = { method, headers: h, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) };
+  const res = await call(worker, `http://storefront.test${path}`, init, { UCP_AGENT_FETCH: platforms });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as Json };
 }
@@ -196,6 +213,17 @@ describe("UCP checkout sessions over REST", () => {
     expect(missing.body["code"]).toBe("invalid_profile_url");
     const plainHttp = await send(s.hostname, "GET", `${BASE}/${crypto.randomUUID()}`, undefined, { "ucp-agent": 'profile="http://agent.example.com/p"' });
     expect(plainHttp.status).toBe(400);
+    // The agent's profile is fetched and read: unreachable 424, not a profile or another version 422.
+    const tag = crypto.randomUUID().slice(0, 8);
+    for (const [agentHost, status, code] of [[`unreachable.${tag}.example.com`, 424, "profile_unreachable"], [`malformed.${tag}.example.com`, 422, "profile_malformed"], [`old.${tag}.example.com`, 422, "version_unsupported"]] as const) {
+      const r = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "ucp-agent": `profile="https://${agentHost}/.well-known/ucp"` });
+      expect([r.status, r.body["code"]], agentHost).toEqual([status, code]);
+    }
+    // A profile read well is held: the next request of the agent fetches nothing.
+    const agent = `https://fresh.${tag}.example.com/.well-known/ucp`;
+    await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "ucp-agent": `profile="${agent}"` });
+    await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "ucp-agent": `profile="${agent}"` });
+    expect(fetched.filter((u) => u === agent)).toHaveLength(1);
 
     let deep: unknown = 1;
     for (let i = 0; i < 200; i++) deep = [deep];

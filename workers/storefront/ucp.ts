@@ -6,7 +6,7 @@ import { sendStoreUnit } from "#shared/db/unit";
 import { clientOf } from "#shared/limits/address";
 import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
-import { agentProfileUrl } from "#shared/ucp/agent-profile";
+import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
 import { agentKeyPlan, agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
@@ -21,8 +21,8 @@ import { continuePath } from "./ucp-handoff";
  * `POST /api/ucp/checkout-sessions` (201), `GET` and `PUT /api/ucp/checkout-sessions/:id`,
  * `POST /api/ucp/checkout-sessions/:id/cancel`. Before any database work: the storefront's input guard (64 KB,
  * 32 levels, no NUL), the per-address limit of the `ucp` door (limits.tsx) and the store of the hostname.
- * Then the `UCP-Agent` header (its profile URL names the session's owner; the profile itself is not fetched
- * yet), the body's shape (zod), and the session (shared/ucp/checkout-sessions.ts). Protocol errors are
+ * Then the `UCP-Agent` header (its profile URL names the session's owner; the profile is fetched and read,
+ * then held 5 minutes), the body's shape (zod), and the session (shared/ucp/checkout-sessions.ts). Protocol errors are
  * `{code, content}` with the specification's status; business problems are 200 with `messages`. While the
  * store's agentic checkout is off, every path answers 404.
  */
@@ -63,10 +63,38 @@ export const ucpRefusals: MiddlewareHandler = async function ucpRefusals(c, next
   c.res = new Response(JSON.stringify({ code, content: error.message }), { status: res.status, headers });
 };
 
-/** The agent's profile URL from `UCP-Agent` (required on every request), or the protocol's refusal. */
-function agentOf(c: UcpContext): string | Response {
+type ProfileFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * How agents' profiles are fetched: the Worker's own fetch. In development and test a binding
+ * `UCP_AGENT_FETCH` (a Fetcher) may stand in for the internet, as a local agent platform; it is ignored in
+ * production.
+ */
+function profileFetch(c: UcpContext): ProfileFetch {
+  const local = (c.env as { UCP_AGENT_FETCH?: { fetch: ProfileFetch } }).UCP_AGENT_FETCH;
+  if (local && c.var.config.APP_ENV !== "production") return (url, init) => local.fetch(url, init);
+  return (url, init) => fetch(url, init);
+}
+
+/** A profile read well is held 5 minutes per URL in the edge cache (the specification asks for at least 60 s). */
+const PROFILE_TTL_SECONDS = 300;
+const profileKey = (url: string) => `https://ucp-agent-profiles.internal/${encodeURIComponent(url)}`;
+
+/**
+ * The agent's profile URL from `UCP-Agent` (required on every request), its profile fetched and read as the
+ * specification says a business MUST (shared/ucp/agent-profile.ts: https to a public host, no redirects, 3 s,
+ * 64 KB, our version), or the protocol's refusal (`invalid_profile_url` 400, `profile_unreachable` 424,
+ * `profile_malformed` or `version_unsupported` 422).
+ */
+async function agentOf(c: UcpContext): Promise<string | Response> {
   const named = agentProfileUrl(c.req.header("ucp-agent") ?? null, false);
-  return named.ok ? named.url : protocolError(named.status, named.code, named.content);
+  if (!named.ok) return protocolError(named.status, named.code, named.content);
+  const cache = caches.default;
+  if (await cache.match(profileKey(named.url))) return named.url;
+  const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal: false });
+  if (!read.ok) return protocolError(read.status, read.code, read.content);
+  await cache.put(profileKey(named.url), new Response("1", { headers: { "cache-control": `max-age=${PROFILE_TTL_SECONDS}` } }));
+  return named.url;
 }
 
 /** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
@@ -118,8 +146,8 @@ function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCo
   return notFound();
 }
 
-/** The common steps: a store closed by its password is closed to agents; the agent named; the id a session id. */
-function preflight(c: UcpContext, id?: string): string | Response {
+/** The common steps: a store closed by its password is closed to agents; the id a session id; the agent named and its profile read. */
+async function preflight(c: UcpContext, id?: string): Promise<string | Response> {
   if (c.var.store.passwordCookieHash !== null) return protocolError(403, "password_protected", "This store is open only to people with its password; it does not sell to agents.");
   if (id !== undefined && !UUID.test(id)) return notFound();
   return agentOf(c);
@@ -170,7 +198,7 @@ async function idempotent(c: UcpContext, agent: string, operation: string, run: 
  */
 const offFirst: MiddlewareHandler<StorefrontEnv> = async function offFirst(c, next) {
   await next();
-  if (c.res.status !== 400 && c.res.status !== 415) return;
+  if (![400, 415, 422, 424].includes(c.res.status)) return;
   if (await agenticCheckoutOn(c.var.db, c.var.storeId)) return;
   c.res = undefined;
   c.res = notFound();
@@ -179,7 +207,7 @@ ucpSessions.use(BASE, offFirst);
 ucpSessions.use(`${BASE}/*`, offFirst);
 
 ucpSessions.post(BASE, async (c) => {
-  const agent = preflight(c);
+  const agent = await preflight(c);
   if (agent instanceof Response) return agent;
   const asked = await askedIn(c);
   if (asked instanceof Response) return asked;
@@ -189,13 +217,13 @@ ucpSessions.post(BASE, async (c) => {
 });
 
 ucpSessions.get(`${BASE}/:id`, async (c) => {
-  const agent = preflight(c, c.req.param("id"));
+  const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
   return answer(c, await getSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
 });
 
 ucpSessions.put(`${BASE}/:id`, async (c) => {
-  const agent = preflight(c, c.req.param("id"));
+  const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
   const asked = await askedIn(c);
   if (asked instanceof Response) return asked;
@@ -206,7 +234,7 @@ ucpSessions.put(`${BASE}/:id`, async (c) => {
 });
 
 ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
-  const agent = preflight(c, c.req.param("id"));
+  const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
   return answer(c, await cancelSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
 });
