@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { withStore } from "#shared/db/with-store";
 import { SHOPPER_LIMITS } from "#shared/limits/shopper";
+import { generateSigningKey } from "#shared/ucp/keys";
 import { UCP_VERSION } from "#shared/ucp/profile";
+import { signMessage } from "#shared/ucp/signatures";
 import { call } from "../../test/call";
 import { testDb, type TestStore } from "../../test/harness";
 import { newTrace, tripsOf } from "../../test/proxy";
@@ -29,6 +31,8 @@ type Json = Record<string, any>;
  * URL answers a platform profile at our version, except the hosts named for a failure.
  */
 const fetched: string[] = [];
+/** The keys a signing platform publishes (host `signed.…`). */
+const published: Record<string, unknown>[] = [];
 const platforms = {
   async fetch(url: string): Promise<Response> {
     fetched.push(url);
@@ -36,7 +40,7 @@ const platforms = {
     if (host.startsWith("unreachable.")) throw new TypeError("fetch failed");
     const version = host.startsWith("old.") ? "2026-04-08" : UCP_VERSION;
     if (host.startsWith("malformed.")) return new Response("<html>", { headers: { "content-type": "text/html" } });
-    return Response.json({ ucp: { version, services: {}, capabilities: {}, payment_handlers: {} }, keys: [] });
+    return Response.json({ ucp: { version, services: {}, capabilities: {}, payment_handlers: {} }, keys: host.startsWith("signed.") ? published : [] });
   },
 };
 
@@ -378,6 +382,29 @@ describe("UCP checkout sessions over REST", () => {
     expect((await turns("PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": key })).turns).toBe(4);
     expect((await turns("PUT", `${BASE}/${id}`, ready(s.variantId, 3), { "idempotency-key": key })).turns).toBe(1);
     expect((await turns("POST", `${BASE}/${id}/cancel`, {})).turns).toBe(2);
+  });
+
+  it("a signed request is verified with the agent's published key: a good one served, a bad one refused with its code", async () => {
+    const s = await shop();
+    const { publicJwk, privateJwk } = await generateSigningKey();
+    published.push(publicJwk as unknown as Record<string, unknown>);
+    const key = { kid: publicJwk.kid, privateKey: await crypto.subtle.importKey("jwk", privateJwk, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]) };
+    const agent = `profile="https://signed.${crypto.randomUUID().slice(0, 8)}.example.com/.well-known/ucp"`;
+    const body = JSON.stringify(ready(s.variantId, 1));
+    const headers = { "content-type": "application/json", "ucp-agent": agent, "idempotency-key": crypto.randomUUID() };
+    const signature = await signMessage({ method: "POST", url: `https://${s.hostname}${BASE}`, headers: new Headers(headers), body: new TextEncoder().encode(body) }, key);
+    const good = await send(s.hostname, "POST", BASE, body, { ...headers, ...signature });
+    expect(good.status).toBe(201);
+    const tampered = await send(s.hostname, "POST", BASE, body.replace('"quantity":1', '"quantity":2'), { ...headers, ...signature, "idempotency-key": headers["idempotency-key"] });
+    expect([tampered.status, tampered.body["code"]]).toEqual([400, "digest_mismatch"]);
+    const otherPath = await send(s.hostname, "POST", `${BASE}/${good.body["id"]}/cancel`, body, { ...headers, ...signature });
+    expect([otherPath.status, otherPath.body["code"]]).toEqual([401, "signature_invalid"]);
+    const stranger = await generateSigningKey();
+    const strangerKey = { kid: stranger.publicJwk.kid, privateKey: await crypto.subtle.importKey("jwk", stranger.privateJwk, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]) };
+    const unknown = await signMessage({ method: "POST", url: `https://${s.hostname}${BASE}`, headers: new Headers(headers), body: new TextEncoder().encode(body) }, strangerKey);
+    expect((await send(s.hostname, "POST", BASE, body, { ...headers, ...unknown })).body["code"]).toBe("key_not_found");
+    // Unsigned requests from the same agent are served (signing is a SHOULD).
+    expect((await send(s.hostname, "GET", `${BASE}/${good.body["id"]}`, undefined, { "ucp-agent": agent })).status).toBe(200);
   });
 
   it("counts every call per address before any database work: past the ucp door's limit, 429 with Retry-After", async () => {

@@ -7,6 +7,7 @@ import { clientOf } from "#shared/limits/address";
 import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
 import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
+import { verifyMessage, type SignatureFailure } from "#shared/ucp/signatures";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
 import { agentKeyPlan, agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
@@ -90,11 +91,35 @@ async function agentOf(c: UcpContext): Promise<string | Response> {
   const named = agentProfileUrl(c.req.header("ucp-agent") ?? null, false);
   if (!named.ok) return protocolError(named.status, named.code, named.content);
   const cache = caches.default;
-  if (await cache.match(profileKey(named.url))) return named.url;
-  const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal: false });
-  if (!read.ok) return protocolError(read.status, read.code, read.content);
-  await cache.put(profileKey(named.url), new Response("1", { headers: { "cache-control": `max-age=${PROFILE_TTL_SECONDS}` } }));
-  return named.url;
+  const held = await cache.match(profileKey(named.url));
+  let keys: Record<string, unknown>[];
+  if (held) keys = (await held.json()) as Record<string, unknown>[];
+  else {
+    const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal: false });
+    if (!read.ok) return protocolError(read.status, read.code, read.content);
+    keys = read.profile.keys;
+    await cache.put(profileKey(named.url), Response.json(keys, { headers: { "cache-control": `max-age=${PROFILE_TTL_SECONDS}` } }));
+  }
+  const refused = await signatureRefusal(c, keys);
+  return refused ?? named.url;
+}
+
+/** Status of each signature failure (the specification's error codes). */
+const SIGNATURE_STATUS: Record<SignatureFailure, number> = { signature_missing: 401, signature_invalid: 401, key_not_found: 401, digest_mismatch: 400, algorithm_unsupported: 400 };
+
+/**
+ * A request that carries a signature is verified as UCP says it MUST be (shared/ucp/signatures.ts: RFC 9421
+ * over the required components, the body's Content-Digest, a key of the agent's profile); an unsigned request
+ * is served (signing is a SHOULD; decision 0042). The URL is the one the agent signed: https on the store's host.
+ */
+async function signatureRefusal(c: UcpContext, keys: Record<string, unknown>[]): Promise<Response | null> {
+  if (!c.req.header("signature") && !c.req.header("signature-input")) return null;
+  const url = new URL(c.req.url);
+  const body = c.req.method === "GET" || c.req.method === "HEAD" ? null : new Uint8Array(await c.req.arrayBuffer());
+  const verified = await verifyMessage({ method: c.req.method, url: `https://${c.req.header("host") ?? c.var.hostname}${url.pathname}${url.search}`, headers: c.req.raw.headers, body }, async (kid) =>
+    keys.find((k) => k["kid"] === kid && k["use"] !== "enc"),
+  );
+  return verified.ok ? null : protocolError(SIGNATURE_STATUS[verified.code], verified.code, verified.content);
 }
 
 /** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
@@ -198,7 +223,7 @@ async function idempotent(c: UcpContext, agent: string, operation: string, run: 
  */
 const offFirst: MiddlewareHandler<StorefrontEnv> = async function offFirst(c, next) {
   await next();
-  if (![400, 415, 422, 424].includes(c.res.status)) return;
+  if (![400, 401, 415, 422, 424].includes(c.res.status)) return;
   if (await agenticCheckoutOn(c.var.db, c.var.storeId)) return;
   c.res = undefined;
   c.res = notFound();
