@@ -97,6 +97,10 @@ function reserve(lines: CheckoutReading["lines"], stock: CheckoutReading["stock"
   });
 }
 
+/** Shipping as checkout charges it: the store's flat fee, nothing from its free-shipping threshold on (after the discount). */
+export const shippingFor = (settings: { fee: number; freeOver: number | null }, afterDiscount: number): number =>
+  settings.freeOver !== null && afterDiscount >= settings.freeOver ? 0 : settings.fee;
+
 interface Priced {
   discount: CheckoutReading["discount"];
   taken: { amount: number; code: string | null };
@@ -117,7 +121,7 @@ function price(reading: CheckoutReading, cart: CartRow, parcels: PlannedParcel[]
   if (cart.discountId && !discount?.live) throw discountUnavailable();
   const taken = discount ? { amount: discountAmount(subtotal, { kind: discount.kind, value: discount.value }), code: discount.code } : { amount: 0, code: null };
   const afterDiscount = subtotal - taken.amount;
-  const shipping = settings.freeOver !== null && afterDiscount >= settings.freeOver ? 0 : settings.fee;
+  const shipping = shippingFor(settings, afterDiscount);
 
   // Money: each parcel's lines (a cart line may be split over parcels), then the order's discount and
   // shipping split by parcel subtotal and the GST inside each parcel (shared/rules/gst.ts; a value-based

@@ -8,6 +8,7 @@ import { ratesPlan } from "../rules/gst-rates";
 import { CART_LINE_QUANTITY_MAX, discount, idempotencyKey, page, product, productVariant, store, ucpCheckoutSession, type TaxClass, type UcpSessionStatus } from "../db/schema";
 import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
+import { shippingFor } from "../orders/checkout";
 import { checkoutInput } from "../orders/checkout-input";
 import { cartTotals, lineTotal } from "../storefront/cart-totals";
 import { AVAILABLE } from "../storefront/catalog";
@@ -358,8 +359,7 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
 
   const totals: Total[] = [{ type: "subtotal", amount: cart.subtotal, display_text: "Subtotal (GST included)" }];
   if (cart.discount > 0) totals.push({ type: "discount", amount: -cart.discount, display_text: `Discount ${terms!.code}` });
-  // Shipping as checkout charges it: the store's flat fee, nothing from its free-shipping threshold on.
-  const shipping = shop.freeOver !== null && cart.total >= shop.freeOver ? 0 : shop.fee;
+  const shipping = shippingFor(shop, cart.total);
   const destinationId = "destination_1";
   if (session.destination) totals.push({ type: "fulfillment", amount: shipping, display_text: "Shipping" });
   const charged = session.destination ? shipping : 0;
