@@ -68,12 +68,13 @@ type ProfileFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /**
  * How agents' profiles are fetched: the Worker's own fetch. In development and test a binding
- * `UCP_AGENT_FETCH` (a Fetcher) may stand in for the internet, as a local agent platform; it is ignored in
- * production.
+ * `UCP_AGENT_FETCH` (a Fetcher) may stand in for the internet, as a local agent platform; it is ignored
+ * everywhere else.
  */
 function profileFetch(c: UcpContext): ProfileFetch {
   const local = (c.env as { UCP_AGENT_FETCH?: { fetch: ProfileFetch } }).UCP_AGENT_FETCH;
-  if (local && c.var.config.APP_ENV !== "production") return (url, init) => local.fetch(url, init);
+  const localEnv = c.var.config.APP_ENV === "development" || c.var.config.APP_ENV === "test";
+  if (local && localEnv) return (url, init) => local.fetch(url, init);
   return (url, init) => fetch(url, init);
 }
 
