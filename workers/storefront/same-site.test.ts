@@ -24,10 +24,17 @@ const PAGE_REFUSALS: Record<string, [number, string]> = {
 };
 
 describe("the storefront's same-site guard", () => {
-  it("stands in front of every route that changes something, but the gateway's signed return and the emailed links' posts", async () => {
+  it("stands in front of every route that changes something, but the gateway's signed return, UCP's agent API and the emailed links' posts", async () => {
     const routes = await unsafeRoutes(app);
     expect(routes.length).toBeGreaterThan(8);
-    expect(unguarded(routes)).toEqual(["POST /api/checkout/:orderId/confirm"]);
+    // UCP's checkout sessions are an API for agents on other sites: no cookie reaches them, the agent is named
+    // by UCP-Agent (its profile fetched and checked) and its signature is verified when sent (docs/ucp.md).
+    expect(unguarded(routes)).toEqual([
+      "POST /api/checkout/:orderId/confirm",
+      "POST /api/ucp/checkout-sessions",
+      "PUT /api/ucp/checkout-sessions/:id",
+      "POST /api/ucp/checkout-sessions/:id/cancel",
+    ]);
     const pages = await unsafeRoutes(shop);
     expect(unguarded(pages).sort()).toEqual(["POST /-s/:storeId/consent/:customerId", "POST /-s/:storeId/unsubscribe/:messageId"]);
     expect(pages.filter((r) => r.guarded).map((r) => `${r.method} ${r.path}`).sort()).toEqual(Object.keys(PAGE_REFUSALS).sort());
