@@ -1,4 +1,4 @@
-import { checkOutputs } from "../shared/procedures/outputs";
+import { checkOutputs } from "#shared/procedures/outputs";
 
 /**
  * Every Worker project's setup file (vitest.config.ts): each procedure's answer is checked against its

@@ -10,7 +10,6 @@ import type { Q, StatementClient, Step } from "../db/steps";
 import { runPlanOn } from "../db/unit";
 import { countColumn, likePattern, offsetOf, pagePlan, pagingInput } from "./paging";
 import { freeHandlePlan, handleSchema } from "./slug";
-import { deleteUnusedFiles, unusedFilesPlan, unusedKeys } from "./media";
 import * as out from "./outputs";
 
 const MONEY_MAX = 100_000_000_000;
@@ -75,11 +74,11 @@ const variantColumns = {
 
 
 /** The product exists in the store; it is locked for the rest of the change. */
-const productFound = (q: Q, store: SQL, id: string) =>
+export const productFound = (q: Q, store: SQL, id: string) =>
   ensure(q, sql`exists (select 1 from ${product} where ${product.storeId} = ${store} and ${product.id} = ${id} for update)`, productNotFound());
 
 /** The product as the change left it, read by the change's own unit. */
-const thenProduct = (q: Q, store: SQL, id: string, change: readonly Step[]) => thenPlan(change, productPlan(q, store, id));
+export const thenProduct = (q: Q, store: SQL, id: string, change: readonly Step[]) => thenPlan(change, productPlan(q, store, id));
 
 /** A product with its variants and each variant's stock per location: three statements, one unit. */
 export function productPlan(q: Q, store: SQL, id: string) {
@@ -126,7 +125,7 @@ export function loadProduct(tx: StoreTx, id: string) {
 }
 
 /** A product as its procedures answer it: its variants in order, each with its stock per location. */
-const productOutput = z.object({
+export const productOutput = z.object({
   id: out.id,
   title: z.string(),
   handle: z.string(),
@@ -311,94 +310,4 @@ export const updateProduct = storeProcedure({
   },
 });
 
-export const archiveProduct = storeProcedure({
-  router: "products",
-  name: "archive",
-  description: "Archive a product: it leaves the storefront but keeps its history. Undo by updating its status.",
-  access: "products.write",
-  mutates: true,
-  output: z.object({ id: out.id, status: z.enum(PRODUCT_STATUSES) }),
-  input: z.strictObject({ id: z.uuid() }),
-  write: {
-    apply: (q, { store }, input) =>
-      plan(
-        [
-          productFound(q, store, input.id),
-          q
-            .update(product)
-            .set({ status: "archived", updatedAt: sql`now()` })
-            .where(and(eq(product.storeId, store), eq(product.id, input.id)))
-            .returning({ id: product.id, status: product.status }),
-          emitStep(q, "product.archived", { productId: input.id }),
-        ] as const,
-        ([, [row]]) => row!,
-      ),
-  },
-});
-
-export const deleteProduct = storeProcedure({
-  router: "products",
-  name: "delete",
-  description: "Delete a product, its variants and their stock records for good.",
-  access: "records.delete",
-  mutates: true,
-  output: z.object({ id: out.id, deleted: z.boolean(), deletedFiles: z.array(z.string()) }),
-  input: z.strictObject({ id: z.uuid() }),
-  write: {
-    apply: (q, { store }, input) => {
-      const where = and(eq(product.storeId, store), eq(product.id, input.id));
-      return plan(
-        [
-          productFound(q, store, input.id),
-          // The event names the product as it was: written before the row goes.
-          emitStep(q, "product.deleted", sql`(select jsonb_build_object('productId', ${product.id}, 'title', ${product.title}) from ${product} where ${where})`),
-          // Its images' files that no other product of the store uses: deleted from R2 once this commits.
-          unusedFilesPlan(q, store, { productId: input.id }),
-          q.delete(product).where(where),
-        ] as const,
-        ([, , media]) => ({ id: input.id, deleted: true, deletedFiles: unusedKeys(media) }),
-      );
-    },
-    after: (output, services) => deleteUnusedFiles(output.deletedFiles, services),
-  },
-});
-
-export const removeVariant = storeProcedure({
-  router: "products",
-  name: "removeVariant",
-  description:
-    "Delete one variant of a product for good, with its stock records. A product keeps at least one variant (delete the product instead). Orders already placed keep their lines.",
-  access: "records.delete",
-  mutates: true,
-  output: productOutput,
-  input: z.strictObject({ productId: z.uuid(), variantId: z.uuid() }),
-  write: {
-    apply(q, { store }, input) {
-      const ofProduct = and(eq(productVariant.storeId, store), eq(productVariant.productId, input.productId));
-      const gone = and(ofProduct, eq(productVariant.id, input.variantId));
-      // The product row is locked first, so two removals of its last two variants cannot both pass the count.
-      return thenProduct(q, store, input.productId, [
-        productFound(q, store, input.productId),
-        ensure(q, sql`exists (select 1 from ${productVariant} where ${gone})`, new AppError("NOT_FOUND", `Variant ${input.variantId} is not a variant of this product.`)),
-        ensure(
-          q,
-          sql`(select count(*) from ${productVariant} where ${ofProduct}) > 1`,
-          new AppError("CONFLICT", "A product keeps at least one variant: delete the product instead, or add another variant first.", {
-            reason: "last_variant",
-            issues: [{ path: "variantId", message: "the product's only variant" }],
-          }),
-        ),
-        emitStep(
-          q,
-          "product.updated",
-          sql`(select jsonb_build_object('productId', ${input.productId}::uuid, 'fields', '[]'::jsonb, 'variants', 0,
-                 'removedVariant', jsonb_build_object('id', ${productVariant.id}, 'title', ${productVariant.title}, 'sku', ${productVariant.sku}))
-               from ${productVariant} where ${gone})`,
-        ),
-        q.delete(productVariant).where(gone),
-      ]);
-    },
-  },
-});
-
-export const productProcedures = [listProducts, getProduct, createProduct, updateProduct, archiveProduct, deleteProduct, removeVariant];
+export const productProcedures = [listProducts, getProduct, createProduct, updateProduct];

@@ -20,6 +20,7 @@ import { notificationProcedures } from "./notifications";
 import { orderProcedures } from "./orders";
 import { outboxProcedures } from "./outbox";
 import { overviewProcedures } from "./overview";
+import { productRemovalProcedures } from "./product-removal";
 import { productProcedures } from "./products";
 import { restockProcedures } from "./restock";
 import { staffProcedures } from "./staff";
@@ -37,6 +38,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...domainProcedures,
   ...staffProcedures,
   ...productProcedures,
+  ...productRemovalProcedures,
   ...mediaProcedures,
   ...collectionProcedures,
   ...inventoryProcedures,

@@ -1,74 +1,20 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
-import { withStore } from "#shared/db/with-store";
 import { SHOPPER_LIMITS } from "#shared/limits/shopper";
 import { generateSigningKey } from "#shared/ucp/keys";
 import { UCP_VERSION } from "#shared/ucp/profile";
 import { signMessage } from "#shared/ucp/signatures";
-import { call } from "../../test/call";
-import { testDb, type TestStore } from "../../test/harness";
 import { newTrace, tripsOf } from "../../test/proxy";
-import { cartOf, makeShop, Shopper, type ShopStore } from "../../test/storefront";
-import worker from "./index";
+import { cartOf, Shopper } from "../../test/storefront";
+import { ADDRESS, BASE, fetched, ip, paths, published, ready, send, shop, sql, total, type Json } from "../../test/ucp";
 
 /**
  * UCP checkout sessions over REST (issue 26 item 3; docs/ucp.md) through the real Worker and Postgres: the
  * messages and their paths, the status machine, totals equal to the storefront cart's for the same lines,
  * another store's domain, the switch, cancel, the limit, hostile bodies.
  */
-const db = testDb();
 const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
-const sql = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
-const ip = () => `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;
-const AGENT = 'profile="https://agent.example.com/.well-known/ucp"';
-const BASE = "/api/ucp/checkout-sessions";
-
-type Json = Record<string, any>;
-
-/**
- * The agent platforms of the tests, as the UCP_AGENT_FETCH binding (development and test only): each profile
- * URL answers a platform profile at our version, except the hosts named for a failure.
- */
-const fetched: string[] = [];
-/** The keys a signing platform publishes (host `signed.…`). */
-const published: Record<string, unknown>[] = [];
-const platforms = {
-  async fetch(url: string): Promise<Response> {
-    fetched.push(url);
-    const host = new URL(url).host;
-    if (host.startsWith("unreachable.")) throw new TypeError("fetch failed");
-    const version = host.startsWith("old.") ? "2026-04-08" : UCP_VERSION;
-    if (host.startsWith("malformed.")) return new Response("<html>", { headers: { "content-type": "text/html" } });
-    return Response.json({ ucp: { version, services: {}, capabilities: {}, payment_handlers: {} }, keys: host.startsWith("signed.") ? published : [] });
-  },
-};
-
-async function send(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const h: Record<string, string> = { host, "cf-connecting-ip": headers["cf-connecting-ip"] ?? ip(), "ucp-agent": AGENT, ...headers };
-  if (body !== undefined) h["content-type"] ??= "application/json";
-  const init = { method, headers: h, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) };
-  const res = await call(worker, `http://storefront.test${path}`, init, { UCP_AGENT_FETCH: platforms });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as Json };
-}
-
-/** A store of the test's own with agentic checkout on, shipping ₹50 under ₹5,000. */
-async function shop(): Promise<ShopStore> {
-  const s = await makeShop(db);
-  await sql(s, "update store set agentic_checkout = true, shipping_fee_minor = 5000, free_shipping_over_minor = 500000 where id = $1", [s.id]);
-  return s;
-}
-
-const ADDRESS = { type: "shipping_address", id: "home", first_name: "Asha", last_name: "Rao", street_address: "12 MG Road", address_locality: "Pune", address_region: "IN-MH", postal_code: "411001", address_country: "IN" };
-const ready = (variantId: string, quantity: number, codes: string[] = []) => ({
-  line_items: [{ item: { id: variantId }, quantity }],
-  buyer: { email: "asha@example.com", first_name: "Asha" },
-  fulfillment: { methods: [{ type: "shipping", destinations: [ADDRESS] }] },
-  discounts: { codes },
-});
-const paths = (body: Json) => (body["messages"] as Json[]).filter((m) => m["type"] === "error").map((m) => `${m["path"]} ${m["code"]}`);
-const total = (body: Json, type: string) => (body["totals"] as Json[]).find((t) => t["type"] === type)?.["amount"];
 
 describe("UCP checkout sessions over REST", () => {
   it("creates a session that says, by path, what is missing; completing the request makes it ready with the cart's totals", async () => {
@@ -293,64 +239,6 @@ describe("UCP checkout sessions over REST", () => {
     for (const r of raced) expect([201, 409]).toContain(r.status);
     expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where store_id = $1 and agent_profile like '%agent.example.com%'", [s.id])).toEqual([{ n: 3 }]);
     expect((await send(s.hostname, "POST", BASE, ready(s.variantId, 1), { "idempotency-key": "bad key" })).status).toBe(400);
-  });
-
-  it("continue_url: the buyer's page shows the session and, on a same-site post, makes it this browser's cart", async () => {
-    const s = await shop();
-    const other = await shop();
-    const created = await send(s.hostname, "POST", BASE, ready(s.variantId, 2, [s.discountCode]));
-    const url = new URL(created.body["continue_url"] as string);
-    expect(url.protocol).toBe("https:");
-    expect(url.host).toBe(s.hostname);
-    const page = await call(worker, `http://storefront.test${url.pathname}`, { headers: { host: s.hostname, "cf-connecting-ip": ip() } });
-    expect(page.status).toBe(200);
-    expect(page.headers.get("cache-control")).toBe("no-store");
-    const html = await page.text();
-    expect(html).toContain(`action="/api/cart/session/${created.body["id"]}"`);
-    expect(html).toContain("Continue to checkout");
-    // Not from another store's domain, not from another site.
-    expect((await call(worker, `http://storefront.test${url.pathname}`, { headers: { host: other.hostname, "cf-connecting-ip": ip() } })).status).toBe(404);
-    const crossSite = await call(worker, `http://storefront.test/api/cart/session/${created.body["id"]}`, { method: "POST", headers: { host: s.hostname, "cf-connecting-ip": ip(), "sec-fetch-site": "cross-site" } });
-    expect(crossSite.status).toBe(403);
-
-    const shopper = new Shopper(s.hostname);
-    const handed = await shopper.send("POST", `/api/cart/session/${created.body["id"]}`, new URLSearchParams(), { "sec-fetch-site": "same-origin" });
-    expect(handed.status).toBe(303);
-    expect(handed.headers.get("location")).toBe("/checkout");
-    const cart = cartOf(await shopper.get());
-    expect(cart.lines.map((l) => [l.variantId, l.quantity])).toEqual([[s.variantId, 2]]);
-    expect(cart.discountCode).toBe(s.discountCode);
-    expect(cart.total).toBe(total(created.body, "total") - total(created.body, "fulfillment"));
-    // The order checkout places from that cart costs what the session said, GST included, to the paisa.
-    const placed = await shopper.send("POST", "/api/checkout", {
-      email: "asha@example.com",
-      shippingAddress: { name: "Asha Rao", line1: ADDRESS.street_address, city: ADDRESS.address_locality, state: ADDRESS.address_region, postalCode: ADDRESS.postal_code, country: "IN" },
-      paymentMethod: "gateway",
-    });
-    expect(placed.status).toBe(201);
-    const o = (placed.body as Json)["order"] as Json;
-    const gst = (created.body["totals"] as Json[]).find((t) => t["type"] === "total")!["lines"] as Json[];
-    expect({ total: o["total"], shipping: o["shipping"], discount: o["discount"], tax: o["tax"] }).toEqual({
-      total: total(created.body, "total"),
-      shipping: total(created.body, "fulfillment"),
-      discount: -total(created.body, "discount"),
-      tax: gst.find((l) => l["display_text"] === "GST")!["amount"],
-    });
-
-    // An ended session has no continue_url and no page.
-    const cancelled = await send(s.hostname, "POST", `${BASE}/${created.body["id"]}/cancel`, {});
-    expect(cancelled.body["continue_url"]).toBeUndefined();
-    expect((await call(worker, `http://storefront.test${url.pathname}`, { headers: { host: s.hostname, "cf-connecting-ip": ip() } })).status).toBe(404);
-  });
-
-  it("continue_url of a session whose item is sold out: the cart's own refusal, no cart", async () => {
-    const s = await shop();
-    const created = await send(s.hostname, "POST", BASE, ready(s.variantId, 9));
-    expect(paths(created.body)).toEqual(["$.line_items[0].quantity out_of_stock"]);
-    const shopper = new Shopper(s.hostname);
-    const refused = await shopper.send("POST", `/api/cart/session/${created.body["id"]}`, new URLSearchParams(), { "sec-fetch-site": "same-origin" });
-    expect(refused.status).toBe(409);
-    expect(shopper.cookie).toBeUndefined();
   });
 
   it("a store behind its password does not sell to agents: 403 in the protocol's shape", async () => {
