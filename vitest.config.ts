@@ -31,6 +31,8 @@ function workerProject(name: WorkerName, include: string[], exclude: string[] = 
             APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
             // Marketing messages' unsubscribe links (shared/mail/links.ts): test-only.
             EMAIL_LINK_SECRET: "local-email-link-test-secret-0000",
+            // UCP: the root the stores' signing keys are sealed under and sessions' carts derive from (shared/ucp/): test-only.
+            UCP_SIGNING_ROOT_SECRET: "local-ucp-test-root-secret-000000000",
             // Custom domains (shared/domains/): the local DNS and router, kept in the HOSTS namespace.
             DOMAIN_DNS: "local",
             DOMAIN_ROUTER: "local",

@@ -47,6 +47,8 @@ export function startWorkerProcess(o: WorkerProcessOptions): ChildProcess {
     APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-development-root-secret",
     // Marketing messages' unsubscribe links: development only (production refuses local-email-link-* values).
     EMAIL_LINK_SECRET: "local-email-link-development-secret",
+    // UCP (agents that buy): the root the stores' signing keys are sealed under; development only (production refuses local-ucp-*).
+    UCP_SIGNING_ROOT_SECRET: "local-ucp-development-root-secret-0000",
     // Custom domains: the local DNS (TXT records set on Settings → Domains) and router, both in the HOSTS KV.
     DOMAIN_DNS: "local",
     DOMAIN_ROUTER: "local",

@@ -17,6 +17,9 @@ export const orderCounter = pgTable("order_counter", {
 
 export const ORDER_STATUSES = ["open", "completed", "cancelled", "expired"] as const;
 export const PAYMENT_METHODS = ["gateway", "manual_transfer"] as const;
+/** Where an order came from (migration 0054): the storefront's checkout, or a checkout session an AI agent completed over UCP. */
+export const ORDER_CHANNELS = ["online_store", "ucp"] as const;
+export type OrderChannel = (typeof ORDER_CHANNELS)[number];
 
 export const shopOrder = pgTable("shop_order", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -30,6 +33,7 @@ export const shopOrder = pgTable("shop_order", {
   shippingAddress: jsonb("shipping_address").$type<Record<string, string>>().notNull(),
   shipToState: text("ship_to_state").notNull(),
   paymentMethod: text("payment_method", { enum: PAYMENT_METHODS }).notNull(),
+  channel: text("channel", { enum: ORDER_CHANNELS }).notNull().default("online_store"),
   currency: char("currency", { length: 3 }).notNull(),
   subtotal: money("subtotal").notNull(),
   discount: money("discount").notNull().default(0),
@@ -170,4 +174,6 @@ export const ucpCheckoutSession = pgTable("ucp_checkout_session", {
   updatedAt: updatedAt(),
   expiresAt: ts("expires_at").notNull().default(sql`now() + interval '6 hours'`),
   orderId: uuid("order_id"),
+  /** The agent platform's order webhook URL, from its profile when the session was completed (migration 0054). */
+  webhookUrl: text("webhook_url"),
 });

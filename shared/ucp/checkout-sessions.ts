@@ -218,12 +218,13 @@ export async function replaceSession(db: Database, storeId: string, agent: strin
  * session completed or cancelled already is refused, as the specification asks), then its catalogue read for
  * the answer.
  */
-export async function cancelSession(db: Database, storeId: string, agent: string, id: string): Promise<SessionAnswer> {
+export async function cancelSession(db: Database, storeId: string, agent: string, id: string, also: AlsoWrite = none): Promise<SessionAnswer> {
   const { shop, before, after } = await sendStoreUnit(
     db,
     storeId,
     (q) =>
       together({
+        key: also(q),
         shop: storePlan(q),
         before: sessionPlan(q, id, agent),
         after: plan(

@@ -152,6 +152,7 @@ async function startWorkerOnce(name: "admin" | "storefront" | "worker", probe: s
     LOCAL_COURIER_SECRET: "local-courier-test-secret",
     APP_WEBHOOK_ROOT_SECRET: "local-app-webhook-test-root-secret-0000",
     EMAIL_LINK_SECRET: "local-email-link-test-secret-0000",
+    UCP_SIGNING_ROOT_SECRET: "local-ucp-test-root-secret-000000000",
     DOMAIN_DNS: "local",
     DOMAIN_ROUTER: "local",
     LOG_LEVEL: "warn",

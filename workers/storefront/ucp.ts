@@ -1,20 +1,15 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { sha256Hex } from "#shared/core/tokens";
-import { plan } from "#shared/db/plan";
-import { sendStoreUnit } from "#shared/db/unit";
 import { clientOf } from "#shared/limits/address";
 import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
-import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
-import { verifyMessage, type SignatureFailure } from "#shared/ucp/signatures";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
-import { agentKeyPlan, agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import { agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
-import { idempotencyKeyOf, isKeyInUse, keyPlan, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
-import { storeIdempotentAnswer } from "#shared/pipeline/statements";
+import { idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
+import { agentOf, isRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
 import { continuePath } from "./ucp-handoff";
 
 /**
@@ -37,6 +32,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const protocolError = (status: number, code: string, content: string, headers: Record<string, string> = {}) =>
   Response.json({ code, content }, { status, headers: { "cache-control": "no-store", ...headers } });
+
+const refused = (r: UcpRefusal) => protocolError(r.status, r.code, r.content, r.headers);
 
 const notFound = () => Response.json(sessionNotFound(), { status: 404, headers: { "cache-control": "no-store" } });
 
@@ -63,65 +60,6 @@ export const ucpRefusals: MiddlewareHandler = async function ucpRefusals(c, next
   c.res = undefined;
   c.res = new Response(JSON.stringify({ code, content: error.message }), { status: res.status, headers });
 };
-
-type ProfileFetch = (url: string, init: RequestInit) => Promise<Response>;
-
-/**
- * How agents' profiles are fetched: the Worker's own fetch. In development and test a binding
- * `UCP_AGENT_FETCH` (a Fetcher) may stand in for the internet, as a local agent platform; it is ignored
- * everywhere else.
- */
-function profileFetch(c: UcpContext): ProfileFetch {
-  const local = (c.env as { UCP_AGENT_FETCH?: { fetch: ProfileFetch } }).UCP_AGENT_FETCH;
-  const localEnv = c.var.config.APP_ENV === "development" || c.var.config.APP_ENV === "test";
-  if (local && localEnv) return (url, init) => local.fetch(url, init);
-  return (url, init) => fetch(url, init);
-}
-
-/** A profile read well is held 5 minutes per URL in the edge cache (the specification asks for at least 60 s). */
-const PROFILE_TTL_SECONDS = 300;
-const profileKey = (url: string) => `https://ucp-agent-profiles.internal/${encodeURIComponent(url)}`;
-
-/**
- * The agent's profile URL from `UCP-Agent` (required on every request), its profile fetched and read as the
- * specification says a business MUST (shared/ucp/agent-profile.ts: https to a public host, no redirects, 3 s,
- * 64 KB, our version), or the protocol's refusal (`invalid_profile_url` 400, `profile_unreachable` 424,
- * `profile_malformed` or `version_unsupported` 422).
- */
-async function agentOf(c: UcpContext): Promise<string | Response> {
-  const named = agentProfileUrl(c.req.header("ucp-agent") ?? null, false);
-  if (!named.ok) return protocolError(named.status, named.code, named.content);
-  const cache = caches.default;
-  const held = await cache.match(profileKey(named.url));
-  let keys: Record<string, unknown>[];
-  if (held) keys = (await held.json()) as Record<string, unknown>[];
-  else {
-    const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal: false });
-    if (!read.ok) return protocolError(read.status, read.code, read.content);
-    keys = read.profile.keys;
-    await cache.put(profileKey(named.url), Response.json(keys, { headers: { "cache-control": `max-age=${PROFILE_TTL_SECONDS}` } }));
-  }
-  const refused = await signatureRefusal(c, keys);
-  return refused ?? named.url;
-}
-
-/** Status of each signature failure (the specification's error codes). */
-const SIGNATURE_STATUS: Record<SignatureFailure, number> = { signature_missing: 401, signature_invalid: 401, key_not_found: 401, digest_mismatch: 400, algorithm_unsupported: 400 };
-
-/**
- * A request that carries a signature is verified as UCP says it MUST be (shared/ucp/signatures.ts: RFC 9421
- * over the required components, the body's Content-Digest, a key of the agent's profile); an unsigned request
- * is served (signing is a SHOULD; decision 0042). The URL is the one the agent signed: https on the store's host.
- */
-async function signatureRefusal(c: UcpContext, keys: Record<string, unknown>[]): Promise<Response | null> {
-  if (!c.req.header("signature") && !c.req.header("signature-input")) return null;
-  const url = new URL(c.req.url);
-  const body = c.req.method === "GET" || c.req.method === "HEAD" ? null : new Uint8Array(await c.req.arrayBuffer());
-  const verified = await verifyMessage({ method: c.req.method, url: `https://${c.req.header("host") ?? c.var.hostname}${url.pathname}${url.search}`, headers: c.req.raw.headers, body }, async (kid) =>
-    keys.find((k) => k["kid"] === kid && k["use"] !== "enc"),
-  );
-  return verified.ok ? null : protocolError(SIGNATURE_STATUS[verified.code], verified.code, verified.content);
-}
 
 /** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
 async function askedIn(c: UcpContext): Promise<SessionAsked | Response> {
@@ -173,48 +111,28 @@ function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCo
 }
 
 /** The common steps: a store closed by its password is closed to agents; the id a session id; the agent named and its profile read. */
-async function preflight(c: UcpContext, id?: string): Promise<string | Response> {
+async function preflight(c: UcpContext, id?: string): Promise<Agent | Response> {
   if (c.var.store.passwordCookieHash !== null) return protocolError(403, "password_protected", "This store is open only to people with its password; it does not sell to agents.");
   if (id !== undefined && !UUID.test(id)) return notFound();
-  return agentOf(c);
+  const agent = await agentOf(c, c.req.header("ucp-agent") ?? null);
+  return isRefusal(agent) ? refused(agent) : agent;
 }
 
 /**
- * An `Idempotency-Key` on a create or an update (the specification's replay protection, with the API's keys:
- * shared/pipeline/idempotency-key.ts): per store and agent for 24 hours, over the operation, the session and
- * the raw body's SHA-256. The same key and body answer the first answer again (marked Idempotent-Replayed);
- * the same key with another body or operation is 409 and runs nothing. The key is taken by the change's own
- * unit, so two racing requests with one key meet there: the second runs nothing and is told to retry.
+ * An `Idempotency-Key` on a change (./ucp-agent.ts `withAgentKey`): the same key and body answer the first
+ * answer again (marked Idempotent-Replayed); another body or operation is 409 and runs nothing. Every answer
+ * of the operation is kept (a success, a finished session's 409, a 404), so a retry hears the same; a
+ * refusal before it (the body's shape, the agent) takes no key.
  */
-async function idempotent(c: UcpContext, agent: string, operation: string, run: (also?: AlsoWrite) => Promise<Response>): Promise<Response> {
+async function idempotent(c: UcpContext, agent: Agent, operation: string, run: (also?: AlsoWrite) => Promise<Response>): Promise<Response> {
   const header = c.req.header("idempotency-key");
   if (header === undefined) return run();
-  const key = idempotencyKeyOf(header)!;
-  const owner = `agent:${await sha256Hex(agent)}`;
-  const hash = await sha256Hex(`${operation}\n${await c.req.text()}`);
-  const procedure = operation.split(" ")[0]!;
-  const inUse = () => protocolError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being answered; retry in a few seconds.", { "retry-after": "2" });
-  const seen = await sendStoreUnit(c.var.db, c.var.storeId, (q) => agentKeyPlan(q, owner, key));
-  if (seen) {
-    if (seen.procedure !== procedure || seen.hash !== hash) {
-      return protocolError(409, "idempotency_conflict", "This Idempotency-Key was used for another request; send a new key for a new request (the same key repeats the first request only).");
-    }
-    if (seen.status === null || seen.response === null) return inUse();
-    return new Response(seen.response, { status: seen.status, headers: { "content-type": "application/json", "cache-control": "no-store", [REPLAYED_HEADER]: "true" } });
-  }
-  const taken = { key, owner, procedure, hash };
-  let res: Response;
-  try {
-    res = await run((q) => keyPlan(q, taken));
-  } catch (e) {
-    if (isKeyInUse(e)) return inUse();
-    throw e;
-  }
-  if (res.status >= 200 && res.status < 300) {
-    const response = await res.clone().text();
-    await sendStoreUnit(c.var.db, c.var.storeId, (q) => plan([storeIdempotentAnswer(q, { ...taken, status: res.status, response })] as const, () => undefined), { readOnly: false });
-  }
-  return res;
+  const kept = await withAgentKey(c, { agent, key: idempotencyKeyOf(header)!, operation, request: await c.req.text() }, run, async (res) =>
+    res.status < 500 ? { status: res.status, body: await res.clone().text() } : null,
+  );
+  if (isRefusal(kept)) return refused(kept);
+  if (kept.replayed) return new Response(kept.answer.body, { status: kept.answer.status, headers: { "content-type": "application/json", "cache-control": "no-store", [REPLAYED_HEADER]: "true" } });
+  return kept.value;
 }
 
 /**
@@ -239,13 +157,13 @@ ucpSessions.post(BASE, async (c) => {
   if (asked instanceof Response) return asked;
   const limited = await countCodes(c, asked);
   if (limited) return limited;
-  return idempotent(c, agent, "ucp.checkout.create", async (also) => answer(c, await createSession(c.var.db, c.var.storeId, agent, asked, also), 201));
+  return idempotent(c, agent, "ucp.checkout.create", async (also) => answer(c, await createSession(c.var.db, c.var.storeId, agent.url, asked, also), 201));
 });
 
 ucpSessions.get(`${BASE}/:id`, async (c) => {
   const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
-  return answer(c, await getSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
+  return answer(c, await getSession(c.var.db, c.var.storeId, agent.url, c.req.param("id")));
 });
 
 ucpSessions.put(`${BASE}/:id`, async (c) => {
@@ -256,11 +174,12 @@ ucpSessions.put(`${BASE}/:id`, async (c) => {
   const limited = await countCodes(c, asked);
   if (limited) return limited;
   const id = c.req.param("id");
-  return idempotent(c, agent, `ucp.checkout.update ${id}`, async (also) => answer(c, await replaceSession(c.var.db, c.var.storeId, agent, id, asked, also)));
+  return idempotent(c, agent, `ucp.checkout.update ${id}`, async (also) => answer(c, await replaceSession(c.var.db, c.var.storeId, agent.url, id, asked, also)));
 });
 
 ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
   const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
-  return answer(c, await cancelSession(c.var.db, c.var.storeId, agent, c.req.param("id")));
+  const id = c.req.param("id");
+  return idempotent(c, agent, `ucp.checkout.cancel ${id}`, async (also) => answer(c, await cancelSession(c.var.db, c.var.storeId, agent.url, id, also)));
 });
