@@ -8,7 +8,7 @@ import { checkDoorPolicy, type DoorKey, type DoorKeys, type DoorPolicy } from ".
  * hostname, which needs no lookup, so even a request for a hostname the HOSTS cache does not hold yet is
  * refused without reaching the database.
  */
-export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest" | "mcp" | "ucp";
+export type ShopperDoor = "cart" | "discount" | "checkout" | "payment" | "notify" | "emailLink" | "document" | "suggest" | "mcp" | "ucp" | "ucpProfile";
 
 const MINUTE = 60_000;
 
@@ -69,6 +69,9 @@ export const SHOPPER_LIMITS: Record<ShopperDoor, DoorLimits> = {
   // UCP checkout sessions (docs/ucp.md): create, read, update, cancel. An agent checking out for a person
   // makes a handful; a script is refused before any database work. No store key: an agent cannot pass a check.
   ucp: limits("UCP checkout session calls", { limit: 60, windowMs: MINUTE }),
+  // The store's UCP profile (`/.well-known/ucp`, a read): an agent fetches it once and keeps it for minutes
+  // (its Cache-Control); a loop is refused before any database work. No store key: agents cannot pass a check.
+  ucpProfile: limits("UCP profile reads", { limit: 60, windowMs: MINUTE }),
 };
 
 /**

@@ -42,6 +42,8 @@ export interface Placement {
   /** The store, and the buyer's network as the per-network hold limit counts it (./holds.ts; null: no address). */
   storeId: string;
   networkHash: string | null;
+  /** The agent's UCP session this order completes, if any (./checkout.ts `Buyer`). */
+  ucpSession: { id: string; webhookUrl: string | null } | null;
 }
 
 export const discountUnavailable = () =>
@@ -105,7 +107,20 @@ export function checkoutChange(q: Q, store: SQL, p: Placement): Plan<Placed> {
         networkHash: p.networkHash,
         buyerGstin: input.gstin ?? null,
         buyerLegalName: input.legalName ?? null,
+        channel: p.ucpSession ? "ucp" : "online_store",
       }),
+      // An agent's session takes its order once: a session that has one already stops the unit (a lost race).
+      ...(p.ucpSession
+        ? [
+            ensureChanged(
+              q,
+              sql`update ucp_checkout_session set order_id = ${orderId}, webhook_url = ${p.ucpSession.webhookUrl}, status = 'requires_escalation', updated_at = now(),
+                    expires_at = greatest(expires_at, now() + interval '30 days')
+                  where store_id = ${store} and id = ${p.ucpSession.id} and order_id is null and status not in ('completed', 'canceled') returning 1`,
+              new AppError("CONFLICT", "This checkout session was completed or cancelled meanwhile.", { reason: "session_ended" }),
+            ),
+          ]
+        : []),
       insertOrderLines(q, store, orderId, p.orderLines),
       insertParcels(q, store, orderId, p.parcels),
       insertParcelLines(q, store, p.parcelLines),

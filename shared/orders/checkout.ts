@@ -36,6 +36,12 @@ export { checkoutInput, type AttemptRow, type CheckoutInput, type Placed } from 
 /** Who places the order, beyond what the form says: the buyer's address as the storefront saw it (cf-connecting-ip). */
 export interface Buyer {
   ip?: string | null | undefined;
+  /**
+   * An AI agent's UCP checkout session this order completes (shared/ucp/checkout-complete.ts): the order is
+   * marked with the `ucp` channel and the session takes the order, with where the agent's platform hears of
+   * it, in the order's own unit.
+   */
+  ucpSession?: { id: string; webhookUrl: string | null };
 }
 
 const emptyCart = () => new AppError("CONFLICT", "Your cart is empty: add a product before checking out.", { reason: "empty_cart" });
@@ -194,7 +200,7 @@ async function placementOf(
     orderId, accessKeyHash: await sha256Hex(accessKey), accessKey, cart: { id: cart.id, currency: cart.currency, state: cart.state },
     input: o.input, destination, money, taken, discount: discount ? { id: discount.id, kind: discount.kind, value: discount.value } : null, balance,
     firstAmount: money.total - balance, expiresAt: new Date(o.now.getTime() + holdWindowMs(method, reading.settings.transferHoldHours)), now: o.now,
-    storeId: o.storeId, networkHash: await buyerNetworkHash(o.storeId, o.buyer.ip),
+    storeId: o.storeId, networkHash: await buyerNetworkHash(o.storeId, o.buyer.ip), ucpSession: o.buyer.ucpSession ?? null,
     ...orderRows(reading, parcels, money), attemptId: crypto.randomUUID(), provider: method === "gateway" ? o.provider : "manual_transfer",
   };
 }

@@ -41,6 +41,8 @@ export interface UcpCheckout {
   messages: UcpMessage[];
   links: { type: string; url: string; title?: string }[];
   expires_at: string;
+  /** The order, once the session is completed (./checkout-order-view.ts); the door adds its `permalink_url`. */
+  order?: { id: string; label: string; permalink_url?: string };
 }
 
 /** The protocol's error answer for a session that does not exist for this caller (`common/types/error_response.json`). */
@@ -94,6 +96,8 @@ export interface SessionRow extends SessionAsked {
   id: string;
   status: UcpSessionStatus;
   expiresAt: Date;
+  /** The order completing the session placed (./checkout-complete.ts); null before. */
+  orderId?: string | null;
 }
 
 

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, notInArray, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
@@ -19,11 +19,13 @@ import type { SessionAsked } from "./checkout-input";
  * checked by checkout's own rules (shared/orders/checkout-input.ts). What is missing or wrong is a message
  * with the JSONPath of its field; the status is `incomplete` while any error remains, `ready_for_complete`
  * when none does. A session is its store's (row-level security) and its agent's (the `UCP-Agent` profile
- * that made it): for anyone else it does not exist. Completing (placing the order) is not built yet.
+ * that made it): for anyone else it does not exist. Completing places the order (./checkout-complete.ts); from
+ * then on the session reads as its order stands (./checkout-order-view.ts) and cannot change.
  */
 
 import { checkoutView, normalCode, TERMINAL, type CatalogueRead, type SessionRow, type StoreRead, type UcpCheckout } from "./checkout-session-view";
 export { checkoutView, sessionNotFound, type UcpCheckout, type UcpMessage } from "./checkout-session-view";
+import { placedOrderPlan, placedView } from "./checkout-order-view";
 
 // Reading -------------------------------------------------------------------------------------------------
 
@@ -40,7 +42,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const v = alias(productVariant, "v");
 
-function storePlan(q: Q): Plan<StoreRead | null> {
+export function storePlan(q: Q): Plan<StoreRead | null> {
   return plan(
     [
       q
@@ -66,7 +68,7 @@ function storePlan(q: Q): Plan<StoreRead | null> {
 }
 
 /** The variants a session names (published or not, to say which) and its codes' discounts, in one unit with whatever else it sends. */
-function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
+export function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
   const ids = [...new Set(asked.lineItems.map((l) => l.variant_id).filter((id) => UUID.test(id)))];
   const codes = [...new Set(asked.discountCodes.map(normalCode))];
   const rates = ratesPlan(q, new Date());
@@ -109,6 +111,7 @@ const sessionColumns = {
   destination: ucpCheckoutSession.destination,
   discountCodes: ucpCheckoutSession.discountCodes,
   expiresAt: ucpCheckoutSession.expiresAt,
+  orderId: ucpCheckoutSession.orderId,
 };
 
 /** The session `id` of this store, made by this agent, not expired. */
@@ -121,7 +124,7 @@ const theSession = (id: string, agent: string | null) =>
   );
 
 /** The session `id` of this store and agent, as it was at the start of the unit. */
-function sessionPlan(q: Q, id: string, agent: string | null): Plan<SessionRow | undefined> {
+export function sessionPlan(q: Q, id: string, agent: string | null): Plan<SessionRow | undefined> {
   return plan([q.select(sessionColumns).from(ucpCheckoutSession).where(theSession(id, agent))] as const, ([rows]) => rows[0]);
 }
 
@@ -142,14 +145,14 @@ export function agentKeyPlan(q: Q, owner: string, key: string) {
 // Operations ----------------------------------------------------------------------------------------------
 
 /** What an operation answers: the session, or why not (the door turns these into the protocol's answers). */
-export type SessionAnswer = { ok: true; checkout: UcpCheckout } | { ok: false; why: "off" | "not_found" | "terminal" };
+export type SessionAnswer = { ok: true; checkout: UcpCheckout; orderId?: string } | { ok: false; why: "off" | "not_found" | "terminal" | "placed" };
 
 /**
  * A statement the caller's write unit sends first (the door's `Idempotency-Key`, taken by the change's own unit:
  * two requests with one key meet there, and a change that rolls back takes no key).
  */
 export type AlsoWrite = (q: Q) => Plan<unknown>;
-const none: AlsoWrite = () => constant(undefined);
+export const none: AlsoWrite = () => constant(undefined);
 
 /** One write of a session in its own unit, after the caller's key (`also`); answers the write's rows. */
 async function writeKeyed<S extends Step>(db: Database, storeId: string, also: AlsoWrite, write: (q: Q) => S): Promise<ResultOf<S>> {
@@ -185,9 +188,10 @@ export async function createSession(db: Database, storeId: string, agent: string
  * With no agent (null), the session by its id alone: its `continue_url` page, where the buyer holds the link.
  */
 export async function getSession(db: Database, storeId: string, agent: string | null, id: string): Promise<SessionAnswer> {
-  const { shop, session } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent) }));
+  const { shop, session, placed } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent), placed: placedOrderPlan(q, id, agent) }));
   if (!shop?.enabled) return OFF;
   if (!session) return NOT_FOUND;
+  if (placed) return { ok: true, ...placedView(session, shop, placed) };
   const read = await sendStoreUnit(db, storeId, (q) => cataloguePlan(q, session));
   return { ok: true, checkout: checkoutView(session, shop, read) };
 }
@@ -201,13 +205,14 @@ export async function replaceSession(db: Database, storeId: string, agent: strin
   const { shop, session, read } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent), read: cataloguePlan(q, asked) }));
   if (!shop?.enabled) return OFF;
   if (!session) return NOT_FOUND;
+  if (session.orderId) return { ok: false, why: "placed" };
   if (TERMINAL.includes(session.status)) return { ok: false, why: "terminal" };
   const next = checkoutView({ ...session, ...asked }, shop, read);
   const rows = await writeKeyed(db, storeId, also, (q) =>
     q
       .update(ucpCheckoutSession)
       .set({ ...asked, status: next.status, updatedAt: sql`now()` })
-      .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL])))
+      .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL]), isNull(ucpCheckoutSession.orderId)))
       .returning({ id: ucpCheckoutSession.id }),
   );
   return rows.length ? { ok: true, checkout: next } : { ok: false, why: "terminal" };
@@ -232,7 +237,7 @@ export async function cancelSession(db: Database, storeId: string, agent: string
             q
               .update(ucpCheckoutSession)
               .set({ status: "canceled", updatedAt: sql`now()` })
-              .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL]), inArray(ucpCheckoutSession.storeId, q.select({ id: store.id }).from(store).where(and(eq(store.id, CURRENT_STORE), eq(store.agenticCheckout, true))))))
+              .where(and(theSession(id, agent), notInArray(ucpCheckoutSession.status, [...TERMINAL]), isNull(ucpCheckoutSession.orderId), inArray(ucpCheckoutSession.storeId, q.select({ id: store.id }).from(store).where(and(eq(store.id, CURRENT_STORE), eq(store.agenticCheckout, true))))))
               .returning(sessionColumns),
           ] as const,
           ([rows]): SessionRow | undefined => rows[0],
@@ -242,6 +247,7 @@ export async function cancelSession(db: Database, storeId: string, agent: string
   );
   if (!shop?.enabled) return OFF;
   if (!before) return NOT_FOUND;
+  if (before.orderId) return { ok: false, why: "placed" };
   if (!after) return { ok: false, why: "terminal" };
   const read = await sendStoreUnit(db, storeId, (q) => cataloguePlan(q, after));
   return { ok: true, checkout: checkoutView(after, shop, read) };

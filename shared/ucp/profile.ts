@@ -15,6 +15,8 @@ const SPEC = `https://ucp.dev/${UCP_VERSION}`;
 /** Where a store's UCP endpoints live on its domain: REST operations are appended to the base (`/checkout-sessions`). */
 export const UCP_REST_BASE = "/api/ucp";
 export const UCP_MCP_PATH = "/api/mcp";
+/** Where the buyer takes over an open session on the store's domain (workers/storefront/ucp-handoff.tsx). */
+export const continuePath = (sessionId: string) => `/cart/session/${sessionId}`;
 
 export interface BusinessProfile {
   ucp: {

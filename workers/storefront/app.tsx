@@ -18,6 +18,7 @@ import { mcpRefusals, storefrontMcp } from "./storefront-mcp";
 import { cartHandoff } from "./storefront-mcp-checkout";
 import { ucpRefusals, ucpSessions } from "./ucp";
 import { ucpHandoff } from "./ucp-handoff";
+import { UCP_PROFILE_PATH, ucpProfile } from "./ucp-profile";
 
 /** The catalogue's pages: the home page, product lists and pages, search and content pages. */
 const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
@@ -25,7 +26,7 @@ const FRAMEABLE = /^\/(products(\/[^/]+)?|search|pages\/[^/]+)?\/?$/;
 export const app = createApp<StorefrontEnv["Bindings"], StorefrontEnv["Variables"]>({
   service: "storefront",
   htmlErrors: {
-    when: (path) => !path.startsWith("/api/"),
+    when: (path) => !path.startsWith("/api/") && path !== UCP_PROFILE_PATH,
     page: (error) => errorPage(error, error.status === 404 ? "Nothing here" : undefined),
   },
   // Catalogue pages may be framed by the store's own site; the cart, checkout, order, consent and every
@@ -51,6 +52,7 @@ const timing = (name: string, cached: boolean, started: number) =>
 app.use("/api/mcp", mcpRefusals);
 // The UCP checkout sessions' refusals on their way, in the protocol's shape (ucp.ts).
 app.use("/api/ucp/*", ucpRefusals);
+app.use(UCP_PROFILE_PATH, ucpRefusals);
 
 // What the shopper sent, before anything else (input-guard.ts).
 app.use(inputGuard);
@@ -102,6 +104,8 @@ app.route("/", cartHandoff);
 // UCP checkout sessions for shoppers' AI agents, and their continue_url pages (docs/ucp.md).
 app.route("/", ucpSessions);
 app.route("/", ucpHandoff);
+// The store's UCP profile, where agents discover the above (ucp-profile.ts).
+app.route("/", ucpProfile);
 // Product images, from R2 under this store's prefix (media.tsx); before the pages, outside their edge cache.
 app.get("/media/:hash/:file", mediaFile);
 

@@ -5,7 +5,10 @@ import { sendStoreUnit } from "#shared/db/unit";
 import { isKeyInUse, keyPlan } from "#shared/pipeline/idempotency-key";
 import { storeIdempotentAnswer } from "#shared/pipeline/statements";
 import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
-import { agentKeyPlan, type AlsoWrite } from "#shared/ucp/checkout-sessions";
+import { agentKeyPlan, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import type { CompleteDeps } from "#shared/ucp/checkout-complete";
+import { presentCheckout, type PresentedCheckout } from "#shared/ucp/checkout-present";
+import { ucpSigningFromEnv } from "#shared/ucp/store-keys";
 import { verifyMessage, type SignatureFailure } from "#shared/ucp/signatures";
 import type { StorefrontEnv } from "./context";
 
@@ -147,4 +150,22 @@ export async function withAgentKey<T>(
     await sendStoreUnit(c.var.db, c.var.storeId, (q) => plan([storeIdempotentAnswer(q, { ...taken, status: kept.status, response: kept.body })] as const, () => undefined), { readOnly: false });
   }
   return { replayed: false, value };
+}
+
+/** A session's answer as the agent reads it on the domain it reached (shared/ucp/checkout-present.ts). */
+export function presented(c: UcpContext, answer: Extract<SessionAnswer, { ok: true }>): Promise<PresentedCheckout> {
+  return presentCheckout(answer, { origin: `https://${c.var.hostname}`, storeId: c.var.storeId, rootSecret: ucpSigningFromEnv(c.env as unknown as Record<string, unknown>).rootSecret });
+}
+
+/** What completing a session needs of this request (shared/ucp/checkout-complete.ts). */
+export async function completeDeps(c: UcpContext): Promise<CompleteDeps> {
+  const { provider } = await c.var.providers.storeGateway(c.var.storeId);
+  return { db: c.var.db, storeId: c.var.storeId, rootSecret: ucpSigningFromEnv(c.env as unknown as Record<string, unknown>).rootSecret, provider, ip: c.req.header("cf-connecting-ip") ?? null };
+}
+
+/** Why a session operation was refused, as the protocol's refusal (null: the session's own 404 answer). */
+export function sessionRefusal(why: Extract<SessionAnswer, { ok: false }>["why"]): UcpRefusal | null {
+  if (why === "terminal") return refusal(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
+  if (why === "placed") return refusal(409, "invalid_state", "This checkout session placed its order already and cannot change; the buyer pays on the order's page (continue_url), or the order lapses when its hold ends.");
+  return null;
 }

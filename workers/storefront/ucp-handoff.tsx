@@ -24,7 +24,7 @@ export const ucpHandoff = new Hono<StorefrontEnv>();
 
 type HandoffContext = Context<StorefrontEnv>;
 
-export const continuePath = (id: string) => `/cart/session/${id}`;
+export { continuePath } from "#shared/ucp/profile";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TERMINAL = new Set(["completed", "canceled"]);

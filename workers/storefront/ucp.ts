@@ -9,8 +9,8 @@ import { UCP_REST_BASE } from "#shared/ucp/profile";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
-import { agentOf, isRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
-import { continuePath } from "./ucp-handoff";
+import { agentOf, completeDeps, isRefusal, presented, sessionRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
+import { completeSession } from "#shared/ucp/checkout-complete";
 
 /**
  * UCP checkout sessions over REST on every store's own domains (issue 26 item 3; docs/ucp.md):
@@ -97,17 +97,11 @@ async function countCodes(c: UcpContext, asked: SessionAsked): Promise<Response 
   return null;
 }
 
-function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCode = 200): Response {
+async function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCode = 200): Promise<Response> {
   c.header("cache-control", "no-store");
-  if (result.ok) {
-    // Where the buyer takes over (ucp-handoff.tsx), while the session is open.
-    const open = result.checkout.status !== "completed" && result.checkout.status !== "canceled";
-    const origin = `https://${c.var.hostname}`;
-    const checkout = { ...result.checkout, links: result.checkout.links.map((l) => ({ ...l, url: `${origin}${l.url}` })) };
-    return c.json(open ? { ...checkout, continue_url: `${origin}${continuePath(checkout.id)}` } : checkout, status);
-  }
-  if (result.why === "terminal") return protocolError(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
-  return notFound();
+  if (result.ok) return c.json(await presented(c, result), status);
+  const why = sessionRefusal(result.why);
+  return why ? refused(why) : notFound();
 }
 
 /** The common steps: a store closed by its password is closed to agents; the id a session id; the agent named and its profile read. */
@@ -182,4 +176,28 @@ ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
   if (agent instanceof Response) return agent;
   const id = c.req.param("id");
   return idempotent(c, agent, `ucp.checkout.cancel ${id}`, async (also) => answer(c, await cancelSession(c.var.db, c.var.storeId, agent.url, id, also)));
+});
+
+/**
+ * Completing places the order (shared/ucp/checkout-complete.ts). The body is the checkout as the agent holds
+ * it; its `payment` is not read (we advertise no payment handler: the buyer pays on the store's page), so any
+ * JSON object is taken. The specification's MCP binding requires an Idempotency-Key here; over REST it is
+ * honoured when sent, as on every change.
+ */
+ucpSessions.post(`${BASE}/:id/complete`, async (c) => {
+  const agent = await preflight(c, c.req.param("id"));
+  if (agent instanceof Response) return agent;
+  const body = await c.req.text();
+  if (body.trim() !== "") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return protocolError(400, "invalid_request", "The body is not valid JSON.");
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return protocolError(400, "invalid_request", "$: send the checkout object (or no body).");
+  }
+  const id = c.req.param("id");
+  const deps = await completeDeps(c);
+  return idempotent(c, agent, `ucp.checkout.complete ${id}`, async (also) => answer(c, await completeSession(deps, agent, id, also)));
 });

@@ -62,6 +62,8 @@ export interface PlacedOrder {
   /** A business purchase: the buyer's GSTIN and legal name (migration 0036). */
   buyerGstin: string | null;
   buyerLegalName: string | null;
+  /** Where the order came from (migration 0054): the storefront's checkout, or an agent's UCP session. */
+  channel: "online_store" | "ucp";
 }
 
 /** The order, numbered by the store's counter (the first is 1001). */
@@ -89,6 +91,7 @@ export const insertOrder = statement("orders.insertOrder", {
         networkHash: null,
         buyerGstin: null,
         buyerLegalName: null,
+        channel: "online_store",
       },
     ],
   ],
@@ -97,11 +100,11 @@ export const insertOrder = statement("orders.insertOrder", {
                            on conflict (store_id) do update set next_number = c.next_number + 1 returning next_number - 1 as number)
         insert into shop_order (id, store_id, number, cart_id, email, phone, shipping_address, ship_to_state, payment_method, currency,
           subtotal, discount, shipping, tax, total, discount_code, expires_at, placed_at, access_key_hash, balance_amount, discount_id, buyer_network_hash,
-          buyer_gstin, buyer_legal_name)
+          buyer_gstin, buyer_legal_name, channel)
         select ${o.orderId}, ${store}, counter.number, ${o.cartId}, ${o.email}, ${o.phone}, ${json(o.shippingAddress)},
           ${o.destination}, ${o.paymentMethod}, ${o.currency}, ${o.money.subtotal}, ${o.money.discount}, ${o.money.shipping}, ${o.money.tax}, ${o.money.total},
           ${o.discountCode}, ${o.expiresAt}, ${o.now}, ${o.accessKeyHash}, ${o.balance}, ${o.discountId}::uuid, ${o.networkHash},
-          ${o.buyerGstin}, ${o.buyerLegalName}
+          ${o.buyerGstin}, ${o.buyerLegalName}, ${o.channel}
         from counter`,
 });
 
