@@ -27,7 +27,8 @@ type HandoffContext = Context<StorefrontEnv>;
 export { continuePath } from "#shared/ucp/profile";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TERMINAL = new Set(["completed", "canceled"]);
+/** Only a session still being prepared hands over: one that placed its order sends the buyer to the order (continue_url). */
+const OPEN = new Set(["incomplete", "ready_for_complete"]);
 
 function privately(c: HandoffContext) {
   c.header("cache-control", "no-store");
@@ -39,7 +40,7 @@ function privately(c: HandoffContext) {
 async function openSession(c: HandoffContext, id: string): Promise<UcpCheckout | null> {
   if (!UUID.test(id)) return null;
   const found = await getSession(c.var.db, c.var.storeId, null, id);
-  return found.ok && !TERMINAL.has(found.checkout.status) ? found.checkout : null;
+  return found.ok && OPEN.has(found.checkout.status) ? found.checkout : null;
 }
 
 const gone = (c: HandoffContext, message: string, status: 404 | 409) =>
