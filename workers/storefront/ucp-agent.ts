@@ -1,5 +1,8 @@
 import type { Context } from "hono";
 import { sha256Hex } from "#shared/core/tokens";
+import { clientOf } from "#shared/limits/address";
+import { passThrough, refusalMessage } from "#shared/limits/doors";
+import { shopperKeys } from "#shared/limits/shopper";
 import { plan } from "#shared/db/plan";
 import { sendStoreUnit } from "#shared/db/unit";
 import { isKeyInUse, keyPlan } from "#shared/pipeline/idempotency-key";
@@ -11,6 +14,7 @@ import { presentCheckout, type PresentedCheckout } from "#shared/ucp/checkout-pr
 import { ucpSigningFromEnv } from "#shared/ucp/store-keys";
 import { verifyMessage, type SignatureFailure } from "#shared/ucp/signatures";
 import type { StorefrontEnv } from "./context";
+import { limiterOf } from "./limits";
 
 /**
  * Who the agent is, for both of UCP's transports on a store's domain (REST: ./ucp.ts; MCP: the checkout
@@ -101,6 +105,22 @@ async function signatureRefusal(c: UcpContext, keys: Record<string, unknown>[]):
     keys.find((k) => k["kid"] === kid && k["use"] !== "enc"),
   );
   return verified.ok ? null : refusal(SIGNATURE_STATUS[verified.code], verified.code, verified.content);
+}
+
+/**
+ * Discount codes sent in a session count as code attempts of the shopper's discount door, one per code,
+ * per address (the same budget the cart's code form has): guessing codes through an agent is no faster than
+ * through the page. An agent cannot pass a person check, so past a threshold asking for one it is refused.
+ */
+export async function codesRefusal(c: UcpContext, codes: number): Promise<UcpRefusal | null> {
+  const client = clientOf(c.req.header("cf-connecting-ip"));
+  for (let i = 0; i < codes; i++) {
+    const outcome = await passThrough(limiterOf(c.env), shopperKeys("discount", c.var.hostname, client), () => Promise.resolve("check" as const));
+    if (outcome.allowed) continue;
+    if ("checkRefused" in outcome) return refusal(429, "rate_limited", "Too many discount codes were tried at this store just now; the buyer can enter the code on the checkout page.");
+    return refusal(429, "rate_limited", refusalMessage(outcome), { "retry-after": String(outcome.retryAfterSeconds) });
+  }
+  return null;
 }
 
 /** An answer as it is kept for a replay: the status and the body's bytes. */

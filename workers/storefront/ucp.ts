@@ -1,15 +1,11 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { clientOf } from "#shared/limits/address";
-import { passThrough, refusalMessage } from "#shared/limits/doors";
-import { shopperKeys } from "#shared/limits/shopper";
 import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
 import { agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import type { StorefrontEnv } from "./context";
-import { limiterOf } from "./limits";
-import { agentOf, completeDeps, isRefusal, presented, sessionRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
+import { agentOf, codesRefusal, completeDeps, isRefusal, presented, sessionRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
 import { completeSession } from "#shared/ucp/checkout-complete";
 
 /**
@@ -81,20 +77,10 @@ async function askedIn(c: UcpContext): Promise<SessionAsked | Response> {
   return askedOf(parsed.data);
 }
 
-/**
- * Discount codes sent in a session count as code attempts of the shopper's discount door, one per code,
- * per address (the same budget the cart's code form has): guessing codes through an agent is no faster than
- * through the page. An agent cannot pass a person check, so past a threshold asking for one it is refused.
- */
+/** Discount codes sent in a session count at the discount door (./ucp-agent.ts `codesRefusal`). */
 async function countCodes(c: UcpContext, asked: SessionAsked): Promise<Response | null> {
-  const client = clientOf(c.req.header("cf-connecting-ip"));
-  for (let i = 0; i < asked.discountCodes.length; i++) {
-    const outcome = await passThrough(limiterOf(c.env), shopperKeys("discount", c.var.hostname, client), () => Promise.resolve("check" as const));
-    if (outcome.allowed) continue;
-    if ("checkRefused" in outcome) return protocolError(429, "rate_limited", "Too many discount codes were tried at this store just now; the buyer can enter the code on the checkout page.");
-    return protocolError(429, "rate_limited", refusalMessage(outcome), { "retry-after": String(outcome.retryAfterSeconds) });
-  }
-  return null;
+  const limited = await codesRefusal(c, asked.discountCodes.length);
+  return limited ? refused(limited) : null;
 }
 
 async function answer(c: UcpContext, result: SessionAnswer, status: ContentfulStatusCode = 200): Promise<Response> {
