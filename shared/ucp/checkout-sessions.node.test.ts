@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { TAX_CLASSES, type TaxClass } from "../db/schema";
 import { checkoutView, sessionNotFound, type UcpCheckout } from "./checkout-sessions";
 import { ucpSchemas } from "../../test/node/ucp-schemas";
+import { placedView, type PlacedRead } from "./checkout-order-view";
+import { presentCheckout } from "./checkout-present";
 
 /**
  * The checkout sessions' answers against the specification's own JSON Schemas (test/fixtures/ucp/2026-08-25):
@@ -60,6 +62,29 @@ describe("UCP checkout session answers against the specification's schemas", () 
   it("a cancelled session, and the answer for a session that does not exist", () => {
     expectValid(checkoutView(session({ status: "canceled" }), shop, read));
     expectValid(sessionNotFound(), ["common/types/error_response.json"]);
+  });
+
+  it("a completed session's answers: waiting for the buyer's payment (requires_escalation with continue_url), completed with its order, lapsed", async () => {
+    const order: PlacedRead = {
+      id: "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6", number: 1042, status: "open", paymentStatus: "unpaid", currency: "INR",
+      subtotal: 259800, discount: 25980, discountCode: "DIWALI10", shipping: 5000, tax: 11372, total: 238820,
+      lines: [{ variantId: VARIANT, title: "Cotton Kurta (M)", unitPrice: 129900, quantity: 2 }],
+    };
+    const ready = session({ buyer: { email: "asha@example.com" }, destination: address, discountCodes: ["DIWALI10"] });
+    const present = (o: PlacedRead) => presentCheckout(placedView(ready, shop, o), { origin: "https://shop.example.in", storeId: "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d", rootSecret: "local-ucp-test-root-secret-000000000" });
+    const waiting = await present(order);
+    expect(waiting.status).toBe("requires_escalation");
+    expect(waiting.continue_url).toMatch(/^https:\/\/shop\.example\.in\/orders\/7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6\?k=[A-Za-z0-9_-]{43}$/);
+    expect(waiting.messages[0]).toMatchObject({ type: "error", code: "payment_required", severity: "requires_buyer_input" });
+    expectValid(waiting);
+    const paid = await present({ ...order, paymentStatus: "paid" });
+    expect(paid.order).toEqual({ id: order.id, label: "#1042", permalink_url: waiting.continue_url });
+    expect(paid.continue_url).toBeUndefined();
+    expect(paid.totals.map((t) => t.amount)).toEqual([259800, -25980, 5000, 238820]);
+    expectValid(paid);
+    const lapsed = await present({ ...order, status: "expired" });
+    expect([lapsed.status, lapsed.continue_url, lapsed.order]).toEqual(["canceled", undefined, undefined]);
+    expectValid(lapsed);
   });
 
   it("the schema can refuse: a total that is not an integer, a missing status", () => {
