@@ -31,15 +31,17 @@ const platforms = {
     if (host.startsWith("unreachable.")) throw new TypeError("fetch failed");
     const version = host.startsWith("old.") ? "2026-04-08" : UCP_VERSION;
     if (host.startsWith("malformed.")) return new Response("<html>", { headers: { "content-type": "text/html" } });
-    return Response.json({ ucp: { version, services: {}, capabilities: {}, payment_handlers: {} }, keys: host.startsWith("signed.") ? published : [] });
+    // Platforms on hosts `hooks.…` (and the local one) take order updates at their profile's webhook URL.
+    const hook = host.startsWith("hooks.") || host === "127.0.0.1:8789" ? { "dev.ucp.shopping.order": [{ version, config: { webhook_url: new URL("/orders", url).href } }] } : {};
+    return Response.json({ ucp: { version, services: {}, capabilities: hook, payment_handlers: {} }, keys: host.startsWith("signed.") ? published : [] });
   },
 };
 
-export async function send(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function send(host: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, env: Record<string, unknown> = {}) {
   const h: Record<string, string> = { host, "cf-connecting-ip": headers["cf-connecting-ip"] ?? ip(), "ucp-agent": AGENT, ...headers };
   if (body !== undefined) h["content-type"] ??= "application/json";
   const init = { method, headers: h, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) };
-  const res = await call(worker, `http://storefront.test${path}`, init, { UCP_AGENT_FETCH: platforms });
+  const res = await call(worker, `http://storefront.test${path}`, init, { UCP_AGENT_FETCH: platforms, ...env });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as Json };
 }

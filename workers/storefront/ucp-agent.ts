@@ -7,6 +7,7 @@ import { plan } from "#shared/db/plan";
 import { sendStoreUnit } from "#shared/db/unit";
 import { isKeyInUse, keyPlan } from "#shared/pipeline/idempotency-key";
 import { storeIdempotentAnswer } from "#shared/pipeline/statements";
+import { appUrlProblem } from "#shared/apps/url";
 import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
 import { agentKeyPlan, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import type { CompleteDeps } from "#shared/ucp/checkout-complete";
@@ -73,16 +74,21 @@ interface HeldProfile {
  * `profile_unreachable` 424, `profile_malformed` or `version_unsupported` 422, a signature's code).
  */
 export async function agentOf(c: UcpContext, header: string | null): Promise<Agent | UcpRefusal> {
-  const named = agentProfileUrl(header, false);
+  // With APP_ENV development a profile on the developer's machine (http, loopback, any port) is taken too: the
+  // worker's local agent platform (workers/worker/agent-platform.tsx). Tests and production take public https only.
+  const allowLocal = c.var.config.APP_ENV === "development";
+  const named = agentProfileUrl(header, allowLocal);
   if (!named.ok) return refusal(named.status, named.code, named.content);
   const cache = caches.default;
   const held = await cache.match(profileKey(named.url));
   let profile: HeldProfile;
   if (held) profile = (await held.json()) as HeldProfile;
   else {
-    const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal: false });
+    const read = await fetchAgentProfile(named.url, { fetch: profileFetch(c), allowLocal });
     if (!read.ok) return refusal(read.status, read.code, read.content);
-    profile = { keys: read.profile.keys, ...(read.profile.webhookUrl ? { webhookUrl: read.profile.webhookUrl } : {}) };
+    // Order updates go only where an app's webhooks may (the apps' URL policy); another URL is not kept.
+    const hook = read.profile.webhookUrl;
+    profile = { keys: read.profile.keys, ...(hook && appUrlProblem(hook, allowLocal) === undefined ? { webhookUrl: hook } : {}) };
     await cache.put(profileKey(named.url), Response.json(profile, { headers: { "cache-control": `max-age=${PROFILE_TTL_SECONDS}` } }));
   }
   const refused = await signatureRefusal(c, profile.keys);

@@ -138,6 +138,21 @@ describe("completing a UCP checkout session", () => {
     expect(refused.body["status"]).toBe("incomplete");
     expect(refused.body["messages"]).toContainEqual(expect.objectContaining({ type: "error", code: "out_of_stock", path: "$.line_items[0].quantity" }));
   });
+  it("the agent platform's order webhook URL is kept with the order; a local platform's profile is taken only in development", async () => {
+    const s = await shop();
+    const hooked = { "ucp-agent": 'profile="https://hooks.agent.example.com/.well-known/ucp"' };
+    const created = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), hooked);
+    await send(s.hostname, "POST", `${BASE}/${created.body["id"]}/complete`, {}, hooked);
+    expect(await sql(s, "select webhook_url from ucp_checkout_session where id = $1", [created.body["id"]])).toEqual([{ webhook_url: "https://hooks.agent.example.com/orders" }]);
+
+    const local = { "ucp-agent": 'profile="http://127.0.0.1:8789/-agent/profile.json"' };
+    expect((await send(s.hostname, "POST", BASE, ready(s.variantId, 1), local)).body["code"]).toBe("invalid_profile_url");
+    const dev = await send(s.hostname, "POST", BASE, ready(s.variantId, 1), local, { APP_ENV: "development" });
+    expect(dev.status).toBe(201);
+    await send(s.hostname, "POST", `${BASE}/${dev.body["id"]}/complete`, {}, local, { APP_ENV: "development" });
+    expect(await sql(s, "select webhook_url from ucp_checkout_session where id = $1", [dev.body["id"]])).toEqual([{ webhook_url: "http://127.0.0.1:8789/orders" }]);
+  });
+
   it("round trips of a completion: six units (read, catalogue, the cart, checkout's two, the answer); completing a placed session is one", async () => {
     const s = await shop();
     const id = await readySession(s.hostname, s.variantId);

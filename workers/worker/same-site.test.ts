@@ -7,13 +7,14 @@ import worker from "./index";
 /**
  * The worker's same-site rule (CSRF): the local courier's page is the one door a browser posts to, and has the
  * guard of shared/http/csrf.ts in front of it; the providers' webhooks come from other sites by design and are
- * signed instead. A route added later without a guard fails here.
+ * signed instead; the local agent platform's order-update receiver (development and tests only) takes the
+ * stores' signed server-to-server posts, as a real platform's does. A route added later without a guard fails here.
  */
 describe("the worker's same-site guard", () => {
   it("stands in front of every route that changes something, but the signed webhooks", async () => {
     const routes = await unsafeRoutes(http);
     expect(routes.map((r) => `${r.method} ${r.path}`)).toContain("POST /-courier/track/:ref");
-    expect(unguarded(routes).sort()).toEqual(["POST /webhooks/payments/:provider/:storeId", "POST /webhooks/shipments/:provider/:storeId"]);
+    expect(unguarded(routes).sort()).toEqual(["POST /-agent/orders", "POST /webhooks/payments/:provider/:storeId", "POST /webhooks/shipments/:provider/:storeId"]);
   });
 
   it("answers a cross-site press on a shipment that does not exist as the page does (404), before reading the form", async () => {
