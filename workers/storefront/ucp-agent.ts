@@ -178,9 +178,20 @@ export async function withAgentKey<T>(
   return { replayed: false, value };
 }
 
+/**
+ * The store's origin in what agents read: https on the hostname asked (the specification wants absolute https
+ * URLs). With APP_ENV development, the origin the request came to (http and the dev server's port), so the
+ * links work on the developer's machine.
+ */
+export function agentFacingOrigin(c: UcpContext): string {
+  if (c.var.config.APP_ENV !== "development") return `https://${c.var.hostname}`;
+  const url = new URL(c.req.url);
+  return `${url.protocol}//${c.req.header("host") ?? url.host}`;
+}
+
 /** A session's answer as the agent reads it on the domain it reached (shared/ucp/checkout-present.ts). */
 export function presented(c: UcpContext, answer: Extract<SessionAnswer, { ok: true }>): Promise<PresentedCheckout> {
-  return presentCheckout(answer, { origin: `https://${c.var.hostname}`, storeId: c.var.storeId, rootSecret: ucpSigningFromEnv(c.env as unknown as Record<string, unknown>).rootSecret });
+  return presentCheckout(answer, { origin: agentFacingOrigin(c), storeId: c.var.storeId, rootSecret: ucpSigningFromEnv(c.env as unknown as Record<string, unknown>).rootSecret });
 }
 
 /** What completing a session needs of this request (shared/ucp/checkout-complete.ts). */
