@@ -18,6 +18,7 @@ import { SEARCH_COUNT_CAP } from "#shared/storefront/statements";
 import { sha256Hex } from "#shared/core/tokens";
 import { toMinor } from "./catalog-read";
 import { cardAnswer, cardOf, cartAnswer, cartOf, failure, json, productAnswer, productOf, type StorefrontMcpDeps } from "./storefront-mcp-answers";
+import { registerCheckoutTools, type CheckoutToolDeps } from "./storefront-mcp-ucp";
 
 export type { StorefrontMcpDeps } from "./storefront-mcp-answers";
 
@@ -124,14 +125,20 @@ const tokenOf = (cartId: string) => {
 
 // ——— The server ———
 
-/** The MCP server of one request: the store's five tools, each one unit of the store. */
-export function storefrontMcpServer(deps: StorefrontMcpDeps): McpServer {
+/**
+ * The MCP server of one request: the store's five shopping tools, each one unit of the store, and UCP's five
+ * checkout tools (./storefront-mcp-ucp.ts), listed whether or not the store sells to agents (a store that does
+ * not answers them not_found).
+ */
+export function storefrontMcpServer(deps: StorefrontMcpDeps, checkout: CheckoutToolDeps): McpServer {
   const { db, store, log } = deps;
   const server = new McpServer(STOREFRONT_MCP_INFO, {
     capabilities: { tools: {} },
     instructions:
       `The shop "${store.name}". Find products with search_catalog, read one with get_product, answer questions about returns, shipping and privacy with get_store_policies, ` +
-      `build a cart with update_cart and give the shopper its checkout_url: they pay on the store's own checkout page. Prices are in ${store.currency}, GST included.`,
+      `build a cart with update_cart and give the shopper its checkout_url: they pay on the store's own checkout page. Prices are in ${store.currency}, GST included. ` +
+      "A store that sells to agents over UCP (its /.well-known/ucp profile) also runs checkouts with create_checkout, update_checkout and complete_checkout (meta[\"ucp-agent\"].profile on every call); " +
+      "the buyer pays on the store's page at the checkout's continue_url.",
   });
   const run = async (tool: string, work: () => Promise<CallToolResult>) => {
     try {
@@ -292,6 +299,7 @@ export function storefrontMcpServer(deps: StorefrontMcpDeps): McpServer {
       }),
   );
 
+  registerCheckoutTools(server, checkout);
   return server;
 }
 

@@ -102,11 +102,22 @@ async function catalogue() {
 }
 
 describe("the Storefront MCP, through the SDK's client", () => {
-  it("lists its five tools, each with a description and input and output schemas", async () => {
+  it("lists its five tools and UCP's five checkout tools, each with a description and input and output schemas", async () => {
     const { s } = await catalogue();
     const client = await agent(s.hostname);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["get_cart", "get_product", "get_store_policies", "search_catalog", "update_cart"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "cancel_checkout",
+      "complete_checkout",
+      "create_checkout",
+      "get_cart",
+      "get_checkout",
+      "get_product",
+      "get_store_policies",
+      "search_catalog",
+      "update_cart",
+      "update_checkout",
+    ]);
     for (const t of tools) {
       expect(t.description!.length, t.name).toBeGreaterThan(60);
       expect(t.inputSchema.type, t.name).toBe("object");

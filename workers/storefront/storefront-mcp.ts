@@ -1,6 +1,8 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { AppError } from "#shared/core/errors";
+import { REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
+import { agenticCheckoutOn } from "#shared/ucp/checkout-sessions";
 import { sameSiteOnly } from "#shared/http/csrf";
 import { clientOf } from "#shared/limits/address";
 import { giveBackAll, passThrough, refusalMessage, type Counted } from "#shared/limits/doors";
@@ -8,6 +10,8 @@ import { shopperKeys, wrongCodeKeys } from "#shared/limits/shopper";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
 import { appliesCode, storefrontMcpServer } from "./storefront-mcp-tools";
+import { checkoutPreflight, checkoutRpcError, isCheckoutTool, notFoundRpcResult, type CheckoutToolDeps } from "./storefront-mcp-ucp";
+import { isRefusal, type UcpRefusal } from "./ucp-agent";
 
 /**
  * POST /api/mcp on every store's own domains: the Storefront MCP (issue 26 item 1; docs/storefront-mcp.md),
@@ -15,7 +19,9 @@ import { appliesCode, storefrontMcpServer } from "./storefront-mcp-tools";
  * database work: the request's shape (storefront input guard), the per-address limit (the `mcp` door,
  * limits.tsx), the store of the hostname (held in KV) and its password (a store behind its password is
  * closed to agents: 403). Then one JSON-RPC message per POST (no batches), on the SDK's McpServer with the
- * tools of storefront-mcp-tools.ts. GET and DELETE: 405 (no stream, no session).
+ * tools of storefront-mcp-tools.ts, UCP's checkout tools among them (storefront-mcp-ucp.ts: their arguments
+ * and agent checked here first, their protocol refusals answered here as JSON-RPC errors). GET and DELETE:
+ * 405 (no stream, no session).
  */
 export const storefrontMcp = new Hono<StorefrontEnv>();
 
@@ -82,6 +88,11 @@ storefrontMcp.post("/api/mcp", async (c) => {
   const { store } = c.var;
   // Closed means closed: an agent cannot enter the storefront's password (docs/storefront-mcp.md).
   if (store.passwordCookieHash !== null) {
+    // UCP's checkout tools hear it in their binding's shape (403, -32000, data {code, content}), as over REST.
+    const sent = await c.req.text().then((t) => JSON.parse(t) as Message, () => null).catch(() => null);
+    if (sent?.method === "tools/call" && isCheckoutTool(sent.params?.name)) {
+      return checkoutRpcError(sent.id, { status: 403, code: "password_protected", content: "This store is open only to people with its password; it does not sell to agents." });
+    }
     throw new AppError("FORBIDDEN", "This store is open only to people with its password; its catalogue and cart are not open to agents.", { reason: "password_protected" });
   }
   if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") {
@@ -105,15 +116,32 @@ storefrontMcp.post("/api/mcp", async (c) => {
     if (counted instanceof Response) return counted;
     wrongCode = counted;
   }
+  // UCP's checkout tools (storefront-mcp-ucp.ts): the arguments and the agent before the server runs; a
+  // protocol refusal, there or from the tool, is a JSON-RPC error with its HTTP status.
+  let refused: UcpRefusal | undefined;
+  let replayed = false;
+  const checkout: CheckoutToolDeps = { c, log: c.var.log, refuse: (r) => (refused = r), replayed: () => (replayed = true) };
+  const tool = message.method === "tools/call" ? message.params?.name : undefined;
+  if (isCheckoutTool(tool)) {
+    const agent = await checkoutPreflight(c, tool, message.params?.arguments);
+    if (isRefusal(agent)) {
+      // While the store does not sell to agents, a refusal for the call's shape or its agent is not_found too, as over REST.
+      if ([400, 401, 422, 424].includes(agent.status) && !(await agenticCheckoutOn(c.var.db, c.var.storeId))) return notFoundRpcResult(message.id);
+      return checkoutRpcError(message.id, agent);
+    }
+    checkout.agent = agent;
+  }
   const origin = `${new URL(c.req.url).protocol}//${c.req.header("host") ?? c.var.hostname}`;
-  const server = storefrontMcpServer({ db: c.var.db, log: c.var.log, store, origin, codeWasWrong: () => (codeWasWrong = true) });
+  const server = storefrontMcpServer({ db: c.var.db, log: c.var.log, store, origin, codeWasWrong: () => (codeWasWrong = true) }, checkout);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const res = await transport.handleRequest(c.req.raw, { parsedBody: body });
+  if (refused) return checkoutRpcError(message.id, refused);
   // A code that was the store's (or a call that never looked one up) is no guess: given back.
   if (wrongCode.length && !codeWasWrong) await giveBackAll(limiterOf(c.env), wrongCode);
   const headers = new Headers(res.headers);
   headers.set("cache-control", "no-store");
+  if (replayed) headers.set(REPLAYED_HEADER, "true");
   return new Response(res.body, { status: res.status, headers });
 });
 
