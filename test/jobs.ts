@@ -58,6 +58,7 @@ export function servicesFor(stores: Record<string, StoreProviders>): ProviderSer
       return b ? (await storeCourier({ ...TEST_COURIER, behaviour: b }, storeId)).courier : defaults.courier(storeId);
     },
     appWebhooks: defaults.appWebhooks,
+    ucpSigning: defaults.ucpSigning,
   };
 }
 

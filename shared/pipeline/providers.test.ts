@@ -72,9 +72,9 @@ describe("the provider services of a Worker's env", () => {
     expect(jobDeps(env, "test").providers).toBe(providersOf(env));
   });
 
-  it("give procedures only the gateway, the courier and the app webhooks", () => {
+  it("give procedures only the gateway, the courier, the app webhooks and the UCP keys' root", () => {
     const p = providersOf(env);
-    expect(procedureServices(p)).toEqual({ gateway: p.gateway, courier: p.courier, appWebhooks: p.appWebhooks });
-    expect(Object.keys(providerServices(env)).sort()).toEqual(["appWebhooks", "courier", "gateway"]);
+    expect(procedureServices(p)).toEqual({ gateway: p.gateway, courier: p.courier, appWebhooks: p.appWebhooks, ucpSigning: p.ucpSigning });
+    expect(Object.keys(providerServices(env)).sort()).toEqual(["appWebhooks", "courier", "gateway", "ucpSigning"]);
   });
 });

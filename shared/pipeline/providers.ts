@@ -10,9 +10,10 @@ import { mailerFor, mailSettingsFromEnv, type MailConfig } from "../mail/select"
 import type { PaymentGateway } from "../payments/gateway";
 import { gatewayConfigFromEnv, storeGateway, type GatewayConfig, type StoreGateway } from "../payments/select";
 import type { Courier } from "../shipping/courier";
+import { ucpSigningFromEnv, type UcpSigningConfig } from "../ucp/store-keys";
 import { courierConfigFromEnv, storeCourier, type CourierConfig, type StoreCourier } from "../shipping/select";
 
-/** What a procedure or a job may call outside (procedures/define.ts `Services`): a store's gateway and courier, the app webhooks' signing root. */
+/** What a procedure or a job may call outside (procedures/define.ts `Services`): a store's gateway and courier, the app webhooks' and UCP keys' roots. */
 export interface ProviderServices {
   /** The store's payment gateway (refunds go back through it). */
   gateway(storeId: string): Promise<PaymentGateway>;
@@ -20,6 +21,8 @@ export interface ProviderServices {
   courier(storeId: string): Promise<Courier>;
   /** App webhooks' root secret and URL policy. */
   appWebhooks(): AppWebhookConfig;
+  /** The root the stores' UCP signing keys are sealed under (UCP_SIGNING_ROOT_SECRET). */
+  ucpSigning(): UcpSigningConfig;
 }
 
 /**
@@ -82,6 +85,7 @@ function build(env: object): Providers {
     storeCourier: async (storeId) => storeCourier(courierConfig(), storeId),
     courier: async (storeId) => (await storeCourier(courierConfig(), storeId)).courier,
     appWebhooks: settled(() => appWebhookConfigFromEnv(vars)),
+    ucpSigning: settled(() => ucpSigningFromEnv(vars)),
     challenge: settled(() => challengeFor(challengeConfigFromEnv(vars))),
     dnsConfig,
     dns: settled(() => dnsResolverFor(dnsConfig(), env)),
@@ -111,8 +115,8 @@ export function providersOf(env: object): Providers {
 }
 
 /** What a procedure may call of a Worker's provider services (procedures/define.ts `Services`). */
-export function procedureServices({ gateway, courier, appWebhooks }: ProviderServices): ProviderServices {
-  return { gateway, courier, appWebhooks };
+export function procedureServices({ gateway, courier, appWebhooks, ucpSigning }: ProviderServices): ProviderServices {
+  return { gateway, courier, appWebhooks, ucpSigning };
 }
 
 /** The procedures' and jobs' share of the provider services of `env`. */

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Permission } from "../auth/permissions";
 import type { Database } from "../db/database";
 import type { AppWebhookConfig } from "../apps/secrets";
+import type { UcpSigningConfig } from "../ucp/store-keys";
 import type { MediaService } from "../media/store";
 import type { PaymentGateway } from "../payments/gateway";
 import type { Courier } from "../shipping/courier";
@@ -45,6 +46,8 @@ export interface Services {
   courier?(storeId: string): Promise<Courier>;
   /** App webhooks' root secret and URL policy (apps.create and apps.rotateSecret show a secret), from the Worker's configuration. */
   appWebhooks?(): AppWebhookConfig;
+  /** The root the stores' UCP signing keys are sealed under (salesChannels: a new key's private half), from the Worker's configuration. */
+  ucpSigning?(): UcpSigningConfig;
   /** Product images' bucket (R2 `MEDIA`) and whether image URLs may be local, from the Worker's bindings. */
   media?(): MediaService;
 }

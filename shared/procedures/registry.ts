@@ -23,6 +23,7 @@ import { overviewProcedures } from "./overview";
 import { productRemovalProcedures } from "./product-removal";
 import { productProcedures } from "./products";
 import { restockProcedures } from "./restock";
+import { salesChannelProcedures } from "./sales-channels";
 import { staffProcedures } from "./staff";
 import { storeProcedures } from "./store";
 import { taskProcedures } from "./tasks";
@@ -60,6 +61,7 @@ export const BASE_PROCEDURES: readonly Procedure[] = [
   ...analyticsProcedures,
   ...apiGrantProcedures,
   ...mcpSettingsProcedures,
+  ...salesChannelProcedures,
   ...themeProcedures,
   ...appProcedures,
   ...appDeliveryProcedures,

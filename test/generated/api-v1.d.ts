@@ -1409,6 +1409,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/salesChannels/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * salesChannels.agents
+         * @description The AI agent platforms whose UCP checkout sessions placed orders in this store, the most recent buyer first (at most 20): each with its profile URL, host, how many orders it placed, and its 10 newest orders (number, when, total in paise, payment status).
+         *
+         *     Needs a token with `orders:read` or `orders:write`.
+         */
+        post: operations["salesChannels_agents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3595,6 +3617,25 @@ export interface components {
                 to: string;
                 utcOffset: string;
             };
+        };
+        salesChannels_agents_input: Record<string, never>;
+        salesChannels_agents_output: {
+            items: {
+                profileUrl: string;
+                host: string;
+                orderCount: number;
+                orders: {
+                    id: string;
+                    number: number;
+                    /** Format: date-time */
+                    placedAt: string;
+                    total: number;
+                    currency: string;
+                    paymentStatus: string;
+                    /** @enum {string} */
+                    status: "open" | "completed" | "cancelled" | "expired";
+                }[];
+            }[];
         };
     };
     responses: {
@@ -6533,6 +6574,45 @@ export interface operations {
                 content: {
                     "application/json": {
                         json: components["schemas"]["analytics_summary_output"];
+                    };
+                };
+            };
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            404: components["responses"]["NOT_FOUND"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            500: components["responses"]["INTERNAL"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
+        };
+    };
+    salesChannels_agents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    json: components["schemas"]["salesChannels_agents_input"];
+                };
+            };
+        };
+        responses: {
+            /** @description The procedure's answer. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        json: components["schemas"]["salesChannels_agents_output"];
                     };
                 };
             };

@@ -23,8 +23,8 @@ export interface SignedIn {
   info: SessionInfo;
 }
 
-/** The provider services the admin calls: the procedures' gateway, courier and app webhooks, sign-in's person check, the domains page's DNS. */
-export type AdminProviders = Pick<Providers, "gateway" | "courier" | "appWebhooks" | "challenge" | "dnsConfig">;
+/** The provider services the admin calls: the procedures' gateway, courier, app webhooks and UCP keys' root, sign-in's person check, the domains page's DNS. */
+export type AdminProviders = Pick<Providers, "gateway" | "courier" | "appWebhooks" | "ucpSigning" | "challenge" | "dnsConfig">;
 
 export type AdminEnv = HonoEnv<AdminBindings, { signedIn: Promise<SignedIn | null> }, AdminProviders>;
 export type AdminContext = Context<AdminEnv>;

@@ -29,7 +29,8 @@ async function render(c: AdminContext, notice?: { ok: boolean; text: string }, s
           Address: {s.slug} · currency {s.currency} (fixed) · domains:{" "}
           {s.domains.map((d) => `${d.hostname}${d.status === "pending" ? " (pending)" : ""}`).join(", ") || "none"} ·{" "}
           <a href="/settings/domains">manage domains</a> · <a href="/settings/locations">locations &amp; GSTINs</a> ·{" "}
-          <a href="/settings/apps">apps &amp; webhooks</a> · <a href="/settings/storefront">storefront look</a>
+          <a href="/settings/apps">apps &amp; webhooks</a> · <a href="/settings/storefront">storefront look</a> ·{" "}
+          <a href="/settings/sales-channels">sales channels (AI agents)</a>
         </p>
         <h2>Storefront password</h2>
         <p class="muted">{s.storefrontPasswordEnabled ? "On: shoppers need the password." : "Off: the storefront is open."}</p>
