@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
@@ -5,6 +6,7 @@ import { hashPassword } from "#shared/auth/password";
 import { deriveLocalSecret, localConfirmationFields } from "#shared/payments/local-protocol";
 import { UCP_VERSION } from "#shared/ucp/profile";
 import { call } from "../../test/call";
+import { newTrace, tripsOf } from "../../test/proxy";
 import { Shopper } from "../../test/storefront";
 import { BASE, ip, ready, send, shop, sql, total, type Json } from "../../test/ucp";
 import worker from "./index";
@@ -20,6 +22,7 @@ import worker from "./index";
 const PROFILE = "https://agent.example.com/.well-known/ucp";
 const OTHER_PROFILE = "https://another-agent.example.com/.well-known/ucp";
 const LOCAL_SECRET = "local-gateway-test-secret";
+const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 
 /** The test's agent platforms (the UCP_AGENT_FETCH binding, development and test only): a profile at our version for any URL. */
 const platforms = {
@@ -55,13 +58,13 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
 }
 
 /** One raw JSON-RPC POST: the errors, whose HTTP status the SDK's client turns into an exception. */
-async function rpc(host: string, name: string, args: unknown, from = ip()) {
+async function rpc(host: string, name: string, args: unknown, headers: Record<string, string> = {}) {
   const res = await call(
     worker,
     "http://storefront.test/api/mcp",
     {
       method: "POST",
-      headers: { host, "cf-connecting-ip": from, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: { host, "cf-connecting-ip": ip(), "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
       body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: args } }),
     },
     { UCP_AGENT_FETCH: platforms },
@@ -232,6 +235,26 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     const search = await client.callTool({ name: "get_store_policies", arguments: {} });
     expect(search.isError).toBeFalsy();
     await client.close();
+  });
+
+  it("round trips as over REST: two units an operation, a key's read and its answer's write more, a replay one; a refused call the switch only", async () => {
+    const s = await shop();
+    await rpc(s.hostname, "get_checkout", { meta: meta(), id: crypto.randomUUID() }); // the host and its facts held
+    const turns = async (name: string, args: unknown) => {
+      const trace = newTrace();
+      const r = await rpc(s.hostname, name, args, { "x-commerce-trace": trace });
+      return { body: r.body, turns: (await tripsOf(proxy, trace)).turns };
+    };
+    const created = await turns("create_checkout", { meta: meta(), checkout: ready(s.variantId, 1, [s.discountCode]) });
+    const id = created.body["result"]["structuredContent"]["id"] as string;
+    expect(created.turns).toBe(2);
+    expect((await turns("get_checkout", { meta: meta(), id })).turns).toBe(2);
+    const key = crypto.randomUUID();
+    expect((await turns("update_checkout", { meta: meta(key), id, checkout: ready(s.variantId, 2) })).turns).toBe(4);
+    expect((await turns("update_checkout", { meta: meta(key), id, checkout: ready(s.variantId, 2) })).turns).toBe(1);
+    expect((await turns("cancel_checkout", { meta: meta(crypto.randomUUID()), id: crypto.randomUUID() })).turns).toBe(3);
+    // A call refused for its arguments reads the switch only (off, it is not_found like everything else).
+    expect((await turns("cancel_checkout", { meta: meta(), id })).turns).toBe(1);
   });
 
   it("a store behind its password refuses the checkout tools: 403, the binding's error with password_protected", async () => {

@@ -320,7 +320,7 @@ describe("the Storefront MCP's door", () => {
     const res = await rpc(host, from, callOf("search_catalog", { query: "kurta" }), { "x-commerce-trace": trace });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32029, data: { reason: "rate_limited" } } });
+    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32029, data: { reason: "rate_limited", retry_after: Number(res.headers.get("retry-after")) } } });
     const trips = await tripsOf(proxy, trace);
     expect({ turns: trips.turns, queries: trips.httpQueries, connections: trips.connections }).toEqual({ turns: 0, queries: 0, connections: 0 });
   });

@@ -50,7 +50,9 @@ export const mcpRefusals: MiddlewareHandler = async function mcpRefusals(c, next
   const headers = new Headers(res.headers);
   headers.delete("content-length");
   headers.set("cache-control", "no-store");
-  const data = { code: error.code, ...(error.data ?? {}), ...(error.requestId ? { requestId: error.requestId } : {}) };
+  // UCP's binding asks for the wait of a 429 or 503 in `error.data.retry_after` (seconds) as well as in Retry-After.
+  const retry = Number(res.headers.get("retry-after"));
+  const data = { code: error.code, ...(error.data ?? {}), ...(error.requestId ? { requestId: error.requestId } : {}), ...(retry > 0 ? { retry_after: retry } : {}) };
   c.res = undefined;
   c.res = new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: RPC_CODE[res.status] ?? -32000, message: error.message, data } }), { status: res.status, headers });
 };
