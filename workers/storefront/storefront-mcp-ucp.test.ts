@@ -3,8 +3,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
+import { clientOf } from "#shared/limits/address";
+import { hit, peek } from "#shared/limits/limit";
+import type { RateLimiter } from "#shared/limits/rate-limiter";
+import { shopperKeys } from "#shared/limits/shopper";
 import { deriveLocalSecret, localConfirmationFields } from "#shared/payments/local-protocol";
+import { generateSigningKey } from "#shared/ucp/keys";
 import { UCP_VERSION } from "#shared/ucp/profile";
+import { signMessage } from "#shared/ucp/signatures";
 import { call } from "../../test/call";
 import { newTrace, tripsOf } from "../../test/proxy";
 import { Shopper } from "../../test/storefront";
@@ -23,10 +29,14 @@ const PROFILE = "https://agent.example.com/.well-known/ucp";
 const OTHER_PROFILE = "https://another-agent.example.com/.well-known/ucp";
 const LOCAL_SECRET = "local-gateway-test-secret";
 const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
+const limiter = (env as unknown as { RATE_LIMITER: DurableObjectNamespace<RateLimiter> }).RATE_LIMITER;
 
+/** The keys a signing platform publishes (host `signed.…`). */
+const published: Record<string, unknown>[] = [];
 /** The test's agent platforms (the UCP_AGENT_FETCH binding, development and test only): a profile at our version for any URL. */
 const platforms = {
-  fetch: async () => Response.json({ ucp: { version: UCP_VERSION, services: {}, capabilities: {}, payment_handlers: {} }, keys: [] }),
+  fetch: async (url: string) =>
+    Response.json({ ucp: { version: UCP_VERSION, services: {}, capabilities: {}, payment_handlers: {} }, keys: new URL(url).host.startsWith("signed.") ? published : [] }),
 };
 
 const agentFetch =
@@ -58,15 +68,11 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
 }
 
 /** One raw JSON-RPC POST: the errors, whose HTTP status the SDK's client turns into an exception. */
-async function rpc(host: string, name: string, args: unknown, headers: Record<string, string> = {}) {
+async function rpc(host: string, name: string, args: unknown, headers: Record<string, string> = {}, body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: args } })) {
   const res = await call(
     worker,
     "http://storefront.test/api/mcp",
-    {
-      method: "POST",
-      headers: { host, "cf-connecting-ip": ip(), "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: args } }),
-    },
+    { method: "POST", headers: { host, "cf-connecting-ip": ip(), "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body },
     { UCP_AGENT_FETCH: platforms },
   );
   return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
@@ -235,6 +241,46 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     const search = await client.callTool({ name: "get_store_policies", arguments: {} });
     expect(search.isError).toBeFalsy();
     await client.close();
+  });
+
+  it("a signed request is verified with the profile's published key, as over REST: a good one served, a bad one the binding's error", async () => {
+    const s = await shop();
+    const signer = async () => {
+      const { publicJwk, privateJwk } = await generateSigningKey();
+      return { publicJwk, key: { kid: publicJwk.kid, privateKey: await crypto.subtle.importKey("jwk", privateJwk, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]) } };
+    };
+    const own = await signer();
+    published.push(own.publicJwk as unknown as Record<string, unknown>);
+    const profile = `https://signed.${crypto.randomUUID().slice(0, 8)}.example.com/.well-known/ucp`;
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "create_checkout", arguments: { meta: meta(undefined, profile), checkout: ready(s.variantId, 1) } } });
+    const headers = { "content-type": "application/json", "ucp-agent": `profile="${profile}"` };
+    const sign = (key: typeof own.key) => signMessage({ method: "POST", url: `https://${s.hostname}/api/mcp`, headers: new Headers(headers), body: new TextEncoder().encode(body) }, key);
+    const signature = await sign(own.key);
+    const good = await rpc(s.hostname, "", null, { ...headers, ...signature }, body);
+    expect([good.status, good.body["result"]["structuredContent"]["status"]]).toEqual([200, "ready_for_complete"]);
+    const tampered = await rpc(s.hostname, "", null, { ...headers, ...signature }, body.replace('"quantity":1', '"quantity":2'));
+    expect([tampered.status, tampered.body["error"]["code"], tampered.body["error"]["data"]["code"]]).toEqual([400, -32600, "digest_mismatch"]);
+    const stranger = await signer();
+    const unknown = await rpc(s.hostname, "", null, { ...headers, ...(await sign(stranger.key)) }, body);
+    expect([unknown.status, unknown.body["error"]["code"], unknown.body["error"]["data"]["code"]]).toEqual([401, -32000, "key_not_found"]);
+    expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where agent_profile = $1", [profile])).toEqual([{ n: 1 }]);
+  });
+
+  it("discount codes count at the discount door as over REST, one per code; past its limit, 429 rate_limited with retry_after and no database work", async () => {
+    const s = await shop();
+    const from = ip();
+    const door = shopperKeys("discount", s.hostname, clientOf(from)).address[0]!;
+    const used = async () => door.policy.limit - (await peek(limiter, door.key, door.policy)).remaining - 1;
+    await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1, [s.discountCode, "NOPE"]) }, { "cf-connecting-ip": from });
+    expect(await used()).toBe(2);
+    await hit(limiter, door.key, door.policy, door.policy.limit - 2);
+    const trace = newTrace();
+    const refused = await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1, [s.discountCode]) }, { "cf-connecting-ip": from, "x-commerce-trace": trace });
+    expect(refused.status).toBe(429);
+    expect(refused.body["error"]).toMatchObject({ code: -32000, data: { code: "rate_limited", retry_after: Number(refused.headers.get("retry-after")) } });
+    expect((await tripsOf(proxy, trace)).turns).toBe(0);
+    // Without a code the agent goes on.
+    expect((await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1) }, { "cf-connecting-ip": from })).status).toBe(200);
   });
 
   it("round trips as over REST: two units an operation, a key's read and its answer's write more, a replay one; a refused call the switch only", async () => {
