@@ -57,6 +57,20 @@ async function agent(host: string, from = ip()): Promise<Client> {
   return client;
 }
 
+/**
+ * The answers shared/ucp/checkout-mcp.node.test.ts validates against the specification's schemas (workerd cannot
+ * compile them), recorded from these flows; a live answer must keep their shape (its fields, arrays aside).
+ */
+const recorded = (
+  JSON.parse(Object.values(import.meta.glob("../../test/fixtures/ucp/recorded/mcp-checkout-tools.json", { query: "?raw", import: "default", eager: true }))[0] as string) as { calls: Json[] }
+).calls;
+const shape = (v: unknown): unknown =>
+  Array.isArray(v) ? "array" : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]).sort(([a], [b]) => String(a).localeCompare(String(b)))) : typeof v;
+const recordedAnswer = (note: string) => {
+  const r = recorded.find((c) => c["note"] === note)!["response"];
+  return r["error"] ? { error: r["error"] } : r["result"]["structuredContent"];
+};
+
 const meta = (key?: string, profile = PROFILE) => ({ "ucp-agent": { profile }, ...(key ? { "idempotency-key": key } : {}) });
 
 /** A tool's answer through the SDK's client (which checks structuredContent against the tool's outputSchema). */
@@ -121,6 +135,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     expect(Number(order.total)).toBe(total(updated.body, "total"));
     expect(b["continue_url"]).toMatch(new RegExp(`^https://${s.hostname.replace(/\./g, "\\.")}/orders/${order.id}\\?k=[A-Za-z0-9_-]{43}$`));
     expect(b["messages"]).toContainEqual(expect.objectContaining({ type: "error", severity: "requires_buyer_input" }));
+    expect(shape(b)).toEqual(shape(recordedAnswer("completed: the order placed, requires_escalation with the order's page")));
 
     // The same key and arguments: the first answer again, marked, and still one order.
     const replay = await tool(client, "complete_checkout", { meta: meta(key), id, checkout: { payment: {} } });
@@ -131,6 +146,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     const conflict = await rpc(s.hostname, "complete_checkout", { meta: meta(key), id, checkout: { payment: { instruments: [] } } });
     expect(conflict.status).toBe(409);
     expect(conflict.body).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32000, data: { code: "idempotency_conflict" } } });
+    expect(shape({ error: conflict.body["error"] })).toEqual(shape(recordedAnswer("the same idempotency-key with other arguments")));
     // A placed checkout cannot change: invalid_state, a protocol error as over REST.
     const changed = await rpc(s.hostname, "update_checkout", { meta: meta(), id, checkout: ready(s.variantId, 1) });
     expect([changed.status, changed.body["error"]["code"], changed.body["error"]["data"]["code"]]).toEqual([409, -32000, "invalid_state"]);
@@ -148,6 +164,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     expect(after.body["status"]).toBe("completed");
     expect(after.body["order"]).toEqual({ id: order.id, label: expect.stringMatching(/^#\d+$/), permalink_url: b["continue_url"] });
     expect(after.body["continue_url"]).toBeUndefined();
+    expect(shape(after.body)).toEqual(shape(recordedAnswer("paid: completed with its order")));
     await client.close();
   });
 
@@ -187,6 +204,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
 
     const elsewhere = await agent(other.hostname);
     expect((await tool(elsewhere, "get_checkout", { meta: meta(), id })).body).toEqual(notFound);
+    expect(shape((await tool(elsewhere, "get_checkout", { meta: meta(), id })).body)).toEqual(shape(recordedAnswer("another agent's checkout: not_found")));
     expect((await tool(elsewhere, "cancel_checkout", { meta: meta(crypto.randomUUID()), id })).body).toEqual(notFound);
     expect((await tool(client, "get_checkout", { meta: meta(undefined, OTHER_PROFILE), id })).body).toEqual(notFound);
     expect((await tool(client, "update_checkout", { meta: meta(undefined, OTHER_PROFILE), id, checkout: ready(s.variantId, 5) })).body).toEqual(notFound);
