@@ -35,6 +35,7 @@ import {
   idempotencyKey,
   ucpSigningKey,
   ucpCheckoutSession,
+  ucpOrderDelivery,
   marketingEnrolment,
   marketingMessage,
   member,
@@ -203,6 +204,8 @@ async function marketingFixture(tx: StoreTx, customerId: string, orderId: string
   await tx.insert(ucpSigningKey).values({ storeId: tx.storeId, kid: "F".repeat(43), publicJwk: { kty: "EC", crv: "P-256", x: "x", y: "y" }, privateSealed: "v1.AAAA.AAAA", retiresAt: new Date(0) });
   // A UCP checkout session an agent left incomplete (migration 0053).
   await tx.insert(ucpCheckoutSession).values({ storeId: tx.storeId, agentProfile: "https://agent.example/profile", lineItems: [{ variant_id: crypto.randomUUID(), quantity: 1 }] });
+  // An order update its agent's platform never took (migration 0055): failed, so no try is due.
+  await tx.insert(ucpOrderDelivery).values({ storeId: tx.storeId, orderId, eventId: crypto.randomUUID(), eventKind: "order.paid", eventCreatedAt: new Date(), status: "failed", attempts: 6, lastError: "Fixture" });
   await tx.insert(idempotencyKey).values({ storeId: tx.storeId, owner: `member:${crypto.randomUUID()}`, key: "fixture", procedure: "products.create", requestHash: "0".repeat(64), status: 200, response: '{"json":null}' });
 }
 

@@ -4,7 +4,7 @@
  * is made outside any transaction, and the outcome is recorded in a second unit that re-checks the claim. A failure queues the next try with its
  * delay (./backoff.ts); after the last one the delivery is failed and stays in the app's log.
  */
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql, type Column, type SQL } from "drizzle-orm";
 import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
 import { appDelivery, storeApp } from "../db/schema";
@@ -25,9 +25,30 @@ type Claim =
   | { kind: "done" }
   | { kind: "requeue"; nextAttemptAt: Date | null };
 
+/** Try `attempt` may be claimed: the try before it was recorded, or this try's claim was abandoned. Also UCP's order updates (shared/ucp/order-webhooks.ts). */
+export function claimableTry(c: { attempts: Column; claimedAt: Column }, attempt: number, now: Date): SQL | undefined {
+  const staleBefore = new Date(now.getTime() - CLAIM_TIMEOUT_MS);
+  return or(and(eq(c.attempts, attempt - 1), isNull(c.claimedAt)), and(eq(c.attempts, attempt), lt(c.claimedAt, staleBefore)));
+}
+
+/** What a try's outcome writes on its delivery, and the next try's delay (null: no more tries). */
+export function triedFields(outcome: SendOutcome, attempt: number, final: boolean, now: Date, random?: () => number) {
+  const delay = outcome.ok || final ? null : retryDelaySeconds(attempt, random);
+  const status = outcome.ok ? ("delivered" as const) : delay === null ? ("failed" as const) : ("pending" as const);
+  const set = {
+    status,
+    claimedAt: null,
+    lastStatus: outcome.status,
+    lastError: outcome.ok ? null : outcome.error.slice(0, 500),
+    deliveredAt: outcome.ok ? now : null,
+    nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay * 1000),
+    updatedAt: sql`now()`,
+  };
+  return { delay, status, set };
+}
+
 /** Claims the try, then reads the delivery's app and, for a try it could not claim, the delivery as it is. */
 function claimPlan(q: Q, job: AppDeliveryJob, now: Date) {
-  const staleBefore = new Date(now.getTime() - CLAIM_TIMEOUT_MS);
   const delivery = and(eq(appDelivery.storeId, CURRENT_STORE), eq(appDelivery.id, job.deliveryId));
   return plan(
     [
@@ -39,10 +60,7 @@ function claimPlan(q: Q, job: AppDeliveryJob, now: Date) {
             delivery,
             eq(appDelivery.status, "pending"),
             eq(appDelivery.round, job.round),
-            or(
-              and(eq(appDelivery.attempts, job.attempt - 1), isNull(appDelivery.claimedAt)),
-              and(eq(appDelivery.attempts, job.attempt), lt(appDelivery.claimedAt, staleBefore)),
-            ),
+            claimableTry(appDelivery, job.attempt, now),
           ),
         )
         .returning(),
@@ -91,21 +109,12 @@ async function claim(job: AppDeliveryJob, now: Date, deps: AppConsumerDeps): Pro
 
 /** Records the try's outcome if the claim still holds; answers the next try's delay when there is one. */
 function recordPlan(q: Q, job: AppDeliveryJob, claimedAt: Date, outcome: SendOutcome, now: Date, deps: AppConsumerDeps, final: boolean): Plan<{ recorded: boolean; status: string; delay: number | null }> {
-  const delay = outcome.ok || final ? null : retryDelaySeconds(job.attempt, deps.random);
-  const status = outcome.ok ? "delivered" : delay === null ? "failed" : "pending";
+  const { delay, status, set } = triedFields(outcome, job.attempt, final, now, deps.random);
   return plan(
     [
       q
         .update(appDelivery)
-        .set({
-          status,
-          claimedAt: null,
-          lastStatus: outcome.status,
-          lastError: outcome.ok ? null : outcome.error.slice(0, 500),
-          deliveredAt: outcome.ok ? now : null,
-          nextAttemptAt: delay === null ? null : new Date(now.getTime() + delay * 1000),
-          updatedAt: sql`now()`,
-        })
+        .set(set)
         .where(
           and(
             eq(appDelivery.storeId, CURRENT_STORE),

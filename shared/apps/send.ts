@@ -49,7 +49,11 @@ const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 300)
 
 export async function postWebhook(fetch: FetchLike, post: WebhookPost, timeoutMs = SEND_TIMEOUT_MS): Promise<SendOutcome> {
   const body = webhookBody(post.event);
-  const headers = await webhookHeaders(post, body);
+  return postSigned(fetch, post.url, await webhookHeaders(post, body), body, timeoutMs);
+}
+
+/** One POST of a body and its headers (signed by the caller), with the deadline and outcomes above; also UCP's order updates (shared/ucp/order-webhooks.ts). */
+export async function postSigned(fetch: FetchLike, url: string, headers: Record<string, string>, body: string, timeoutMs = SEND_TIMEOUT_MS): Promise<SendOutcome> {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<"timeout">((resolve) => {
@@ -59,7 +63,7 @@ export async function postWebhook(fetch: FetchLike, post: WebhookPost, timeoutMs
     }, timeoutMs);
   });
   try {
-    const res = await Promise.race([fetch(post.url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }), expired]);
+    const res = await Promise.race([fetch(url, { method: "POST", headers, body, redirect: "manual", signal: controller.signal }), expired]);
     if (res === "timeout") return { ok: false, status: null, error: `No answer within ${timeoutMs / 1000} s` };
     await res.body?.cancel().catch(() => undefined);
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };

@@ -1,4 +1,4 @@
-import { timestamp } from "drizzle-orm/pg-core";
+import { integer, text, timestamp } from "drizzle-orm/pg-core";
 
 /** Postgres's text of a timestamptz in the ISO DateStyle: `0050-01-01 00:00:00.123456+05:30`. */
 const PG_INSTANT = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{1,6})?)([+-]\d\d)(?::(\d\d))?$/;
@@ -30,3 +30,17 @@ export const ts = (name: string) => {
 };
 export const createdAt = () => ts("created_at").notNull().defaultNow();
 export const updatedAt = () => ts("updated_at").notNull().defaultNow();
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+
+/** A webhook delivery's tries (app_delivery, migration 0017; ucp_order_delivery, 0055): its state, its tries and its last outcome. */
+export const deliveryTries = () => ({
+  status: text("status", { enum: DELIVERY_STATUSES }).notNull().default("pending"),
+  attempts: integer("attempts").notNull().default(0),
+  claimedAt: ts("claimed_at"),
+  lastAttemptAt: ts("last_attempt_at"),
+  nextAttemptAt: ts("next_attempt_at"),
+  lastStatus: integer("last_status"),
+  lastError: text("last_error"),
+  deliveredAt: ts("delivered_at"),
+});

@@ -1,7 +1,7 @@
 /** The drizzle tables of app webhooks (migrations/0017_app_webhooks.sql; see ./schema.ts). */
 import { sql } from "drizzle-orm";
 import { boolean, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, ts, updatedAt } from "./columns";
+import { createdAt, DELIVERY_STATUSES, deliveryTries, ts, updatedAt } from "./columns";
 import { storeRef } from "./schema-core";
 
 export const storeApp = pgTable("store_app", {
@@ -23,7 +23,7 @@ export const storeApp = pgTable("store_app", {
   updatedAt: updatedAt(),
 });
 
-export const APP_DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export const APP_DELIVERY_STATUSES = DELIVERY_STATUSES;
 export type AppDeliveryStatus = (typeof APP_DELIVERY_STATUSES)[number];
 
 export const appDelivery = pgTable("app_delivery", {
@@ -34,15 +34,8 @@ export const appDelivery = pgTable("app_delivery", {
   eventKind: text("event_kind").notNull(),
   eventCreatedAt: ts("event_created_at").notNull(),
   payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default(sql`'{}'::jsonb`),
-  status: text("status", { enum: APP_DELIVERY_STATUSES }).notNull().default("pending"),
+  ...deliveryTries(),
   round: integer("round").notNull().default(1),
-  attempts: integer("attempts").notNull().default(0),
-  claimedAt: ts("claimed_at"),
-  lastAttemptAt: ts("last_attempt_at"),
-  nextAttemptAt: ts("next_attempt_at"),
-  lastStatus: integer("last_status"),
-  lastError: text("last_error"),
-  deliveredAt: ts("delivered_at"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

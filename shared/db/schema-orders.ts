@@ -1,7 +1,7 @@
 /** The drizzle tables of orders, parcels, payment attempts and GST rates (see ./schema.ts). */
 import { sql } from "drizzle-orm";
 import { bigint, boolean, char, date, integer, jsonb, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
-import { createdAt, ts, updatedAt } from "./columns";
+import { createdAt, deliveryTries, ts, updatedAt } from "./columns";
 import { TAX_CLASSES } from "./schema-catalogue";
 import { storeRef } from "./schema-core";
 
@@ -176,4 +176,17 @@ export const ucpCheckoutSession = pgTable("ucp_checkout_session", {
   orderId: uuid("order_id"),
   /** The agent platform's order webhook URL, from its profile when the session was completed (migration 0054). */
   webhookUrl: text("webhook_url"),
+});
+
+/** An order update to the agent platform of the order's UCP session (migration 0055; shared/ucp/order-webhooks.ts): one per outbox event. */
+export const ucpOrderDelivery = pgTable("ucp_order_delivery", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  storeId: storeRef(),
+  orderId: uuid("order_id").notNull(),
+  eventId: uuid("event_id").notNull(),
+  eventKind: text("event_kind").notNull(),
+  eventCreatedAt: ts("event_created_at").notNull(),
+  ...deliveryTries(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
 });

@@ -2,6 +2,7 @@ import { APP_ROUTE, goesToAppsQueue } from "../apps/events";
 import { ENROLLING_KINDS } from "../marketing/enrol";
 import { mayRestock } from "../restock/alerts";
 import type { WorkQueue } from "../events/routes";
+import { goesToAgents, UCP_ORDER_ROUTE } from "../ucp/order-webhooks";
 import { CREDIT_NOTE_ROUTE } from "./documents-consumer";
 
 /**
@@ -49,6 +50,8 @@ export interface RouteRule {
 const RULES: readonly RouteRule[] = [
   { queue: "domains", route: "domain", matches: (kind) => kind.startsWith("domain.") },
   { queue: "appEvents", route: APP_ROUTE, matches: (kind) => goesToAppsQueue(kind) },
+  // An agent's order updates (shared/ucp/order-webhooks.ts): on the apps' queues, as a route of their own.
+  { queue: "appEvents", route: UCP_ORDER_ROUTE, matches: goesToAgents },
   { queue: "marketing", route: "marketing", matches: (kind) => Object.hasOwn(ENROLLING_KINDS, kind) },
   { queue: "restock", route: "restock", matches: mayRestock },
   // A processed refund's credit notes (shared/orders/credit-notes.ts).

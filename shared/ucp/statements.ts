@@ -1,5 +1,5 @@
 import { ucpSigningKey } from "../db/schema";
-import { narrow, statement } from "../db/statement";
+import { EXAMPLE, narrow, statement } from "../db/statement";
 import { CURRENT_STORE, sql } from "../db/steps";
 import type { PublicJwk } from "./keys";
 
@@ -42,3 +42,20 @@ export const currentSigningKey = statement("ucp.currentSigningKey", {
   sql: () => sql`select kid, private_sealed from ucp_signing_key where store_id = ${CURRENT_STORE} and retires_at is null`,
 });
 
+
+/**
+ * An order update for the agent of the order's checkout session (./order-webhooks.ts), none twice per event:
+ * only for an order placed through a session whose platform gave an order webhook URL, once money came in (the
+ * session reads `completed` from then on; before, the agent follows the session, not an order).
+ */
+export const addOrderDelivery = statement("ucp.addOrderDelivery", {
+  row: {},
+  examples: [[{ orderId: EXAMPLE.id, eventId: EXAMPLE.id, kind: "order.paid", createdAt: EXAMPLE.at, paid: ["paid", "refunded"] }]],
+  sql: (e: { orderId: string; eventId: string; kind: string; createdAt: Date; paid: readonly string[] }) =>
+    sql`insert into ucp_order_delivery (store_id, order_id, event_id, event_kind, event_created_at)
+     select s.store_id, s.order_id, ${e.eventId}::uuid, ${e.kind}, ${e.createdAt}
+       from ucp_checkout_session s join shop_order o on o.store_id = s.store_id and o.id = s.order_id
+      where s.store_id = ${CURRENT_STORE} and s.order_id = ${e.orderId}::uuid and s.webhook_url is not null
+        and o.channel = 'ucp' and o.payment_status = any(${`{${e.paid.join(",")}}`}::text[])
+     on conflict (store_id, event_id) do nothing`,
+});

@@ -3,6 +3,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { routedForApps } from "../../test/fakes/apps";
 import { WORK_QUEUES } from "#shared/events/routes";
+import { UCP_ORDER_ROUTE } from "#shared/ucp/order-webhooks";
 import { makeStore, testDb } from "../../test/harness";
 import type { WorkerBindings } from "./env";
 import worker from "./index";
@@ -39,6 +40,20 @@ describe("app queues in the worker", () => {
     const { batch, result } = await run(WORK_QUEUES.appJobs.queue, [job]);
     expect(result.explicitAcks).toEqual([batch.messages[0]!.id]);
     expect(result.retryMessages).toEqual([]);
+  });
+
+  it("an agent's order updates ride the same queues: an event of an order no agent waits on and a try of a gone delivery are acked; without UCP_SIGNING_ROOT_SECRET a try is retried, the variable named", async () => {
+    const store = await makeStore(db);
+    const event = { eventId: crypto.randomUUID(), storeId: store.id, kind: "order.paid", payload: { orderId: crypto.randomUUID() }, createdAt: new Date().toISOString(), route: UCP_ORDER_ROUTE };
+    const events = await run(WORK_QUEUES.appEvents.queue, [event, { ...event, payload: {} }]);
+    expect(events.result.explicitAcks).toEqual([events.batch.messages[0]!.id]);
+    expect(events.result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual([events.batch.messages[1]!.id]);
+    const job = { to: UCP_ORDER_ROUTE, storeId: store.id, deliveryId: crypto.randomUUID(), orderId: crypto.randomUUID(), attempt: 1 };
+    const tries = await run(WORK_QUEUES.appJobs.queue, [job]);
+    expect(tries.result.explicitAcks).toEqual([tries.batch.messages[0]!.id]);
+    const unconfigured = await run(WORK_QUEUES.appJobs.queue, [job], { UCP_SIGNING_ROOT_SECRET: undefined });
+    expect(unconfigured.result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual([unconfigured.batch.messages[0]!.id]);
+    expect(unconfigured.logs.join("\n")).toMatch(/UCP_SIGNING_ROOT_SECRET: is required/);
   });
 
   it("without APP_WEBHOOK_ROOT_SECRET nothing is consumed: the batch is retried and the variable named in the log", async () => {
