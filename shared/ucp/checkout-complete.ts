@@ -121,7 +121,9 @@ export async function completeSession(d: CompleteDeps, agent: { url: string; web
       ucpSession: { id, webhookUrl: agent.webhookUrl ?? null },
     });
   } catch (e) {
-    if (isAppError(e) && e.status < 500) return withRefusal(d, agent.url, id, e);
+    // A request racing another with the caller's Idempotency-Key (the caller's `also` refused it: reason
+    // `idempotency_key_in_use`, shared/pipeline/idempotency-key.ts) is no refusal of the session: the caller answers it.
+    if (isAppError(e) && e.status < 500 && e.data?.["reason"] !== "idempotency_key_in_use") return withRefusal(d, agent.url, id, e);
     throw e;
   }
   return getSession(d.db, d.storeId, agent.url, id);

@@ -226,6 +226,24 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     await elsewhere.close();
   });
 
+  it("two complete_checkout calls racing with one key place one order: the other is told to retry (409 idempotency_in_progress, retry_after) or hears the same answer", async () => {
+    const s = await shop();
+    const created = await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1) });
+    const id = created.body["result"]["structuredContent"]["id"] as string;
+    const key = crypto.randomUUID();
+    const answers = await Promise.all([0, 1, 2].map(() => rpc(s.hostname, "complete_checkout", { meta: meta(key), id })));
+    for (const a of answers) {
+      if (a.status === 200) expect(a.body["result"]["structuredContent"]["status"]).toBe("requires_escalation");
+      else expect([a.status, a.body["error"]["code"], a.body["error"]["data"]]).toEqual([409, -32000, { code: "idempotency_in_progress", content: expect.any(String), retry_after: 2 }]);
+    }
+    expect(answers.some((a) => a.status === 200)).toBe(true);
+    expect(await sql(s, "select count(*)::int as n from shop_order where channel = 'ucp'")).toEqual([{ n: 1 }]);
+    // The retry it was told to make hears the first answer.
+    const retried = await rpc(s.hostname, "complete_checkout", { meta: meta(key), id });
+    expect([retried.status, retried.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect(retried.body["result"]["structuredContent"]).toEqual(answers.find((a) => a.status === 200)!.body["result"]["structuredContent"]);
+  });
+
   it("the same idempotency-key on create: the first checkout again, one session; other arguments: idempotency_conflict", async () => {
     const s = await shop();
     const client = await agent(s.hostname);
