@@ -22,6 +22,8 @@ export interface OrderDetail extends OrderView {
   returns: ReturnView[];
   tasks: TaskView[];
   events: OrderEventView[];
+  /** The AI agent platform whose UCP checkout session placed the order (its profile URL and host); null for the storefront's own checkout. */
+  agent: { profileUrl: string; host: string } | null;
 }
 
 export const orderNotFound = () => new AppError("NOT_FOUND", "Order not found in this store.");
@@ -52,6 +54,7 @@ export function orderDetailPlan(q: Q, store: SQL, orderId: string): Plan<OrderDe
       returns: row.returns,
       tasks: row.tasks,
       events: row.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })),
+      agent: row.agent_profile ? { profileUrl: row.agent_profile, host: row.agent_host ?? row.agent_profile } : null,
     };
   });
 }

@@ -45,10 +45,10 @@ describe("orders.list", () => {
     const page = await list(call);
     expect(page).toMatchObject({ page: 1, pageSize: 20, total: 4 });
     expect(page.items.map((i) => i.number)).toEqual([1001, 1004, 1003, 1002]);
-    expect(Object.keys(page.items[1]!).sort()).toEqual(["currency", "email", "fulfillmentStatus", "id", "number", "paymentStatus", "placedAt", "status", "total"]);
+    expect(Object.keys(page.items[1]!).sort()).toEqual(["channel", "currency", "email", "fulfillmentStatus", "id", "number", "paymentStatus", "placedAt", "status", "total"]);
     expect(page.items[1]).toEqual({
       id: placed[2]!.id, number: 1004, email: "meera@example.test", status: "open", paymentStatus: "unpaid", fulfillmentStatus: "unfulfilled",
-      currency: "INR", total: 1000, placedAt: day(3),
+      channel: "online_store", currency: "INR", total: 1000, placedAt: day(3),
     });
     expect(await list(call, { page: 2, pageSize: 3 })).toMatchObject({ total: 4, items: [{ number: 1002 }] });
     expect(await list(call, { page: 9, pageSize: 3 })).toEqual({ items: [], page: 9, pageSize: 3, total: 4 });

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { MERCHANT_TASK_KINDS, PAYMENT_METHODS, REFUND_STATUSES, RETURN_STATUSES, SHIPMENT_ROW_STATUSES, shopOrder, TAX_CLASSES } from "../db/schema";
+import { MERCHANT_TASK_KINDS, ORDER_CHANNELS, PAYMENT_METHODS, REFUND_STATUSES, RETURN_STATUSES, SHIPMENT_ROW_STATUSES, shopOrder, TAX_CLASSES } from "../db/schema";
 import { cancelPlan, cancelReadingPlan, markPaidPlan, markPaidReadingPlan, type Cancel, type MarkPaid } from "../orders/actions";
 import { orderDetailPlan } from "../orders/order-detail";
 import { ATTEMPT_STATUSES, FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "../rules/status";
@@ -26,6 +26,7 @@ const listInput = z
     status: z.enum(ORDER_STATUSES).optional(),
     paymentStatus: z.enum(PAYMENT_STATUSES).optional(),
     fulfillmentStatus: z.enum(FULFILLMENT_STATUSES).optional(),
+    channel: z.enum(ORDER_CHANNELS).optional().describe("Where the orders came from: online_store (the storefront's checkout) or ucp (an AI agent's UCP checkout session)"),
     placedFrom: instant.optional(),
     placedTo: instant.optional(),
   })
@@ -44,6 +45,8 @@ export const orderOutput = z.object({
   status: z.enum(ORDER_STATUSES),
   paymentStatus: z.enum(PAYMENT_STATUSES),
   fulfillmentStatus: z.enum(FULFILLMENT_STATUSES),
+  /** Where the order came from: the storefront's checkout, or an AI agent's UCP checkout session. */
+  channel: z.enum(ORDER_CHANNELS),
   currency: z.string(),
   subtotal: out.minor,
   discount: out.minor,
@@ -137,16 +140,17 @@ const orderDetailOutput = orderOutput.extend({
   ),
   tasks: z.array(z.object({ id: out.id, kind: z.enum(MERCHANT_TASK_KINDS), subjectId: out.id, title: z.string(), status: z.enum(["open", "done"]), createdAt: out.instant })),
   events: z.array(z.object({ kind: z.string(), createdAt: out.instant })),
+  agent: z.object({ profileUrl: z.string(), host: z.string() }).nullable(),
 });
 
 export const listOrders = storeProcedure({
   router: "orders",
   name: "list",
   description:
-    "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case (\"sharma\" or \"priya sha\" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
+    "List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus, channel (online_store or ucp: placed by an AI agent) and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case (\"sharma\" or \"priya sha\" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.",
   access: "orders.read",
   mutates: false,
-  output: out.paged(z.object({ id: out.id, number: z.number().int(), email: z.string().nullable(), status: z.enum(ORDER_STATUSES), paymentStatus: z.enum(PAYMENT_STATUSES), fulfillmentStatus: z.enum(FULFILLMENT_STATUSES), currency: z.string(), total: out.minor, placedAt: out.instant })),
+  output: out.paged(z.object({ id: out.id, number: z.number().int(), email: z.string().nullable(), status: z.enum(ORDER_STATUSES), paymentStatus: z.enum(PAYMENT_STATUSES), fulfillmentStatus: z.enum(FULFILLMENT_STATUSES), channel: z.enum(ORDER_CHANNELS), currency: z.string(), total: out.minor, placedAt: out.instant })),
   input: listInput,
   read: (q, scope, input) => ordersPagePlan(q, scope, input),
 });
@@ -174,6 +178,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
         status: shopOrder.status,
         paymentStatus: shopOrder.paymentStatus,
         fulfillmentStatus: shopOrder.fulfillmentStatus,
+        channel: shopOrder.channel,
         currency: shopOrder.currency,
         total: shopOrder.total,
         placedAt: shopOrder.placedAt,
@@ -184,7 +189,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   const number = input.query ? ORDER_NUMBER.exec(input.query)?.[1] : undefined;
   const words = input.query && !input.query.startsWith("#") ? searchWords(input.query) : [];
   const [first, ...rest] = words;
-  const onlySearched = !input.status && !input.paymentStatus && !input.fulfillmentStatus && !input.placedFrom && !input.placedTo && !input.email;
+  const onlySearched = !input.status && !input.paymentStatus && !input.fulfillmentStatus && !input.channel && !input.placedFrom && !input.placedTo && !input.email;
   // A search alone (the search box): the page and the count are found from the tokens (./search.ts), with
   // the order whose number the query is, and only the page's orders read. An AI client barred from customer details sees no
   // emails and cannot probe them by searching (`contact`).
@@ -197,6 +202,7 @@ function ordersPagePlan(q: Q, { store, contact }: Scope, input: OrdersInput, als
   if (input.status) conditions.push(eq(shopOrder.status, input.status));
   if (input.paymentStatus) conditions.push(eq(shopOrder.paymentStatus, input.paymentStatus));
   if (input.fulfillmentStatus) conditions.push(eq(shopOrder.fulfillmentStatus, input.fulfillmentStatus));
+  if (input.channel) conditions.push(eq(shopOrder.channel, input.channel));
   if (input.placedFrom) conditions.push(gte(shopOrder.placedAt, input.placedFrom));
   if (input.placedTo) conditions.push(lt(shopOrder.placedAt, input.placedTo));
   // Exactly this address, ignoring case; an AI client barred from emails finds none.
@@ -269,7 +275,7 @@ export const getOrder = storeProcedure({
   router: "orders",
   name: "get",
   description:
-    "One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).",
+    "One order by id: its channel (online_store, or ucp with the AI agent platform whose checkout session placed it as agent), money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).",
   access: "orders.read",
   mutates: false,
   output: orderDetailOutput,

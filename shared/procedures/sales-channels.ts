@@ -170,15 +170,6 @@ export type AgentThatBought = {
   orders: { id: string; number: number; placedAt: Date; total: number; currency: string; paymentStatus: string; status: (typeof ORDER_STATUSES)[number] }[];
 };
 
-/** The platform's host of a profile URL (the sessions' door accepted it as an https URL). */
-function hostOf(profileUrl: string): string {
-  try {
-    return new URL(profileUrl).host;
-  } catch {
-    return profileUrl;
-  }
-}
-
 export const listAgentsThatBought = storeProcedure({
   router: "salesChannels",
   name: "agents",
@@ -192,7 +183,7 @@ export const listAgentsThatBought = storeProcedure({
       const byAgent = new Map<string, AgentThatBought>();
       for (const r of rows) {
         let agent = byAgent.get(r.profileUrl);
-        if (!agent) byAgent.set(r.profileUrl, (agent = { profileUrl: r.profileUrl, host: hostOf(r.profileUrl), orderCount: r.orderCount, orders: [] }));
+        if (!agent) byAgent.set(r.profileUrl, (agent = { profileUrl: r.profileUrl, host: r.host ?? r.profileUrl, orderCount: r.orderCount, orders: [] }));
         agent.orders.push({ id: r.orderId, number: r.number, placedAt: r.placedAt, total: Number(r.total), currency: r.currency, paymentStatus: r.paymentStatus, status: r.status });
       }
       return { items: [...byAgent.values()] };

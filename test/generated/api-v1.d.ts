@@ -716,7 +716,7 @@ export interface paths {
         put?: never;
         /**
          * orders.list
-         * @description List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case ("sharma" or "priya sha" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.
+         * @description List the store's orders, newest first, with paging. Filter by status, paymentStatus, fulfillmentStatus, channel (online_store or ucp: placed by an AI agent) and placedFrom (inclusive) / placedTo (exclusive); query finds an order number (#1002 or 1002) or the orders whose email has words beginning with each of the query's words, ignoring case ("sharma" or "priya sha" find priya.sharma@example.com; words are split at punctuation and spaces); email keeps only the orders placed with exactly that address (a customer's orders). Totals are in minor units.
          *
          *     Needs a token with `orders:read` or `orders:write`.
          */
@@ -760,7 +760,7 @@ export interface paths {
         put?: never;
         /**
          * orders.get
-         * @description One order by id: money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).
+         * @description One order by id: its channel (online_store, or ucp with the AI agent platform whose checkout session placed it as agent), money and parcels with their GST (CGST/SGST/IGST), the customer's email, phone and shipping address, lines, payment attempts (newest first), shipments with their tracking history, refunds, returns, merchant tasks and the timeline of its events (oldest first).
          *
          *     Needs a token with `orders:read` or `orders:write`.
          */
@@ -2447,6 +2447,11 @@ export interface components {
             paymentStatus?: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
             /** @enum {string} */
             fulfillmentStatus?: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+            /**
+             * @description Where the orders came from: online_store (the storefront's checkout) or ucp (an AI agent's UCP checkout session)
+             * @enum {string}
+             */
+            channel?: "online_store" | "ucp";
             /** Format: date-time */
             placedFrom?: string;
             /** Format: date-time */
@@ -2463,6 +2468,8 @@ export interface components {
                 paymentStatus: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
                 /** @enum {string} */
                 fulfillmentStatus: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+                /** @enum {string} */
+                channel: "online_store" | "ucp";
                 currency: string;
                 total: number;
                 /** Format: date-time */
@@ -2519,6 +2526,8 @@ export interface components {
             paymentStatus: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
             /** @enum {string} */
             fulfillmentStatus: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+            /** @enum {string} */
+            channel: "online_store" | "ucp";
             currency: string;
             subtotal: number;
             discount: number;
@@ -2648,6 +2657,10 @@ export interface components {
                 /** Format: date-time */
                 createdAt: string;
             }[];
+            agent: {
+                profileUrl: string;
+                host: string;
+            } | null;
         };
         orders_setStatus_input: {
             /**
@@ -2668,6 +2681,8 @@ export interface components {
             paymentStatus: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
             /** @enum {string} */
             fulfillmentStatus: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+            /** @enum {string} */
+            channel: "online_store" | "ucp";
             currency: string;
             subtotal: number;
             discount: number;
@@ -2718,6 +2733,8 @@ export interface components {
                 paymentStatus: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
                 /** @enum {string} */
                 fulfillmentStatus: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+                /** @enum {string} */
+                channel: "online_store" | "ucp";
                 currency: string;
                 subtotal: number;
                 discount: number;
@@ -2763,6 +2780,8 @@ export interface components {
             paymentStatus: "unpaid" | "pending" | "authorized" | "partially_paid" | "paid" | "partially_refunded" | "refunded";
             /** @enum {string} */
             fulfillmentStatus: "unfulfilled" | "partially_fulfilled" | "fulfilled" | "rto_initiated" | "delivered" | "rto_delivered";
+            /** @enum {string} */
+            channel: "online_store" | "ucp";
             currency: string;
             subtotal: number;
             discount: number;

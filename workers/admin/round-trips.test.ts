@@ -169,7 +169,7 @@ describe("round trips: admin pages", () => {
       "/", "/ai/approvals", "/assistant", "/customers", `/customers/${ids.customer}`, "/customers/new", "/discounts", "/inventory", `/inventory/${ids.variant}`,
       "/links", "/mailbox", "/marketing", "/notifications", "/orders", `/orders/${ids.order}`, "/pages", `/pages/${ids.page}`, "/products",
       `/products/${ids.product}`, "/products/new", "/settings", "/settings/api", "/settings/apps", `/settings/apps/${ids.app ?? crypto.randomUUID()}`,
-      "/settings/domains", "/team", "/select-store",
+      "/settings/domains", "/settings/sales-channels", "/team", "/select-store",
     ];
   }
 

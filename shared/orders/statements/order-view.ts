@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import { shopOrder } from "../../db/schema";
+import { shopOrder, ucpCheckoutSession, type OrderChannel } from "../../db/schema";
 import { EXAMPLE, orNull, pg, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
 
@@ -27,6 +27,8 @@ export interface OrderView {
   status: string;
   paymentStatus: string;
   fulfillmentStatus: string;
+  /** Where the order came from (migration 0054): the storefront's checkout, or an AI agent's UCP checkout session. */
+  channel: OrderChannel;
   currency: string;
   subtotal: number;
   discount: number;
@@ -127,6 +129,9 @@ export interface TaskView {
 }
 
 
+/** The host of an agent platform's profile URL (`https://agent.example.com/.well-known/ucp` → `agent.example.com`). */
+export const AGENT_HOST = (profileUrl: SQL) => sql`substring(${profileUrl} from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]+)')`;
+
 /** The order and its parcels (no row when no such order in the store). */
 export const orderView = statement("orders.orderView", {
   row: { order: pg.json<OrderView>() },
@@ -137,7 +142,7 @@ export const orderView = statement("orders.orderView", {
   sql: (store: SQL, orderId: string | SQL) =>
     sql`select json_build_object(
        'id', o.id, 'number', o.number, 'email', o.email, 'status', o.status, 'paymentStatus', o.payment_status,
-       'fulfillmentStatus', o.fulfillment_status, 'currency', o.currency, 'subtotal', o.subtotal, 'discount', o.discount,
+       'fulfillmentStatus', o.fulfillment_status, 'channel', o.channel, 'currency', o.currency, 'subtotal', o.subtotal, 'discount', o.discount,
        'shipping', o.shipping, 'tax', o.tax, 'total', o.total, 'buyerGstin', o.buyer_gstin, 'buyerLegalName', o.buyer_legal_name,
        'parcels', coalesce((select json_agg(json_build_object('id', f.id, 'locationId', f.location_id, 'subtotal', f.subtotal,
            'discount', f.discount, 'shipping', f.shipping, 'tax', f.tax, 'cgst', f.cgst, 'sgst', f.sgst, 'igst', f.igst) order by f.position)
@@ -166,6 +171,8 @@ export const orderDetail = statement("orders.orderDetail", {
     refunds: pg.json<RefundRowView[]>(),
     returns: pg.json<ReturnView[]>(),
     tasks: pg.json<TaskView[]>(),
+    agent_profile: orNull(ucpCheckoutSession.agentProfile),
+    agent_host: orNull(pg.text()),
   },
   examples: [[STORE, ID]],
   sql: (store: SQL, orderId: string) =>
@@ -197,8 +204,11 @@ export const orderDetail = statement("orders.orderDetail", {
          from order_return t where t.store_id = o.store_id and t.order_id = o.id), '[]'::json) as returns,
        coalesce((select json_agg(json_build_object('id', k.id, 'kind', k.kind, 'subjectId', k.subject_id, 'title', k.title, 'status', k.status, 'createdAt', k.created_at)
            order by k.created_at, k.id)
-         from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks
-     from shop_order o where o.store_id = ${store} and o.id = ${orderId}`,
+         from merchant_task k where k.store_id = o.store_id and k.order_id = o.id), '[]'::json) as tasks,
+       u.agent_profile, ${AGENT_HOST(sql`u.agent_profile`)} as agent_host
+     from shop_order o
+     left join ucp_checkout_session u on u.store_id = o.store_id and u.order_id = o.id
+     where o.store_id = ${store} and o.id = ${orderId}`,
 });
 
 /** An order's key hashes, when `opens` (../access.ts `opensOrder`) holds for it. */

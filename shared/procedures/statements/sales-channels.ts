@@ -1,7 +1,8 @@
 import type { SQL } from "drizzle-orm";
 import { shopOrder, ucpCheckoutSession } from "../../db/schema";
-import { EXAMPLE, pg, statement } from "../../db/statement";
+import { EXAMPLE, orNull, pg, statement } from "../../db/statement";
 import { sql } from "../../db/steps";
+import { AGENT_HOST } from "../../orders/statements/order-view";
 
 /** Settings → Sales channels' statement in SQL (decision 0026): the agents that bought, each with its newest orders. */
 
@@ -13,6 +14,7 @@ import { sql } from "../../db/steps";
 export const agentsThatBought = statement("procedures.agentsThatBought", {
   row: {
     profileUrl: ucpCheckoutSession.agentProfile,
+    host: orNull(pg.text()),
     orderCount: pg.int4(),
     orderId: shopOrder.id,
     number: shopOrder.number,
@@ -32,7 +34,7 @@ export const agentsThatBought = statement("procedures.agentsThatBought", {
        group by s.agent_profile
        order by last_at desc, s.agent_profile
        limit ${agents})
-     select a.agent_profile as "profileUrl", a.n as "orderCount", r.id as "orderId", r.number, r.placed_at as "placedAt",
+     select a.agent_profile as "profileUrl", ${AGENT_HOST(sql`a.agent_profile`)} as host, a.n as "orderCount", r.id as "orderId", r.number, r.placed_at as "placedAt",
        r.total, r.currency, r.payment_status as "paymentStatus", r.status
      from agents a
      cross join lateral (

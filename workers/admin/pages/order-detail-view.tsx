@@ -18,9 +18,26 @@ export const OrderHeader: FC<{ order: OrderDetail }> = ({ order }) => (
     <p class="badges">
       <StatusBadge value={order.status} label="Status" /> <StatusBadge value={order.paymentStatus} label="Payment" />{" "}
       <StatusBadge value={order.fulfillmentStatus} label="Fulfillment" />
+      {order.channel === "ucp" ? (
+        <>
+          {" "}
+          <StatusBadge value={order.channel} label="Channel" />
+        </>
+      ) : null}
     </p>
     <p class="muted">
       Placed <IstTime at={order.placedAt} /> · {order.paymentMethod === "gateway" ? "Online payment" : words(order.paymentMethod)}
+      {order.agent ? (
+        <>
+          {" "}
+          · placed by an AI agent of{" "}
+          <span data-agent={order.agent.host} title={order.agent.profileUrl}>
+            {order.agent.host}
+          </span>
+        </>
+      ) : order.channel === "online_store" ? (
+        " · Online store"
+      ) : null}
     </p>
     {order.expiresAt && order.status === "open" && ["unpaid", "pending", "authorized"].includes(order.paymentStatus) ? (
       <p class="notice" data-hold={new Date(order.expiresAt).toISOString()}>

@@ -5,7 +5,7 @@ import type { FC } from "hono/jsx";
  * stores sell in INR; GST days are Indian days too), and the order timeline's event kinds in words.
  */
 
-const WORDS: Readonly<Record<string, string>> = { rto_initiated: "Returning to origin (RTO)", rto_delivered: "Returned to origin (RTO)" };
+const WORDS: Readonly<Record<string, string>> = { rto_initiated: "Returning to origin (RTO)", rto_delivered: "Returned to origin (RTO)", ucp: "AI agent (UCP)" };
 
 /** `partially_paid` → `Partially paid`. */
 export const words = (value: string): string => {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { isAppError, type FieldIssue } from "#shared/core/errors";
 import { calendarDay } from "#shared/core/inputs";
 import { issuesOf } from "#shared/core/errors";
+import { ORDER_CHANNELS } from "#shared/db/schema";
 import { FULFILLMENT_STATUSES, ORDER_STATUSES, PAYMENT_STATUSES } from "#shared/rules/status";
 import { listOrders } from "#shared/procedures/orders";
 import { hasNextPage } from "#shared/procedures/paging";
@@ -22,7 +23,7 @@ export const ordersPage = new Hono<AdminEnv>();
 
 const PAGE_SIZE = 20;
 
-const FILTERS = ["query", "email", "status", "payment", "fulfillment", "from", "to"] as const;
+const FILTERS = ["query", "email", "status", "payment", "fulfillment", "channel", "from", "to"] as const;
 type FilterName = (typeof FILTERS)[number];
 type Filters = Partial<Record<FilterName, string>>;
 
@@ -36,6 +37,7 @@ const filtersSchema = z.object({
   status: optional(z.enum(ORDER_STATUSES)),
   payment: optional(z.enum(PAYMENT_STATUSES)),
   fulfillment: optional(z.enum(FULFILLMENT_STATUSES)),
+  channel: optional(z.enum(ORDER_CHANNELS)),
   from: optional(day),
   to: optional(day),
 });
@@ -47,6 +49,7 @@ const FIELD_OF_INPUT: Readonly<Record<string, FilterName>> = {
   status: "status",
   paymentStatus: "payment",
   fulfillmentStatus: "fulfillment",
+  channel: "channel",
   placedFrom: "from",
   placedTo: "to",
 };
@@ -112,6 +115,7 @@ const FilterForm: FC<{ filters: Filters; errors: Errors }> = ({ filters, errors 
     <Choice name="status" label="Status" all="Any status" values={ORDER_STATUSES} filters={filters} errors={errors} />
     <Choice name="payment" label="Payment" all="Any payment" values={PAYMENT_STATUSES} filters={filters} errors={errors} />
     <Choice name="fulfillment" label="Fulfillment" all="Any fulfillment" values={FULFILLMENT_STATUSES} filters={filters} errors={errors} />
+    <Choice name="channel" label="Channel" all="Any channel" values={ORDER_CHANNELS} filters={filters} errors={errors} />
     <Filter name="from" label="Placed from" errors={errors}>
       <input id="f-from" name="from" type="date" value={filters.from ?? ""} {...invalid("from", errors)} />
     </Filter>
@@ -133,6 +137,7 @@ const COLUMNS = [
   { label: "Status" },
   { label: "Payment" },
   { label: "Fulfillment" },
+  { label: "Channel" },
 ];
 
 const OrdersTable: FC<{ items: Listed["items"] }> = ({ items }) => (
@@ -150,6 +155,9 @@ const OrdersTable: FC<{ items: Listed["items"] }> = ({ items }) => (
         </td>
         <td>
           <StatusBadge value={o.fulfillmentStatus} label="Fulfillment" />
+        </td>
+        <td>
+          <StatusBadge value={o.channel} label="Channel" />
         </td>
       </tr>
     ))}
@@ -225,6 +233,7 @@ ordersPage.get("/orders", async (c) => {
     ...(f.status ? { status: f.status } : {}),
     ...(f.payment ? { paymentStatus: f.payment } : {}),
     ...(f.fulfillment ? { fulfillmentStatus: f.fulfillment } : {}),
+    ...(f.channel ? { channel: f.channel } : {}),
     ...(f.from ? { placedFrom: istDayStart(f.from) } : {}),
     ...(f.to ? { placedTo: istDayStart(f.to, true) } : {}),
   };
