@@ -45,6 +45,8 @@ describe("the outbox relay", () => {
       ["order.paid", "notification:payment_received"],
       ["return.approved", "notification:return_approved"],
       ["order.paid", "app"],
+      // The same queue again for an agent's order update (shared/ucp/order-webhooks.ts), which its consumer sends only for a UCP session's order.
+      ["order.paid", "ucp_order"],
       ["order.rto", "app"],
       ["return.approved", "app"],
       ["order.paid", "marketing"],
