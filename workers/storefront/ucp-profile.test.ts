@@ -15,9 +15,9 @@ import type { TestStore } from "../../test/harness";
 /**
  * The store's UCP profile at `/.well-known/ucp` (issue 26 item 2; docs/ucp.md) through the real Worker and
  * Postgres: the switch, the store's own keys on its own domain, rotation's grace, caching (ETag, 304), the
- * password, the limit before any database work, one round trip. The profile's shape against the
- * specification's JSON Schema is checked in Node (shared/ucp/profile.node.test.ts: workerd refuses the
- * validator's generated code); here the door must serve exactly that profile, for the hostname asked.
+ * password, the limit before any database work, one round trip. The specification's JSON Schema is checked in
+ * Node (workerd refuses the validator's generated code) on an answer recorded from this door
+ * (shared/ucp/profile-door.node.test.ts); here a live answer must be that answer for its own hostname and keys.
  */
 const proxy = (env as unknown as { DB_WS_PROXY: string }).DB_WS_PROXY;
 const PATH = "/.well-known/ucp";
@@ -36,6 +36,16 @@ const rotate = async (s: TestStore) => {
 };
 
 const publishedKeys = (s: TestStore) => sendStoreUnit(db, s.id, publishedKeysPlan);
+
+/**
+ * The answer shared/ucp/profile-door.node.test.ts validates against the specification's schema (workerd cannot
+ * compile it), recorded from this Worker: a live answer must be it, with this store's hostname and keys.
+ */
+const recorded = JSON.parse(Object.values(import.meta.glob("../../test/fixtures/ucp/recorded/profile.json", { query: "?raw", import: "default", eager: true }))[0] as string) as {
+  host: string;
+  body: Json;
+};
+const asRecorded = (host: string, keys: unknown[]) => ({ ...(JSON.parse(JSON.stringify(recorded.body).replaceAll(recorded.host, host)) as Json), keys });
 
 describe("the store's UCP profile at /.well-known/ucp", () => {
   it("answers 404 while agentic checkout is off, not cached, in the protocol's shape", async () => {
@@ -107,7 +117,10 @@ describe("the store's UCP profile at /.well-known/ucp", () => {
     const s = await shop();
     const old = await rotate(s);
     const fresh = await rotate(s);
-    expect((await get(s.hostname)).body!["keys"]).toEqual([fresh, old]);
+    const during = await get(s.hostname);
+    expect(during.body!["keys"]).toEqual([fresh, old]);
+    // The recorded (and schema-checked) profile, with this store's hostname and keys.
+    expect(during.body).toEqual(asRecorded(s.hostname, [fresh, old]));
     const [{ days }] = (await sql(s, "select extract(epoch from retires_at - now()) / 86400 as days from ucp_signing_key where kid = $1", [old.kid])) as [{ days: number }];
     expect(Number(days)).toBeCloseTo(KEY_GRACE_DAYS, 1);
     await sql(s, "update ucp_signing_key set retires_at = now() - interval '1 second' where kid = $1", [old.kid]);
