@@ -51,6 +51,15 @@ describe("salesChannels procedures", () => {
     expect(await outboxPayloads(db, s.id, "store.sales_channels_updated")).toEqual([{ agenticCheckout: true, keyMade: stored!.kid }, { agenticCheckout: false }, { agenticCheckout: true }]);
   });
 
+  it("turn-ons and a rotation at once leave exactly one signing key", async () => {
+    const s = await makeStore(db);
+    const call = owner(s);
+    await Promise.all([call("salesChannels.update", { agenticCheckout: true }), call("salesChannels.update", { agenticCheckout: true }), call("salesChannels.rotateKey", {})]);
+    const live = await keyRows(s);
+    expect(live.filter((k) => k.retires_at === null)).toHaveLength(1);
+    expect(await rows(s, "select agentic_checkout from store")).toEqual([{ agentic_checkout: true }]);
+  });
+
   it("turning off makes no key; without the signing root at the door, turning on changes nothing and says what is missing", async () => {
     const s = await makeStore(db);
     expect(await owner(s)("salesChannels.update", { agenticCheckout: false })).toEqual({ agenticCheckout: false, keys: [] });
