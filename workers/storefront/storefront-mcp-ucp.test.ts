@@ -319,6 +319,20 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     expect((await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1) }, { "cf-connecting-ip": from })).status).toBe(200);
   });
 
+  it("the endpoint's own refusals reach a checkout call in the binding's shape: past the mcp door's limit, 429 -32000 rate_limited with retry_after", async () => {
+    const s = await shop();
+    const from = ip();
+    const { key, policy } = shopperKeys("mcp", s.hostname, clientOf(from)).address[0]!;
+    await hit(limiter, key, policy, policy.limit);
+    const refused = await rpc(s.hostname, "get_checkout", { meta: meta(), id: crypto.randomUUID() }, { "cf-connecting-ip": from });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: -32000, message: expect.any(String), data: { code: "rate_limited", content: expect.any(String), retry_after: Number(refused.headers.get("retry-after")) } },
+    });
+  });
+
   it("round trips as over REST: two units an operation, a key's read and its answer's write more, a replay one; a refused call the switch only", async () => {
     const s = await shop();
     await rpc(s.hostname, "get_checkout", { meta: meta(), id: crypto.randomUUID() }); // the host and its facts held
@@ -344,7 +358,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     await sql(s, "update store set storefront_password_hash = $2 where id = $1", [s.id, await hashPassword("open sesame 42")]);
     const res = await rpc(s.hostname, "create_checkout", { meta: meta(), checkout: ready(s.variantId, 1) });
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32000, data: { code: "password_protected" } } });
+    expect(res.body).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32000, message: expect.any(String), data: { code: "password_protected", content: expect.stringContaining("password") } } });
     expect(await sql(s, "select count(*)::int as n from ucp_checkout_session where agent_profile = $1", [PROFILE])).toEqual([{ n: 0 }]);
   });
 });

@@ -145,14 +145,19 @@ export async function checkoutPreflight(c: McpContext, tool: CheckoutTool, args:
   return (await codesRefusal(c, codes)) ?? agent;
 }
 
-/** A refusal as UCP's MCP binding answers it: a JSON-RPC error with the HTTP status, `data` the protocol's `{code, content}`. */
-export function checkoutRpcError(id: unknown, r: UcpRefusal): Response {
+/** The JSON-RPC error of a refusal as UCP's MCP binding has it: `-32001` for discovery, `-32000` for the rest (and JSON-RPC's own where they fit), `data` the protocol's `{code, content}`. */
+export function checkoutRpcErrorBody(id: unknown, r: UcpRefusal) {
   const discovery = ["invalid_profile_url", "profile_unreachable", "profile_malformed", "version_unsupported"].includes(r.code);
-  const code = discovery ? -32001 : r.code === "invalid_request" ? -32602 : r.status >= 500 && r.status !== 503 ? -32603 : r.status === 400 ? -32600 : -32000;
+  const code = discovery ? -32001 : r.code === "invalid_request" ? -32602 : r.status >= 500 && r.status !== 503 ? -32603 : r.status === 400 || r.status === 413 ? -32600 : -32000;
   const retry = r.headers?.["retry-after"];
   const data = { code: r.code, content: r.content, ...(retry ? { retry_after: Number(retry) } : {}) };
   const rpcId = typeof id === "string" || typeof id === "number" ? id : null;
-  return Response.json({ jsonrpc: "2.0", id: rpcId, error: { code, message: r.content, data } }, { status: r.status, headers: { "cache-control": "no-store", ...(r.headers ?? {}) } });
+  return { jsonrpc: "2.0", id: rpcId, error: { code, message: r.content, data } };
+}
+
+/** A refusal as UCP's MCP binding answers it: the JSON-RPC error with the HTTP status. */
+export function checkoutRpcError(id: unknown, r: UcpRefusal): Response {
+  return Response.json(checkoutRpcErrorBody(id, r), { status: r.status, headers: { "cache-control": "no-store", ...(r.headers ?? {}) } });
 }
 
 /** A session that is not there (or the switch is off), as the binding answers it: a result holding the protocol's error response. */

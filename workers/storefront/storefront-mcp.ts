@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type Context, type HonoRequest, type MiddlewareHandler } from "hono";
 import { AppError } from "#shared/core/errors";
 import { REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import { agenticCheckoutOn } from "#shared/ucp/checkout-sessions";
@@ -10,7 +10,7 @@ import { shopperKeys, wrongCodeKeys } from "#shared/limits/shopper";
 import type { StorefrontEnv } from "./context";
 import { limiterOf } from "./limits";
 import { appliesCode, storefrontMcpServer } from "./storefront-mcp-tools";
-import { checkoutPreflight, checkoutRpcError, isCheckoutTool, notFoundRpcResult, type CheckoutToolDeps } from "./storefront-mcp-ucp";
+import { checkoutPreflight, checkoutRpcError, checkoutRpcErrorBody, isCheckoutTool, notFoundRpcResult, type CheckoutToolDeps } from "./storefront-mcp-ucp";
 import { isRefusal, type UcpRefusal } from "./ucp-agent";
 
 /**
@@ -52,10 +52,25 @@ export const mcpRefusals: MiddlewareHandler = async function mcpRefusals(c, next
   headers.set("cache-control", "no-store");
   // UCP's binding asks for the wait of a 429 or 503 in `error.data.retry_after` (seconds) as well as in Retry-After.
   const retry = Number(res.headers.get("retry-after"));
+  const checkout = await checkoutCallOf(c.req, res.status);
   const data = { code: error.code, ...(error.data ?? {}), ...(error.requestId ? { requestId: error.requestId } : {}), ...(retry > 0 ? { retry_after: retry } : {}) };
+  // A UCP checkout tool's call hears it in the binding's shape (storefront-mcp-ucp.ts): data {code, content}.
+  const answer = checkout
+    ? checkoutRpcErrorBody(checkout.id, { status: res.status, code: typeof error.data?.["reason"] === "string" ? error.data["reason"] : error.code.toLowerCase(), content: error.message, ...(retry > 0 ? { headers: { "retry-after": String(retry) } } : {}) })
+    : { jsonrpc: "2.0", id: null, error: { code: RPC_CODE[res.status] ?? -32000, message: error.message, data } };
   c.res = undefined;
-  c.res = new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: RPC_CODE[res.status] ?? -32000, message: error.message, data } }), { status: res.status, headers });
+  c.res = new Response(JSON.stringify(answer), { status: res.status, headers });
 };
+
+/**
+ * The JSON-RPC id of a call to one of UCP's checkout tools, or null for any other message. The input guard has
+ * read the body already (at most 64 KB), except when it was too large (413): that one is not read again.
+ */
+async function checkoutCallOf(req: HonoRequest, status: number): Promise<{ id: unknown } | null> {
+  if (status === 413) return null;
+  const sent = await req.text().then((t) => JSON.parse(t) as Message, () => null).catch(() => null);
+  return sent?.method === "tools/call" && isCheckoutTool(sent.params?.name) ? { id: sent.id } : null;
+}
 
 // The MCP transport asks servers to check Origin (DNS rebinding): an agent's client sends none; a browser
 // page of another site is refused, as every write of the storefront is.
@@ -90,11 +105,6 @@ storefrontMcp.post("/api/mcp", async (c) => {
   const { store } = c.var;
   // Closed means closed: an agent cannot enter the storefront's password (docs/storefront-mcp.md).
   if (store.passwordCookieHash !== null) {
-    // UCP's checkout tools hear it in their binding's shape (403, -32000, data {code, content}), as over REST.
-    const sent = await c.req.text().then((t) => JSON.parse(t) as Message, () => null).catch(() => null);
-    if (sent?.method === "tools/call" && isCheckoutTool(sent.params?.name)) {
-      return checkoutRpcError(sent.id, { status: 403, code: "password_protected", content: "This store is open only to people with its password; it does not sell to agents." });
-    }
     throw new AppError("FORBIDDEN", "This store is open only to people with its password; its catalogue and cart are not open to agents.", { reason: "password_protected" });
   }
   if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") {
