@@ -26,8 +26,15 @@ async function readySession(hostname: string, variantId: string, quantity = 1, e
 const complete = (hostname: string, id: string, headers: Record<string, string> = {}) => send(hostname, "POST", `${BASE}/${id}/complete`, { payment: {} }, headers);
 
 describe("completing a UCP checkout session", () => {
-  it("places the order through checkout; the buyer pays on the order's page at the local gateway; the session is then completed with its order", async () => {
+  it("from the store's profile to a paid order: discovered, placed through checkout, paid by the buyer on the order's page at the local gateway, completed", async () => {
     const s = await shop();
+    // Discovery: the store's profile names the shopping service over REST; its endpoint is where sessions live.
+    const profile = await call(new Shopper(s.hostname), "GET", "/.well-known/ucp");
+    expect(profile.status).toBe(200);
+    const services = (JSON.parse(profile.text) as Json)["ucp"]["services"]["dev.ucp.shopping"] as Json[];
+    const rest = services.find((svc) => svc["transport"] === "rest")!;
+    expect(`${new URL(rest["endpoint"]).pathname}/checkout-sessions`).toBe(BASE);
+    expect(new URL(rest["endpoint"]).host).toBe(s.hostname);
     const id = await readySession(s.hostname, s.variantId, 2);
     const before = await send(s.hostname, "GET", `${BASE}/${id}`);
 
