@@ -58,6 +58,15 @@ describe("Settings → Sales channels", () => {
     expect((await profile(s)).status).toBe(404);
   });
 
+  it("says when agents are refused by the storefront password, and how to get a key when on without one", async () => {
+    const s = await makeShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    await withStore(db, s.id, (tx) => tx.$client.query("update store set agentic_checkout = true, storefront_password_hash = 'x' where id = $1", [s.id]));
+    const html = await (await page(owner, PATH)).text();
+    expect(html).toContain("The storefront password is on: agents are refused (403)");
+    expect(html).toContain("No signing key yet: rotate to make one");
+  });
+
   it("a post without the session's CSRF token, or an unknown action, changes nothing", async () => {
     const s = await makeShop(db);
     const owner = await sessionFor(db, s.ownerUserId, s.id);

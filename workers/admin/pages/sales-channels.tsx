@@ -27,9 +27,9 @@ const DONE = {
   rotated: "A new signing key signs from now on; the replaced key stays published for 7 days.",
 };
 
-const KeysTable: FC<{ keys: SalesChannels["keys"] }> = ({ keys }) =>
+const KeysTable: FC<{ channels: SalesChannels }> = ({ channels: { keys, agenticCheckout } }) =>
   keys.length === 0 ? (
-    <p class="muted">No signing key yet: turning agentic checkout on makes one.</p>
+    <p class="muted">{agenticCheckout ? "No signing key yet: rotate to make one, so agents can check what the store signs." : "No signing key yet: turning agentic checkout on makes one."}</p>
   ) : (
     <Table columns={[{ label: "Key ID (kid)" }, { label: "Created" }, { label: "State" }]}>
       {keys.map((k) => (
@@ -78,7 +78,8 @@ const AgentCard: FC<{ agent: AgentThatBought; n: number }> = ({ agent, n }) => (
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
   const { chrome, me, read } = await storePage(c, { channels: call(getSalesChannels, {}), store: call(currentStore, {}), agents: optional(listAgentsThatBought, {}) });
   const channels = read.channels();
-  const domains = read.store().domains.filter((d) => d.status === "verified");
+  const store = read.store();
+  const domains = store.domains.filter((d) => d.status === "verified");
   const agents = read.agents();
   const canWrite = me.permissions.includes("settings.write");
   return c.html(
@@ -97,6 +98,11 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           <strong>{channels.agenticCheckout ? "On" : "Off"}</strong>
           {channels.agenticCheckout ? ": agents can buy from this store." : ": the store's profile and checkout sessions answer 404."}
         </p>
+        {channels.agenticCheckout && store.storefrontPasswordEnabled ? (
+          <p class="alert" role="alert">
+            The storefront password is on: agents are refused (403) until it is turned off in <a href="/settings">Settings</a>.
+          </p>
+        ) : null}
         {domains.length > 0 ? (
           <p class="muted">
             The profile is at{" "}
@@ -129,7 +135,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           The store signs what it sends agents (order updates) with its key; agents check the signature with the public half published in the profile.
           Rotate the key if you think it was exposed: the replaced key stays published 7 days, so what it signed still verifies.
         </p>
-        <KeysTable keys={channels.keys} />
+        <KeysTable channels={channels} />
         {canWrite ? (
           <form method="post" action={PATH}>
             <input type="hidden" name="csrf" value={chrome.csrf} />
