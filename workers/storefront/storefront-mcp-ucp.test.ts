@@ -179,6 +179,7 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     expect(noAgent.body).toMatchObject({ id: 7, error: { code: -32001, data: { code: "invalid_profile_url", content: expect.stringContaining('meta["ucp-agent"].profile') } } });
     const notHttps = await rpc(s.hostname, "get_checkout", { meta: meta(undefined, "http://agent.example.com/profile"), id });
     expect([notHttps.status, notHttps.body["error"]["code"], notHttps.body["error"]["data"]["code"]]).toEqual([400, -32001, "invalid_profile_url"]);
+    expect(notHttps.body["error"]["data"]["content"]).toMatch(/^meta\["ucp-agent"\]\.profile: .*https/);
 
     for (const name of ["complete_checkout", "cancel_checkout"]) {
       const noKey = await rpc(s.hostname, name, { meta: meta(), id });

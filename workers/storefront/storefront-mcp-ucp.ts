@@ -140,7 +140,8 @@ export async function checkoutPreflight(c: McpContext, tool: CheckoutTool, args:
   const checked = checkoutArguments(tool, args);
   if (isRefusal(checked)) return checked;
   const agent = await agentOf(c, agentHeader(checked.profile));
-  if (isRefusal(agent)) return agent;
+  // The agent module speaks of REST's header; over MCP the URL came in meta.
+  if (isRefusal(agent)) return agent.code === "invalid_profile_url" ? { ...agent, content: `meta["ucp-agent"].profile: ${agent.content}` } : agent;
   const codes = (checked.input as { checkout?: { discounts?: { codes?: string[] } } }).checkout?.discounts?.codes?.length ?? 0;
   return (await codesRefusal(c, codes)) ?? agent;
 }
