@@ -176,6 +176,8 @@ export const ucpCheckoutSession = pgTable("ucp_checkout_session", {
   orderId: uuid("order_id"),
   /** The agent platform's order webhook URL, from its profile when the session was completed (migration 0054). */
   webhookUrl: text("webhook_url"),
+  /** The store domain the session was made on (migration 0057): its order updates name it. */
+  host: text("host"),
 });
 
 /** An order update to the agent platform of the order's UCP session (migration 0055; shared/ucp/order-webhooks.ts): one per outbox event. */

@@ -169,7 +169,7 @@ export async function agenticCheckoutOn(db: Database, storeId: string): Promise<
 }
 
 /** A new session from an agent's request: one unit reads the switch and the catalogue, one writes the session. */
-export async function createSession(db: Database, storeId: string, agent: string, asked: SessionAsked, also: AlsoWrite = none): Promise<SessionAnswer> {
+export async function createSession(db: Database, storeId: string, agent: string, asked: SessionAsked, also: AlsoWrite = none, host: string | null = null): Promise<SessionAnswer> {
   const { shop, read } = await sendStoreUnit(db, storeId, (q) => together({ shop: storePlan(q), read: cataloguePlan(q, asked) }));
   if (!shop?.enabled) return OFF;
   const id = crypto.randomUUID();
@@ -177,7 +177,7 @@ export async function createSession(db: Database, storeId: string, agent: string
   const [row] = await writeKeyed(db, storeId, also, (q) =>
     q
       .insert(ucpCheckoutSession)
-      .values({ id, storeId: CURRENT_STORE, agentProfile: agent, status: draft.status, ...asked })
+      .values({ id, storeId: CURRENT_STORE, agentProfile: agent, status: draft.status, host: host?.toLowerCase() ?? null, ...asked })
       .returning({ expiresAt: ucpCheckoutSession.expiresAt }),
   );
   return { ok: true, checkout: { ...draft, expires_at: row!.expiresAt.toISOString() } };

@@ -114,7 +114,7 @@ async function agentShop(key = true) {
 }
 
 /** An order placed by completing a session for one unit of the shop's variant, its agent's webhook URL `hook` (none: undefined). */
-async function sessionOrder(s: ShopStore, hook: string | undefined) {
+async function sessionOrder(s: ShopStore, hook: string | undefined, host: string | null = null) {
   const asked = askedOf(
     checkoutRequest.parse({
       line_items: [{ item: { id: s.variantId }, quantity: 1 }],
@@ -122,7 +122,7 @@ async function sessionOrder(s: ShopStore, hook: string | undefined) {
       fulfillment: { methods: [{ type: "shipping", destinations: [{ id: "home", ...address }] }] },
     }),
   );
-  const created = await createSession(db, s.id, AGENT, asked);
+  const created = await createSession(db, s.id, AGENT, asked, undefined, host);
   if (!created.ok) throw new Error("no session");
   const sessionId = created.checkout.id;
   const done = await completeSession({ db, storeId: s.id, rootSecret: ROOT, provider: "local", ip: null }, { url: AGENT, webhookUrl: hook }, sessionId);
@@ -226,6 +226,20 @@ describe("order updates to the agent", () => {
     // One update per change, each its own Webhook-Id.
     expect(new Set(requests.map((r) => r.headers.get("webhook-id"))).size).toBe(3);
     expect(agent.net.requests).toHaveLength(3);
+  });
+
+  it("names the domain the agent bought on (its session's), not the store's primary one", async () => {
+    const { s } = await agentShop();
+    const hook = hookOf("host");
+    const agent = agentDeps();
+    const host = `second-${crypto.randomUUID().slice(0, 8)}.example.test`;
+    const { sessionId, orderId } = await sessionOrder(s, hook, host);
+    const since = new Date();
+    await pay(s, orderId);
+    await relay(s, agent, since);
+    const [sent] = agent.net.to(hook);
+    expect(sent!.headers.get("ucp-agent")).toBe(`profile="https://${host}/.well-known/ucp"`);
+    expect((JSON.parse(sent!.body) as Json)["permalink_url"]).toBe(`https://${host}${await sessionOrderPath(ROOT, s.id, sessionId, orderId)}`);
   });
 
   it("refunded, then cancelled: one more each, the refund and the cancellation as adjustments", async () => {

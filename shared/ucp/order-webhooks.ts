@@ -165,7 +165,7 @@ function claimPlan(q: Q, job: UcpOrderJob, now: Date) {
           .from(ucpOrderDelivery)
           .where(delivery),
         q
-          .select({ id: ucpCheckoutSession.id, webhookUrl: ucpCheckoutSession.webhookUrl })
+          .select({ id: ucpCheckoutSession.id, webhookUrl: ucpCheckoutSession.webhookUrl, host: ucpCheckoutSession.host })
           .from(ucpCheckoutSession)
           .where(and(eq(ucpCheckoutSession.storeId, CURRENT_STORE), eq(ucpCheckoutSession.orderId, job.orderId))),
       ] as const,
@@ -187,7 +187,9 @@ async function prepare(job: UcpOrderJob, read: Read, deps: UcpOrderDeps): Promis
   if (!session || !url || !read.order) return { kind: "refused", error: "The order's checkout session no longer names an order webhook URL.", final: true };
   const problem = appUrlProblem(url, deps.allowLocalUrls);
   if (problem) return { kind: "refused", error: `The agent's webhook URL is refused: ${problem}`, final: true };
-  if (!read.host) return { kind: "refused", error: "The store has no verified primary domain, so its UCP profile (and the key that signs) cannot be named: verify a domain.", final: false };
+  // The domain the agent bought on (its session's), else the store's primary domain.
+  const host = session.host ?? read.host;
+  if (!host) return { kind: "refused", error: "The store has no verified primary domain, so its UCP profile (and the key that signs) cannot be named: verify a domain.", final: false };
   if (!read.key) return { kind: "refused", error: "The store has no UCP signing key (one is made when agentic checkout is turned on); nothing is sent unsigned.", final: false };
   let key;
   try {
@@ -195,7 +197,7 @@ async function prepare(job: UcpOrderJob, read: Read, deps: UcpOrderDeps): Promis
   } catch {
     return { kind: "refused", error: "The store's UCP signing key cannot be opened (UCP_SIGNING_ROOT_SECRET changed): rotate the store's key.", final: false };
   }
-  const origin = `https://${read.host}`;
+  const origin = `https://${host}`;
   const permalink = `${origin}${await sessionOrderPath(deps.signing.rootSecret, job.storeId, session.id, job.orderId)}`;
   const occurred = claimed!.eventCreatedAt;
   // The entity, with the event's id and time as the specification's example and Google's staleness check read them.

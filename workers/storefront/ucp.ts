@@ -137,7 +137,7 @@ ucpSessions.post(BASE, async (c) => {
   if (asked instanceof Response) return asked;
   const limited = await countCodes(c, asked);
   if (limited) return limited;
-  return idempotent(c, agent, "ucp.checkout.create", async (also) => answer(c, await createSession(c.var.db, c.var.storeId, agent.url, asked, also), 201));
+  return idempotent(c, agent, "ucp.checkout.create", async (also) => answer(c, await createSession(c.var.db, c.var.storeId, agent.url, asked, also, c.var.hostname), 201));
 });
 
 ucpSessions.get(`${BASE}/:id`, async (c) => {
