@@ -63,11 +63,11 @@ export const mcpRefusals: MiddlewareHandler = async function mcpRefusals(c, next
 };
 
 /**
- * The JSON-RPC id of a call to one of UCP's checkout tools, or null for any other message. The input guard has
- * read the body already (at most 64 KB), except when it was too large (413): that one is not read again.
+ * The JSON-RPC id of a call to one of UCP's checkout tools, or null for any other message. Only a JSON body is
+ * read, which the input guard has bounded (at most 64 KB) unless it refused it as too large (413).
  */
 async function checkoutCallOf(req: HonoRequest, status: number): Promise<{ id: unknown } | null> {
-  if (status === 413) return null;
+  if (status === 413 || (req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") return null;
   const sent = await req.text().then((t) => JSON.parse(t) as Message, () => null).catch(() => null);
   return sent?.method === "tools/call" && isCheckoutTool(sent.params?.name) ? { id: sent.id } : null;
 }
