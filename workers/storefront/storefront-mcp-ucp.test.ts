@@ -120,6 +120,8 @@ describe("UCP checkout tools on the Storefront MCP", () => {
     const id = created.body["id"] as string;
     expect((created.body["messages"] as Json[]).filter((m) => m["type"] === "error").map((m) => m["path"])).toEqual(["$.buyer.email", "$.fulfillment.methods[0].destinations"]);
     expect(created.body["continue_url"]).toBe(`https://${s.hostname}/cart/session/${id}`);
+    // The session keeps the domain it was made on (its order updates name the order's page there).
+    expect((await sql(s, "select host from ucp_checkout_session where id = $1", [id]))[0].host).toBe(s.hostname.toLowerCase());
 
     const updated = await tool(client, "update_checkout", { meta: meta(), id, checkout: ready(s.variantId, 2) });
     expect(updated.body["status"]).toBe("ready_for_complete");

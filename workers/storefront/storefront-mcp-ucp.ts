@@ -274,7 +274,7 @@ export function registerCheckoutTools(server: McpServer, deps: CheckoutToolDeps)
     },
     (input) =>
       operate("create_checkout", { key: input.meta["idempotency-key"], operation: "ucp.checkout.create", request: { checkout: input.checkout }, created: true }, (agent, also) =>
-        createSession(db, storeId, agent.url, askedOf(input.checkout), also),
+        createSession(db, storeId, agent.url, askedOf(input.checkout), also, c.var.hostname),
       ),
   );
 
