@@ -43,7 +43,7 @@ const DOORS: { method: RegExp; path: RegExp; door: ShopperDoor }[] = [
   { method: /^(GET|HEAD)$/, path: /^\/orders\/[^/]+\/(invoices|credit-notes)\/[^/]+\.pdf$/, door: "document" },
   { method: /^(GET|HEAD)$/, path: /^\/api\/search\/suggest$/, door: "suggest" },
   { method: /^POST$/, path: /^\/api\/mcp$/, door: "mcp" },
-  { method: /^(GET|HEAD|POST|PUT)$/, path: /^\/api\/ucp\/checkout-sessions(\/[^/]+(\/cancel)?)?$/, door: "ucp" },
+  { method: /^(GET|HEAD|POST|PUT)$/, path: /^\/api\/ucp\/checkout-sessions(\/[^/]+(\/cancel|\/complete)?)?$/, door: "ucp" },
   { method: /^(GET|HEAD)$/, path: /^\/\.well-known\/ucp$/, door: "ucpProfile" },
   { method: /^POST$/, path: /^\/api\/cart\/open\/[^/]+$/, door: "cart" },
   { method: /^POST$/, path: /^\/api\/cart\/session\/[^/]+$/, door: "cart" },

@@ -34,6 +34,7 @@ describe("the storefront's same-site guard", () => {
       "POST /api/ucp/checkout-sessions",
       "PUT /api/ucp/checkout-sessions/:id",
       "POST /api/ucp/checkout-sessions/:id/cancel",
+      "POST /api/ucp/checkout-sessions/:id/complete",
     ]);
     const pages = await unsafeRoutes(shop);
     expect(unguarded(pages).sort()).toEqual(["POST /-s/:storeId/consent/:customerId", "POST /-s/:storeId/unsubscribe/:messageId"]);
