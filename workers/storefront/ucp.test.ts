@@ -307,5 +307,11 @@ describe("UCP checkout sessions over REST", () => {
     expect((await tripsOf(proxy, trace)).turns).toBe(0);
     expect(refused.body["code"]).toBe("rate_limited");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Every operation is the same door: completing and cancelling are refused there too, before any database work.
+    for (const op of ["complete", "cancel"]) {
+      const t = newTrace();
+      const r = await send(s.hostname, "POST", `${BASE}/${id}/${op}`, {}, { "cf-connecting-ip": from, "x-commerce-trace": t });
+      expect([r.status, (await tripsOf(proxy, t)).turns]).toEqual([429, 0]);
+    }
   });
 });
