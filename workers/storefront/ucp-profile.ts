@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { base64Url } from "#shared/core/tokens";
 import { publishedProfile } from "#shared/ucp/published-profile";
 import type { StorefrontEnv } from "./context";
+import { agentFacingOrigin } from "./ucp-agent";
 
 /**
  * The store's UCP business profile at `/.well-known/ucp` on each of its domains, GET and HEAD (issue 26 item 2;
@@ -43,7 +44,7 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 // GET, and HEAD through it (Hono answers a HEAD with the GET's headers and no body).
 ucpProfile.get(UCP_PROFILE_PATH, async (c) => {
   if (c.var.store.passwordCookieHash !== null) return refusal(403, "password_protected", "This store is open only to people with its password; it does not sell to agents.");
-  const profile = await publishedProfile(c.var.db, c.var.storeId, `https://${c.var.hostname}`);
+  const profile = await publishedProfile(c.var.db, c.var.storeId, agentFacingOrigin(c));
   if (!profile) return refusal(404, "not_found", "This store publishes no UCP profile.");
   // Turning agentic checkout on makes the store's first key; a store without one still says what it serves.
   if (profile.keys.length === 0) c.var.log.warn("ucp.profile_without_keys", { storeId: c.var.storeId });
