@@ -78,7 +78,11 @@ export async function waitForHttp(url: string, timeoutMs: number): Promise<boole
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      // A refused connection fails at once; a Worker still starting may take seconds to answer its first
+      // request, so the probe waits for the whole answer rather than hanging up on it (which workerd reports
+      // as a broken pipe).
+      const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+      await res.arrayBuffer();
       return true;
     } catch {
       await new Promise((r) => setTimeout(r, 300));
