@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { clientOf } from "#shared/limits/address";
@@ -11,11 +10,10 @@ import { deriveLocalSecret, localConfirmationFields } from "#shared/payments/loc
 import { generateSigningKey } from "#shared/ucp/keys";
 import { UCP_VERSION } from "#shared/ucp/profile";
 import { signMessage } from "#shared/ucp/signatures";
-import { call } from "../../test/call";
+import { mcpAgent, rpcPost } from "../../test/mcp-agent";
 import { newTrace, tripsOf } from "../../test/proxy";
 import { Shopper } from "../../test/storefront";
 import { BASE, ip, ready, send, shop, sql, total, type Json } from "../../test/ucp";
-import worker from "./index";
 
 /**
  * UCP's checkout tools on the Storefront MCP (issue 26 item 3; docs/storefront-mcp.md "UCP checkout tools";
@@ -39,23 +37,7 @@ const platforms = {
     Response.json({ ucp: { version: UCP_VERSION, services: {}, capabilities: {}, payment_handlers: {} }, keys: new URL(url).host.startsWith("signed.") ? published : [] }),
 };
 
-const agentFetch =
-  (host: string, from: string) =>
-  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const req = new Request(input, init);
-    const headers = new Headers(req.headers);
-    headers.set("host", host);
-    headers.set("cf-connecting-ip", from);
-    const url = new URL(req.url);
-    const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.text();
-    return call(worker, `http://storefront.test${url.pathname}${url.search}`, { method: req.method, headers, body }, { UCP_AGENT_FETCH: platforms });
-  };
-
-async function agent(host: string, from = ip()): Promise<Client> {
-  const client = new Client({ name: "shopping-agent", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`https://${host}/api/mcp`), { fetch: agentFetch(host, from) }));
-  return client;
-}
+const agent = (host: string, from = ip()) => mcpAgent(host, from, { UCP_AGENT_FETCH: platforms });
 
 /**
  * The answers shared/ucp/checkout-mcp.node.test.ts validates against the specification's schemas (workerd cannot
@@ -83,12 +65,7 @@ async function tool(client: Client, name: string, args: Record<string, unknown>)
 
 /** One raw JSON-RPC POST: the errors, whose HTTP status the SDK's client turns into an exception. */
 async function rpc(host: string, name: string, args: unknown, headers: Record<string, string> = {}, body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: args } })) {
-  const res = await call(
-    worker,
-    "http://storefront.test/api/mcp",
-    { method: "POST", headers: { host, "cf-connecting-ip": ip(), "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body },
-    { UCP_AGENT_FETCH: platforms },
-  );
+  const res = await rpcPost(host, ip(), body, headers, { UCP_AGENT_FETCH: platforms });
   return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
 }
 

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
 import { hashPassword } from "#shared/auth/password";
 import { withStore } from "#shared/db/with-store";
@@ -11,6 +10,7 @@ import { SHOPPER_LIMITS, shopperKeys, WRONG_CODE_LIMITS, wrongCodeKeys } from "#
 import { peek } from "#shared/limits/limit";
 import { call } from "../../test/call";
 import { testDb, type TestStore } from "../../test/harness";
+import { callOf, mcpAgent, rpcPost } from "../../test/mcp-agent";
 import { newTrace, tripsOf } from "../../test/proxy";
 import { makeShop } from "../../test/storefront";
 import worker from "./index";
@@ -26,25 +26,7 @@ const limiter = (env as unknown as { RATE_LIMITER: DurableObjectNamespace<RateLi
 const sql = (s: TestStore, text: string, values: unknown[] = []) => withStore(db, s.id, (tx) => tx.$client.query(text, values)).then((r) => r.rows);
 const ip = () => `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;
 
-/** The agent's HTTP: every request to the storefront Worker at the store's hostname, from one address. */
-const agentFetch =
-  (host: string, from: string, extra: Record<string, string> = {}) =>
-  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const req = new Request(input, init);
-    const headers = new Headers(req.headers);
-    headers.set("host", host);
-    headers.set("cf-connecting-ip", from);
-    for (const [k, v] of Object.entries(extra)) headers.set(k, v);
-    const url = new URL(req.url);
-    const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.text();
-    return call(worker, `http://storefront.test${url.pathname}${url.search}`, { method: req.method, headers, body });
-  };
-
-async function agent(host: string, from = ip()): Promise<Client> {
-  const client = new Client({ name: "shopping-agent", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`https://${host}/api/mcp`), { fetch: agentFetch(host, from) }));
-  return client;
-}
+const agent = (host: string, from = ip()) => mcpAgent(host, from);
 
 // The answers are read as loose JSON: the schemas they meet are the server's (the SDK's client checks them).
 type Json = Record<string, any>;
@@ -56,14 +38,7 @@ const tool = async (client: Client, name: string, args: Record<string, unknown>)
   return { isError: r.isError === true, body: text, structured: r.structuredContent as Json | undefined };
 };
 
-/** One raw JSON-RPC POST, as any client (or attacker) sends it. */
-const rpc = (host: string, from: string, body: unknown, headers: Record<string, string> = {}) =>
-  call(worker, "http://storefront.test/api/mcp", {
-    method: "POST",
-    headers: { host, "cf-connecting-ip": from, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-const callOf = (name: string, args: unknown, id: number | string = 1) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const rpc = (host: string, from: string, body: unknown, headers: Record<string, string> = {}) => rpcPost(host, from, body, headers);
 
 type Variant = { title: string; sku: string; price: number; stock: number; preorder?: boolean };
 async function product(s: TestStore, title: string, variants: Variant[], status = "active") {
