@@ -3,7 +3,7 @@ import { CURRENT_STORE } from "../db/openings";
 import { plan, type Plan } from "../db/plan";
 import { orderLine, shopOrder, ucpCheckoutSession, type UcpSessionStatus } from "../db/schema";
 import type { Q } from "../db/steps";
-import type { StoreRead, SessionRow, UcpCheckout, UcpMessage } from "./checkout-session-view";
+import { CAPABILITIES, shippingMethod, type StoreRead, type SessionRow, type UcpCheckout, type UcpMessage } from "./checkout-session-view";
 import { UCP_VERSION } from "./profile";
 
 /**
@@ -105,26 +105,14 @@ export function placedView(session: SessionRow, shop: StoreRead, order: PlacedRe
   totals.push({ type: "fulfillment", amount: order.shipping, display_text: "Shipping" });
   totals.push({ type: "total", amount: order.total, display_text: "Total", lines: [{ display_text: "Excl. GST", amount: order.total - order.tax }, { display_text: "GST", amount: order.tax }] });
   const message = MESSAGES[status];
-  const destination = session.destination ? [{ id: "destination_1", type: "shipping_address", ...session.destination }] : [];
   const checkout: UcpCheckout = {
-    ucp: { version: UCP_VERSION, capabilities: { "dev.ucp.shopping.checkout": [{ version: UCP_VERSION }], "dev.ucp.shopping.fulfillment": [{ version: UCP_VERSION }], "dev.ucp.shopping.discount": [{ version: UCP_VERSION }] }, payment_handlers: {} },
+    ucp: { version: UCP_VERSION, capabilities: CAPABILITIES, payment_handlers: {} },
     id: session.id,
     status,
     currency: order.currency,
     line_items: lineItems,
     ...(session.buyer ? { buyer: session.buyer } : {}),
-    fulfillment: {
-      methods: [
-        {
-          id: "shipping",
-          type: "shipping",
-          line_item_ids: lineIds,
-          destinations: destination,
-          selected_destination_id: destination.length ? "destination_1" : null,
-          groups: [{ id: "parcel_1", line_item_ids: lineIds, options: [{ id: "standard", title: "Standard shipping", totals: [{ type: "total", amount: order.shipping }] }], selected_option_id: "standard" }],
-        },
-      ],
-    },
+    fulfillment: shippingMethod(lineIds, session.destination, order.shipping),
     discounts: { codes: session.discountCodes, applied: order.discount > 0 && order.discountCode ? [{ code: order.discountCode, title: `Discount code ${order.discountCode}`, amount: order.discount, method: "across" }] : [] },
     totals,
     messages: [...(message ? [message] : []), { type: "info", content: "Prices include GST." }],

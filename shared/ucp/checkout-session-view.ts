@@ -181,7 +181,34 @@ function gstLines(lines: TaxLine[], discount: number, shipping: number, address:
   return { lines: [{ display_text: "Excl. GST", amount: money.total - money.tax }, { display_text: "GST", amount: money.tax }] };
 }
 
-const CAPABILITIES = {
+/**
+ * The fulfillment extension's one method: shipping every line as one parcel group to the one address, its
+ * standard option chosen once there is an address (one address per checkout: the store ships an order to one place).
+ */
+export function shippingMethod(lineIds: string[], destination: Address | null, shipping: number): UcpCheckout["fulfillment"] {
+  const chosen = destination !== null;
+  return {
+    methods: [
+      {
+        id: "shipping",
+        type: "shipping",
+        line_item_ids: lineIds,
+        destinations: chosen ? [{ id: "destination_1", type: "shipping_address", ...destination }] : [],
+        selected_destination_id: chosen ? "destination_1" : null,
+        groups: [
+          {
+            id: "parcel_1",
+            line_item_ids: lineIds,
+            options: chosen ? [{ id: "standard", title: "Standard shipping", totals: [{ type: "total", amount: shipping }] }] : [],
+            selected_option_id: chosen ? "standard" : null,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export const CAPABILITIES = {
   "dev.ucp.shopping.checkout": [{ version: UCP_VERSION }],
   "dev.ucp.shopping.fulfillment": [{ version: UCP_VERSION }],
   "dev.ucp.shopping.discount": [{ version: UCP_VERSION }],
@@ -243,7 +270,6 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
   const totals: Total[] = [{ type: "subtotal", amount: cart.subtotal, display_text: "Subtotal (GST included)" }];
   if (cart.discount > 0) totals.push({ type: "discount", amount: -cart.discount, display_text: `Discount ${terms!.code}` });
   const shipping = shippingFor(shop, cart.total);
-  const destinationId = "destination_1";
   if (session.destination) totals.push({ type: "fulfillment", amount: shipping, display_text: "Shipping" });
   const charged = session.destination ? shipping : 0;
   totals.push({ type: "total", amount: cart.total + charged, display_text: "Total", ...gstLines(taxed, cart.discount, charged, session.destination, read.rates) });
@@ -258,25 +284,7 @@ export function checkoutView(session: SessionRow, shop: StoreRead, read: Catalog
     currency: shop.currency,
     line_items: lineItems,
     ...(session.buyer ? { buyer: session.buyer } : {}),
-    fulfillment: {
-      methods: [
-        {
-          id: "shipping",
-          type: "shipping",
-          line_item_ids: lineIds,
-          destinations: session.destination ? [{ id: destinationId, type: "shipping_address", ...session.destination }] : [],
-          selected_destination_id: session.destination ? destinationId : null,
-          groups: [
-            {
-              id: "parcel_1",
-              line_item_ids: lineIds,
-              options: session.destination ? [{ id: "standard", title: "Standard shipping", totals: [{ type: "total", amount: shipping }] }] : [],
-              selected_option_id: session.destination ? "standard" : null,
-            },
-          ],
-        },
-      ],
-    },
+    fulfillment: shippingMethod(lineIds, session.destination, shipping),
     discounts: { codes: session.discountCodes, applied: terms && cart.discount > 0 ? [{ code: terms.code, title: `Discount code ${terms.code}`, amount: cart.discount, method: "across" }] : [] },
     totals,
     messages,
