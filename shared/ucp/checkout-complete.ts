@@ -9,7 +9,7 @@ import { sendStoreUnit } from "../db/unit";
 import { placeOrderInUnits } from "../orders/checkout";
 import type { CheckoutInput } from "../orders/checkout-input";
 import { cartChangePlan, type CartChange } from "../storefront/cart-changes";
-import { placedOrderPlan, placedView } from "./checkout-order-view";
+import { placedOrderPlan, placedStatus, placedView } from "./checkout-order-view";
 import { checkoutView, normalCode, type UcpCheckout, type UcpMessage } from "./checkout-session-view";
 import { cataloguePlan, getSession, none, sessionPlan, storePlan, type AlsoWrite, type SessionAnswer } from "./checkout-sessions";
 import { sessionCartToken } from "./session-cart";
@@ -91,7 +91,7 @@ export async function completeSession(d: CompleteDeps, agent: { url: string; web
   const { shop, session, placed } = await sendStoreUnit(d.db, d.storeId, (q) => together({ shop: storePlan(q), session: sessionPlan(q, id, agent.url), placed: placedOrderPlan(q, id, agent.url) }));
   if (!shop?.enabled) return { ok: false, why: "off" };
   if (!session) return { ok: false, why: "not_found" };
-  if (placed) return { ok: true, ...placedView(session, shop, placed) };
+  if (placed) return placedStatus(placed) === "canceled" ? { ok: false, why: "terminal" } : { ok: true, ...placedView(session, shop, placed) };
   if (session.status === "canceled") return { ok: false, why: "terminal" };
 
   const read = await sendStoreUnit(d.db, d.storeId, (q) => cataloguePlan(q, session));

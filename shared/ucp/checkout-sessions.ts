@@ -7,6 +7,9 @@ import { ratesPlan } from "../rules/gst-rates";
 import { discount, idempotencyKey, page, product, productVariant, store, ucpCheckoutSession } from "../db/schema";
 import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
+import { isAppError } from "../core/errors";
+import { pgErrorOf } from "../db/pg-errors";
+import { cancelPlan, cancelReadingPlan, type Cancel } from "../orders/actions";
 import { AVAILABLE } from "../storefront/catalog";
 import { DISCOUNT_STATE, type DiscountState } from "../storefront/discount-state";
 import type { SessionAsked } from "./checkout-input";
@@ -247,8 +250,48 @@ export async function cancelSession(db: Database, storeId: string, agent: string
   );
   if (!shop?.enabled) return OFF;
   if (!before) return NOT_FOUND;
-  if (before.orderId) return { ok: false, why: "placed" };
+  if (before.orderId) return cancelPlacedOrder(db, storeId, agent, id, before.orderId);
   if (!after) return { ok: false, why: "terminal" };
   const read = await sendStoreUnit(db, storeId, (q) => cataloguePlan(q, after));
   return { ok: true, checkout: checkoutView(after, shop, read) };
+}
+
+/**
+ * Cancelling a session whose order waits for the buyer's payment (`requires_escalation`) cancels that order as
+ * the merchant's Cancel does (shared/orders/actions.ts: its reservations released, its code's use given back,
+ * `order.cancelled`), in the orders' two units: the decision read, then the guarded change with the session
+ * marked `canceled`. An order with money in (the session is `completed`) or shipped is not the agent's to
+ * cancel: 409. A lost race (the buyer paying at that moment) reads again, up to three times.
+ */
+const lostRace = (e: unknown): boolean => pgErrorOf(e)?.code === "CR409";
+
+async function cancelPlacedOrder(db: Database, storeId: string, agent: string, id: string, orderId: string): Promise<SessionAnswer> {
+  const store = sql`${storeId}::uuid`;
+  for (let attempt = 1; ; attempt++) {
+    let decision: Cancel;
+    try {
+      decision = await sendStoreUnit(db, storeId, (q) => cancelReadingPlan(q, store, orderId));
+    } catch (e) {
+      // Money came in (the session is completed) or the order shipped: not the agent's to cancel.
+      if (isAppError(e) && e.status === 409) return { ok: false, why: "terminal" };
+      throw e;
+    }
+    // Cancelled already (by the buyer, the merchant, or this agent before): the session is over.
+    if (decision.kind === "as_is") return { ok: false, why: "terminal" };
+    try {
+      await sendStoreUnit(
+        db,
+        storeId,
+        (q) =>
+          together({
+            order: cancelPlan(q, store, orderId, "cancelled by the buyer's AI agent (its UCP checkout session)", decision),
+            session: plan([q.update(ucpCheckoutSession).set({ status: "canceled", updatedAt: sql`now()` }).where(and(eq(ucpCheckoutSession.storeId, CURRENT_STORE), eq(ucpCheckoutSession.id, id)))] as const, () => undefined),
+          }),
+        { readOnly: false },
+      );
+      return getSession(db, storeId, agent, id);
+    } catch (e) {
+      if (!lostRace(e) || attempt >= 3) throw e;
+    }
+  }
 }

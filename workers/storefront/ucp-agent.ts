@@ -203,6 +203,6 @@ export async function completeDeps(c: UcpContext): Promise<CompleteDeps> {
 /** Why a session operation was refused, as the protocol's refusal (null: the session's own 404 answer). */
 export function sessionRefusal(why: Extract<SessionAnswer, { ok: false }>["why"]): UcpRefusal | null {
   if (why === "terminal") return refusal(409, "invalid_state", "This checkout session is completed or canceled already and cannot change.");
-  if (why === "placed") return refusal(409, "invalid_state", "This checkout session placed its order already and cannot change; the buyer pays on the order's page (continue_url), or the order lapses when its hold ends.");
+  if (why === "placed") return refusal(409, "invalid_state", "This checkout session placed its order already and cannot change: the buyer pays on the order's page (continue_url), or cancel the session to cancel the unpaid order.");
   return null;
 }

@@ -67,9 +67,8 @@ describe("completing a UCP checkout session", () => {
     expect(again.body["status"]).toBe("requires_escalation");
     expect(again.body["continue_url"]).toBe(b["continue_url"]);
     expect(await sql(s, "select count(*)::int as n from shop_order where channel = 'ucp'")).toEqual([{ n: 1 }]);
-    // A session that placed its order cannot change or be cancelled.
+    // A session that placed its order cannot change.
     expect((await send(s.hostname, "PUT", `${BASE}/${id}`, ready(s.variantId, 1))).body["code"]).toBe("invalid_state");
-    expect((await send(s.hostname, "POST", `${BASE}/${id}/cancel`)).status).toBe(409);
 
     // The buyer follows continue_url: the order's page offers "Pay now", which goes to the store's gateway.
     const buyer = new Shopper(s.hostname);
@@ -91,8 +90,11 @@ describe("completing a UCP checkout session", () => {
     expect(after.body["order"]).toEqual({ id: order.id, label: expect.stringMatching(/^#\d+$/), permalink_url: b["continue_url"] });
     expect(after.body["continue_url"]).toBeUndefined();
     expect(after.body["messages"]).toEqual([{ type: "info", content: "Prices include GST." }]);
-    // Completing a completed session changes nothing and answers it as it is.
+    // Completing a completed session changes nothing and answers it as it is; it cannot be cancelled (money came in).
     expect((await complete(s.hostname, id)).body).toEqual(after.body);
+    const late = await send(s.hostname, "POST", `${BASE}/${id}/cancel`);
+    expect([late.status, late.body["code"]]).toEqual([409, "invalid_state"]);
+    expect((await sql(s, "select status, payment_status from shop_order where id = $1", [order.id]))[0]).toEqual({ status: "open", payment_status: "paid" });
   });
 
   it("stock races between agents' sessions keep no-oversell: 8 sessions for the last 3 units, 3 orders, the rest told out_of_stock", async () => {
@@ -158,6 +160,27 @@ describe("completing a UCP checkout session", () => {
     expect(dev.status).toBe(201);
     await send(s.hostname, "POST", `${BASE}/${dev.body["id"]}/complete`, {}, local, { APP_ENV: "development" });
     expect(await sql(s, "select webhook_url from ucp_checkout_session where id = $1", [dev.body["id"]])).toEqual([{ webhook_url: "http://127.0.0.1:8789/orders" }]);
+  });
+
+  it("cancelling a session whose order waits for payment cancels that order: its stock released, the session canceled", async () => {
+    const s = await shop();
+    const id = await readySession(s.hostname, s.variantId, 2);
+    const placed = await complete(s.hostname, id);
+    expect(placed.body["status"]).toBe("requires_escalation");
+    const [{ reserved: before }] = await sql(s, "select sum(reserved)::int as reserved from inventory_level where variant_id = $1", [s.variantId]);
+    expect(before).toBe(2);
+    const key = crypto.randomUUID();
+    const cancelled = await send(s.hostname, "POST", `${BASE}/${id}/cancel`, undefined, { "idempotency-key": key });
+    expect([cancelled.status, cancelled.body["status"], cancelled.body["continue_url"]]).toEqual([200, "canceled", undefined]);
+    const [order] = await sql(s, "select id, status from shop_order where channel = 'ucp'");
+    expect(order.status).toBe("cancelled");
+    const [{ reserved: after }] = await sql(s, "select sum(reserved)::int as reserved from inventory_level where variant_id = $1", [s.variantId]);
+    expect(after).toBe(0);
+    expect(await sql(s, "select count(*)::int as n from outbox_event where kind = 'order.cancelled' and payload->>'orderId' = $1", [order.id])).toEqual([{ n: 1 }]);
+    // The same key answers the same; a new one hears the session is over; the buyer's page shows the order cancelled.
+    expect((await send(s.hostname, "POST", `${BASE}/${id}/cancel`, undefined, { "idempotency-key": key })).body).toEqual(cancelled.body);
+    expect((await send(s.hostname, "POST", `${BASE}/${id}/cancel`)).status).toBe(409);
+    expect((await complete(s.hostname, id)).status).toBe(409);
   });
 
   it("round trips of a completion: six units (read, catalogue, the cart, checkout's two, the answer); completing a placed session is one", async () => {
