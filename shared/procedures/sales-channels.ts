@@ -2,11 +2,16 @@ import { and, desc, eq, gt, isNull, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { emitStep, unchanged } from "../db/changes";
 import { plan, thenPlan, type Plan } from "../db/plan";
-import { ORDER_STATUSES, store, ucpSigningKey } from "../db/schema";
+import { DELIVERY_STATUSES } from "../db/columns";
+import { ORDER_STATUSES, shopOrder, store, ucpCheckoutSession, ucpOrderDelivery, ucpSigningKey } from "../db/schema";
+import { AGENT_HOST } from "../orders/statements/order-view";
+import { resendOrderUpdateSteps, UCP_ORDER_KINDS } from "../ucp/order-webhooks";
 import type { Q } from "../db/steps";
 import { newStoreKey, rotateKeyPlan, type NewStoreKey, type UcpSigningConfig } from "../ucp/store-keys";
 import { storeProcedure, type Services } from "./define";
+import { deliveryOutput } from "./apps";
 import * as out from "./outputs";
+import { countColumn, offsetOf, pagePlan, pagingInput } from "./paging";
 import { agentsThatBought } from "./statements/sales-channels";
 
 /**
@@ -190,4 +195,78 @@ export const listAgentsThatBought = storeProcedure({
     }),
 });
 
-export const salesChannelProcedures = [getSalesChannels, updateSalesChannels, rotateSalesChannelKey, listAgentsThatBought];
+/** One order update to an agent's platform (docs/ucp.md "Order updates to the agent"), as the log lists it. */
+const orderUpdateOutput = deliveryOutput.omit({ eventId: true, round: true }).extend({
+  orderId: out.id,
+  orderNumber: z.number().int(),
+  eventKind: z.enum(UCP_ORDER_KINDS),
+  /** The agent platform's host (its profile URL's); null when the session is gone. */
+  host: z.string().nullable(),
+});
+type Instants = "lastAttemptAt" | "nextAttemptAt" | "deliveredAt" | "createdAt";
+/** An order update as the procedures read it (instants as Dates). */
+export type OrderUpdate = Omit<z.infer<typeof orderUpdateOutput>, Instants> & { lastAttemptAt: Date | null; nextAttemptAt: Date | null; deliveredAt: Date | null; createdAt: Date };
+
+const orderUpdateColumns = {
+  id: ucpOrderDelivery.id,
+  orderId: ucpOrderDelivery.orderId,
+  orderNumber: shopOrder.number,
+  eventKind: sql<OrderUpdate["eventKind"]>`${ucpOrderDelivery.eventKind}`,
+  host: sql<string | null>`${AGENT_HOST(sql`${ucpCheckoutSession.agentProfile}`)}`,
+  status: ucpOrderDelivery.status,
+  attempts: ucpOrderDelivery.attempts,
+  lastStatus: ucpOrderDelivery.lastStatus,
+  lastError: ucpOrderDelivery.lastError,
+  lastAttemptAt: ucpOrderDelivery.lastAttemptAt,
+  nextAttemptAt: ucpOrderDelivery.nextAttemptAt,
+  deliveredAt: ucpOrderDelivery.deliveredAt,
+  createdAt: ucpOrderDelivery.createdAt,
+};
+
+/** The store's order updates with their order and the session that placed it (its agent's host). */
+const orderUpdates = (q: Q, where: SQL | undefined) =>
+  q
+    .select(orderUpdateColumns)
+    .from(ucpOrderDelivery)
+    .innerJoin(shopOrder, and(eq(shopOrder.storeId, ucpOrderDelivery.storeId), eq(shopOrder.id, ucpOrderDelivery.orderId)))
+    .leftJoin(ucpCheckoutSession, and(eq(ucpCheckoutSession.storeId, ucpOrderDelivery.storeId), eq(ucpCheckoutSession.orderId, ucpOrderDelivery.orderId)))
+    .where(where);
+
+export const listOrderUpdates = storeProcedure({
+  router: "salesChannels",
+  name: "orderUpdates",
+  description:
+    "The store's order updates to AI agent platforms (the signed webhooks sent when an order an agent placed is paid, shipped, delivered, cancelled or refunded), newest first, paged: each with its order number, the event, the agent platform's host, status (pending: waiting for its next try; delivered: the platform answered 2xx; failed: no try is left), tries, the last HTTP status or error, and when the last and next tries are. Filter by status.",
+  access: "settings.read",
+  mutates: false,
+  output: out.paged(orderUpdateOutput),
+  input: z.strictObject({ status: z.enum(DELIVERY_STATUSES).optional(), ...pagingInput }),
+  read(q, { store: storeId }, input) {
+    const where = and(eq(ucpOrderDelivery.storeId, storeId), input.status ? eq(ucpOrderDelivery.status, input.status) : undefined);
+    return pagePlan(
+      orderUpdates(q, where).orderBy(desc(ucpOrderDelivery.createdAt), desc(ucpOrderDelivery.id)).limit(input.pageSize).offset(offsetOf(input)),
+      q.select(countColumn()).from(ucpOrderDelivery).where(where),
+      input,
+    );
+  },
+});
+
+export const resendOrderUpdate = storeProcedure({
+  router: "salesChannels",
+  name: "resendOrderUpdate",
+  description:
+    "Send one order update to its agent platform again, as a new round of tries (a failed or delivered one; one pending and not tried yet is left as it is, one being tried is a conflict). The order is sent as it stands when the try is made, under the same Webhook-Id. Answers the update, now pending.",
+  access: "settings.write",
+  mutates: true,
+  output: orderUpdateOutput,
+  input: z.strictObject({ deliveryId: z.uuid().describe("The order update's id (salesChannels.orderUpdates)") }),
+  write: {
+    apply: (q, { store: storeId }, input) =>
+      thenPlan(
+        resendOrderUpdateSteps(q, input.deliveryId),
+        plan([orderUpdates(q, and(eq(ucpOrderDelivery.storeId, storeId), eq(ucpOrderDelivery.id, input.deliveryId)))] as const, ([[row]]) => row!),
+      ),
+  },
+});
+
+export const salesChannelProcedures = [getSalesChannels, updateSalesChannels, rotateSalesChannelKey, listAgentsThatBought, listOrderUpdates, resendOrderUpdate];

@@ -276,6 +276,47 @@ describe("order updates to the agent", () => {
     expect(row).toEqual({ status: "delivered", attempts: 3, last_status: 200, delivered: true });
   });
 
+  it("a failed update sent again (salesChannels.resendOrderUpdate): a new round through the same queues, with the order as it now stands and the same Webhook-Id", async () => {
+    const { s, hook, agent, orderId, since } = await paidAgentOrder("resend", [500, 500, 500, 500, 500, 500, 200]);
+    await relay(s, agent, since);
+    const failedTries = agent.net.to(hook);
+    expect(failedTries).toHaveLength(6);
+    const call = callerFor(db, s.ownerUserId, s.id, providerServices(env));
+    type Update = { id: string; orderId: string; eventKind: string; status: string; attempts: number };
+    const listed = ((await call("salesChannels.orderUpdates", { status: "failed" })) as { items: Update[] }).items.filter((u) => u.orderId === orderId);
+    expect(listed).toEqual([expect.objectContaining({ eventKind: "order.paid", status: "failed", attempts: 6 })]);
+    const paidUpdate = listed[0]!.id;
+
+    // Meanwhile the order ships (its own update goes through); the paid one, sent again, carries the shipment.
+    const got = (await call("orders.get", { id: orderId })) as { parcels: { id: string }[] };
+    let after = new Date();
+    await call("orders.fulfill", { orderId, parcelId: got.parcels[0]!.id, tracking: { awb: "DLV-1234", courierName: "Delhivery" } });
+    expect((await relay(s, agent, after)).map((e) => e.kind)).toEqual(["order.fulfilled"]);
+    expect(agent.net.to(hook)).toHaveLength(7);
+
+    after = new Date();
+    expect(await call("salesChannels.resendOrderUpdate", { deliveryId: paidUpdate })).toMatchObject({ id: paidUpdate, status: "pending", attempts: 0 });
+    const routed = await relay(s, agent, after);
+    expect(routed.map((e) => e.kind)).toEqual(["ucp.order_update_resend_requested"]);
+    const requests = agent.net.to(hook);
+    expect(requests).toHaveLength(8);
+    const resent = requests[7]!;
+    expect(await verified(s, resent)).toMatchObject({ ok: true });
+    expect(resent.headers.get("webhook-id")).toBe(failedTries[0]!.headers.get("webhook-id"));
+    expect(resent.headers.get("webhook-id")).toBe(paidUpdate);
+    const body = JSON.parse(resent.body) as Json;
+    expect(body).toMatchObject({ id: orderId, event_id: paidUpdate });
+    expect(body["line_items"][0]["status"]).toBe("fulfilled");
+    expect(body["fulfillment"]["events"]).toEqual([expect.objectContaining({ type: "shipped", tracking_number: "DLV-1234" })]);
+    const [row] = await withStore(db, s.id, (tx) => tx.$client.query("select status, attempts, last_status from ucp_order_delivery where id = $1", [paidUpdate]).then((r) => r.rows));
+    expect(row).toEqual({ status: "delivered", attempts: 1, last_status: 200 });
+
+    // The resend's message again (the queue repeats it): nothing more is sent.
+    expect(await consumeUcpOrderEvent(routed[0]!, agent.deps)).toEqual({ queued: 0 });
+    await agent.run();
+    expect(agent.net.to(hook)).toHaveLength(8);
+  });
+
   it("nothing for an online store order, for a session whose agent gave no webhook URL, or across stores; a store without a key sends nothing unsigned", async () => {
     const { s, sql } = await agentShop();
     const other = await agentShop();

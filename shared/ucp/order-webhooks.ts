@@ -12,9 +12,11 @@
  * (shared/apps/backoff.ts) until a 2xx or the last try. The entity is built when it is sent, from the order's
  * rows, so a late retry never sends an old state.
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import { z } from "zod";
+import { AppError } from "../core/errors";
 import type { Logger } from "../core/log";
+import { emitStep, ensure } from "../db/changes";
 import type { Database } from "../db/database";
 import { plan, together, type Plan } from "../db/plan";
 import { fulfillmentOrder, fulfillmentOrderLine, ucpCheckoutSession, ucpOrderDelivery } from "../db/schema";
@@ -43,8 +45,11 @@ export const UCP_ORDER_ROUTE = "ucp_order";
  */
 export const UCP_ORDER_KINDS = ["order.paid", "order.paid_late", "order.fulfilled", "order.delivered", "order.cancelled", "order.refunded"] as const;
 
-/** The relay's rule (shared/jobs/routing.ts): these kinds also go to the {apps}-events queue with UCP_ORDER_ROUTE. */
-export const goesToAgents = (kind: string): boolean => (UCP_ORDER_KINDS as readonly string[]).includes(kind);
+/** Written by salesChannels.resendOrderUpdate: it asks the {apps}-events consumer to queue one update's new round. Never public. */
+export const UCP_RESEND_KIND = "ucp.order_update_resend_requested";
+
+/** The relay's rule (shared/jobs/routing.ts): these kinds (and a resend) also go to the {apps}-events queue with UCP_ORDER_ROUTE. */
+export const goesToAgents = (kind: string): boolean => kind === UCP_RESEND_KIND || (UCP_ORDER_KINDS as readonly string[]).includes(kind);
 
 /** The payment states in which the session reads `completed` (./checkout-order-view.ts): updates are sent from then on. */
 const MONEY_CAME = ["authorized", "partially_paid", "paid", "partially_refunded", "refunded"] as const;
@@ -52,8 +57,8 @@ const MONEY_CAME = ["authorized", "partially_paid", "paid", "partially_refunded"
 const routedSchema = z.object({
   eventId: z.uuid(),
   storeId: z.uuid(),
-  kind: z.enum(UCP_ORDER_KINDS),
-  payload: z.looseObject({ orderId: z.uuid() }),
+  kind: z.enum([...UCP_ORDER_KINDS, UCP_RESEND_KIND]),
+  payload: z.looseObject({ orderId: z.uuid(), deliveryId: z.uuid().optional() }),
   createdAt: z.iso.datetime({ offset: true }),
   route: z.literal(UCP_ORDER_ROUTE),
 });
@@ -93,26 +98,68 @@ export interface UcpOrderDeps {
 /** Deliveries not tried yet: what a (repeated) message may queue. */
 const untried = and(eq(ucpOrderDelivery.storeId, CURRENT_STORE), eq(ucpOrderDelivery.status, "pending"), eq(ucpOrderDelivery.attempts, 0), isNull(ucpOrderDelivery.claimedAt));
 
-/** The {apps}-events consumer of UCP_ORDER_ROUTE: one round trip; nothing for an order no agent waits on. */
+/**
+ * The {apps}-events consumer of UCP_ORDER_ROUTE: one round trip; nothing for an order no agent waits on. A
+ * resend (UCP_RESEND_KIND) queues the first try of its delivery's new round while that round is not tried yet.
+ */
 export async function consumeUcpOrderEvent(body: unknown, deps: Pick<UcpOrderDeps, "db" | "log" | "jobs">): Promise<{ queued: number }> {
   const event = routedSchema.parse(body);
-  const orderId = event.payload.orderId;
+  const { orderId, deliveryId } = event.payload;
+  const resend = event.kind === UCP_RESEND_KIND;
+  if (resend && !deliveryId) throw new Error(`${UCP_RESEND_KIND} without a deliveryId`);
   const due = await sendStoreUnit(
     deps.db,
     event.storeId,
-    (q) =>
-      plan(
+    (q) => {
+      const read = q.select({ id: ucpOrderDelivery.id }).from(ucpOrderDelivery);
+      if (resend) return plan([read.where(and(untried, eq(ucpOrderDelivery.id, deliveryId!), eq(ucpOrderDelivery.orderId, orderId)))] as const, ([rows]) => rows);
+      return plan(
         [
           addOrderDelivery(q, { orderId, eventId: event.eventId, kind: event.kind, createdAt: new Date(event.createdAt), paid: MONEY_CAME }),
-          q.select({ id: ucpOrderDelivery.id }).from(ucpOrderDelivery).where(and(untried, eq(ucpOrderDelivery.eventId, event.eventId))),
+          read.where(and(untried, eq(ucpOrderDelivery.eventId, event.eventId))),
         ] as const,
         ([, rows]) => rows,
-      ),
-    { readOnly: false },
+      );
+    },
+    { readOnly: resend },
   );
   await Promise.all(due.map((d) => deps.jobs.send({ to: UCP_ORDER_ROUTE, storeId: event.storeId, deliveryId: d.id, orderId, attempt: 1 }, { delaySeconds: 0 })));
-  if (due.length > 0) deps.log.info("ucp.order_update_queued", { storeId: event.storeId, eventId: event.eventId, kind: event.kind, orderId });
+  if (due.length > 0) deps.log.info(resend ? "ucp.order_update_resend_queued" : "ucp.order_update_queued", { storeId: event.storeId, eventId: event.eventId, kind: event.kind, orderId });
   return { queued: due.length };
+}
+
+const updateNotFound = () => new AppError("NOT_FOUND", "Order update not found in this store.");
+
+/**
+ * Sends one order update again (salesChannels.resendOrderUpdate), in the caller's unit: a delivered or failed
+ * update becomes pending with no tries (a new round) and an outbox event asks the {apps}-events consumer to
+ * queue its first try, in the same transaction (SPEC rule 5: nothing is queued before the commit). The
+ * update is built when it is sent, so the agent gets the order as it then stands, under the same Webhook-Id.
+ * An update pending and not tried yet is left as it is (its try is queued already); one being tried is a
+ * conflict. Another store's delivery is not found.
+ */
+export function resendOrderUpdateSteps(q: Q, deliveryId: string) {
+  const delivery = and(eq(ucpOrderDelivery.storeId, CURRENT_STORE), eq(ucpOrderDelivery.id, deliveryId));
+  const finished = and(delivery, ne(ucpOrderDelivery.status, "pending"));
+  const message = "This order update is being tried now; wait until it is delivered or has failed, then send it again.";
+  return [
+    ensure(q, sql`exists (select 1 from ${ucpOrderDelivery} where ${delivery} for update)`, updateNotFound()),
+    ensure(
+      q,
+      sql`not exists (select 1 from ${ucpOrderDelivery} where ${delivery} and ${ucpOrderDelivery.status} = 'pending' and (${ucpOrderDelivery.attempts} > 0 or ${ucpOrderDelivery.claimedAt} is not null))`,
+      new AppError("CONFLICT", message, { issues: [{ path: "deliveryId", message }] }),
+    ),
+    emitStep(
+      q,
+      UCP_RESEND_KIND,
+      sql`(select jsonb_build_object('deliveryId', ${ucpOrderDelivery.id}, 'orderId', ${ucpOrderDelivery.orderId}) from ${ucpOrderDelivery} where ${delivery})`,
+      { when: sql`exists (select 1 from ${ucpOrderDelivery} where ${finished})` },
+    ),
+    q
+      .update(ucpOrderDelivery)
+      .set({ status: "pending", attempts: 0, claimedAt: null, deliveredAt: null, nextAttemptAt: sql`now()`, updatedAt: sql`now()` })
+      .where(finished),
+  ] as const;
 }
 
 // A try ----------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { APP_DELIVERY_STATUSES, type AppDeliveryStatus } from "#shared/db/schema";
 import { redeliver } from "#shared/procedures/app-deliveries";
 import { getApp } from "#shared/procedures/apps";
@@ -19,6 +20,26 @@ export const appDeliveriesPage = new Hono<AdminEnv>();
 const PAGE_SIZE = 50;
 const BADGE: Record<AppDeliveryStatus, string> = { pending: "wait", delivered: "good", failed: "bad" };
 const LABEL: Record<AppDeliveryStatus, string> = { pending: "Pending", delivered: "Delivered", failed: "Failed" };
+
+/** A delivery's state cells, as an app's log and Settings → Sales channels' order updates show them: status, tries, last answer, last try, next try. */
+export const DeliveryStateCells: FC<{
+  d: { status: AppDeliveryStatus; lastError: string | null; lastStatus: number | null; lastAttemptAt: Date | null; nextAttemptAt: Date | null };
+  tries: string | number;
+}> = ({ d, tries }) => (
+  <>
+    <td>
+      <span class={`badge ${BADGE[d.status]}`}>{LABEL[d.status]}</span>
+    </td>
+    <td class="num">{tries}</td>
+    <td>{d.lastError ?? (d.lastStatus !== null ? `HTTP ${d.lastStatus}` : "—")}</td>
+    <td>
+      <When at={d.lastAttemptAt} empty="not yet" />
+    </td>
+    <td>
+      <When at={d.status === "pending" ? d.nextAttemptAt : null} empty="—" />
+    </td>
+  </>
+);
 
 const isStatus = (s: string | undefined): s is AppDeliveryStatus => (APP_DELIVERY_STATUSES as readonly string[]).includes(s ?? "");
 
@@ -69,17 +90,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
                   <br />
                   <span class="muted mono">{d.eventId}</span>
                 </td>
-                <td>
-                  <span class={`badge ${BADGE[d.status]}`}>{LABEL[d.status]}</span>
-                </td>
-                <td class="num">{d.round > 1 ? `${d.attempts} (round ${d.round})` : d.attempts}</td>
-                <td>{d.lastError ?? (d.lastStatus !== null ? `HTTP ${d.lastStatus}` : "—")}</td>
-                <td>
-                  <When at={d.lastAttemptAt} empty="not yet" />
-                </td>
-                <td>
-                  <When at={d.status === "pending" ? d.nextAttemptAt : null} empty="—" />
-                </td>
+                <DeliveryStateCells d={d} tries={d.round > 1 ? `${d.attempts} (round ${d.round})` : d.attempts} />
                 {canWrite ? (
                   <td>
                     {d.status !== "pending" ? (

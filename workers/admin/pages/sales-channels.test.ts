@@ -90,6 +90,62 @@ describe("Settings → Sales channels", () => {
     expect(html).toContain('<a href="/orders?channel=ucp">All orders from AI agents</a>');
   });
 
+  it("lists the order updates to agents with what each status means; Send again queues a failed one (CSRF-protected); another store's is not found", async () => {
+    const s = await makeShop(db);
+    const other = await makeShop(db);
+    const owner = await sessionFor(db, s.ownerUserId, s.id);
+    const order = await agentOrder(db, s, "https://agent.example.com/.well-known/ucp");
+    const theirs = await agentOrder(db, other, "https://elsewhere.example/.well-known/ucp");
+    const add = (shop: TestStore, orderId: string, kind: string, status: string, attempts: number, lastStatus: number | null) =>
+      withStore(db, shop.id, (tx) =>
+        tx.$client.query<{ id: string }>(
+          "insert into ucp_order_delivery (store_id, order_id, event_id, event_kind, event_created_at, status, attempts, last_status, last_attempt_at) values ($1, $2, gen_random_uuid(), $3, now(), $4, $5, $6, now()) returning id",
+          [shop.id, orderId, kind, status, attempts, lastStatus],
+        ),
+      ).then((r) => r.rows[0]!.id);
+    const failed = await add(s, order.orderId, "order.fulfilled", "failed", 6, 503);
+    const delivered = await add(s, order.orderId, "order.paid", "delivered", 1, 200);
+    const elsewhere = await add(other, theirs.orderId, "order.paid", "failed", 6, 500);
+
+    const html = await (await page(owner, PATH)).text();
+    expect(html).toContain('<h2 id="order-updates-heading">Order updates to agents</h2>');
+    expect(html).toContain("<strong>Failed</strong>: no try is left; Send again sends the order as it is now.");
+    expect(html).toContain("up to 6 tries over about 7 hours");
+    const rowOf = (id: string) => html.slice(html.indexOf(`data-update="${id}"`), html.indexOf("</tr>", html.indexOf(`data-update="${id}"`)));
+    const failedRow = rowOf(failed);
+    expect(failedRow).toContain(`<a href="/orders/${order.orderId}">#${order.number}</a>`);
+    expect(failedRow).toContain("Shipped");
+    expect(failedRow).toContain("agent.example.com");
+    expect(failedRow).toContain("HTTP 503");
+    expect(failedRow).toContain(`name="deliveryId" value="${failed}"`);
+    expect(failedRow).toContain(`aria-label="Send the shipped update of order #${order.number} again"`);
+    expect(failedRow).toContain(">Send again</button>");
+    expect(rowOf(delivered)).not.toContain("Send again");
+    expect(html).not.toContain(elsewhere);
+
+    const state = (shop: TestStore, id: string) =>
+      withStore(db, shop.id, (tx) => tx.$client.query("select status, attempts from ucp_order_delivery where id = $1", [id])).then((r) => r.rows[0]);
+    expect((await postForm(owner, PATH, { csrf: "wrong", action: "resend", deliveryId: failed })).status).toBe(403);
+    expect(await state(s, failed)).toEqual({ status: "failed", attempts: 6 });
+
+    const sent = await postForm(owner, PATH, { csrf: owner.csrf, action: "resend", deliveryId: failed });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get("location")).toBe(`${PATH}?done=resent#order-updates`);
+    expect(await state(s, failed)).toEqual({ status: "pending", attempts: 0 });
+    const shown = await (await page(owner, `${PATH}?done=resent`)).text();
+    expect(shown).toContain("The order update is queued again");
+    expect(shown.slice(shown.indexOf(`data-update="${failed}"`)).slice(0, 600)).toContain("Pending");
+
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      expect((await postForm(owner, PATH, { csrf: owner.csrf, action: "resend", deliveryId: elsewhere })).status).toBe(404);
+      expect((await postForm(owner, PATH, { csrf: owner.csrf, action: "resend", deliveryId: "not-an-id" })).status).toBe(400);
+    } finally {
+      warn.mockRestore();
+    }
+    expect(await state(other, elsewhere)).toEqual({ status: "failed", attempts: 6 });
+  });
+
   it("Staff get the 403 page and cannot post", async () => {
     const s = await makeShop(db);
     const staff = await addMember(db, s, "staff");

@@ -1,10 +1,25 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
-import { AGENTS_SHOWN, getSalesChannels, listAgentsThatBought, ORDERS_PER_AGENT, rotateSalesChannelKey, updateSalesChannels, type AgentThatBought, type SalesChannels } from "#shared/procedures/sales-channels";
+import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "#shared/apps/backoff";
+import { hasNextPage, totalText, type Paged } from "#shared/procedures/paging";
+import {
+  AGENTS_SHOWN,
+  getSalesChannels,
+  listAgentsThatBought,
+  listOrderUpdates,
+  ORDERS_PER_AGENT,
+  resendOrderUpdate,
+  rotateSalesChannelKey,
+  updateSalesChannels,
+  type AgentThatBought,
+  type OrderUpdate,
+  type SalesChannels,
+} from "#shared/procedures/sales-channels";
 import { currentStore } from "#shared/procedures/store";
 import { pageCall, type AdminContext, type AdminEnv } from "../context";
 import { call, optional, storePage } from "./chrome";
-import { doneNotice, handleFormPost, Notice, type FormNotice } from "./form-post";
+import { DeliveryStateCells } from "./app-deliveries";
+import { doneNotice, handleFormPost, Notice, RowAction, type FormNotice } from "./form-post";
 import { AdminPage } from "./layout";
 import { amountText } from "./money";
 import { IstTime, OrderCells, StatusBadge } from "./order-words";
@@ -14,8 +29,9 @@ import { Section, Table } from "./parts";
  * Settings → Sales channels (`/settings/sales-channels`; issue 26 item 5, docs/ucp.md): agentic checkout on
  * or off (salesChannels.update: turning on makes the store's first UCP signing key), the store's signing keys
  * and their rotation (salesChannels.rotateKey), and the AI agent platforms that bought, each with its newest
- * orders (salesChannels.agents, orders.read). Read in one round trip with the store's domains, where agents
- * find the profile. Staff (no settings.read) get the 403 page.
+ * orders (salesChannels.agents, orders.read), and the order updates sent to agents, newest first, with Send again
+ * for a failed one (salesChannels.orderUpdates, salesChannels.resendOrderUpdate). Read in one round trip with the
+ * store's domains, where agents find the profile. Staff (no settings.read) get the 403 page.
  */
 export const salesChannelsPage = new Hono<AdminEnv>();
 
@@ -25,6 +41,85 @@ const DONE = {
   on: "Agentic checkout is on: AI agents can find this store's profile and buy through checkout sessions.",
   off: "Agentic checkout is off: the profile and the checkout sessions answer 404.",
   rotated: "A new signing key signs from now on; the replaced key stays published for 7 days.",
+  resent: "The order update is queued again: it is sent within a minute with the order as it now stands.",
+};
+
+/** Order updates a page of the log shows. */
+const UPDATES_PAGE_SIZE = 20;
+/** How long the automatic tries of one update last, in hours (the apps' delays). */
+const RETRY_HOURS = Math.round(RETRY_DELAYS_SECONDS.reduce((a, b) => a + b, 0) / 3600);
+
+const EVENT: Readonly<Record<OrderUpdate["eventKind"], string>> = {
+  "order.paid": "Paid",
+  "order.paid_late": "Paid (after it closed)",
+  "order.fulfilled": "Shipped",
+  "order.delivered": "Delivered",
+  "order.cancelled": "Cancelled",
+  "order.refunded": "Refunded",
+};
+
+const OrderUpdates: FC<{ updates: Paged<OrderUpdate>; pageNo: number; csrf: string; canWrite: boolean }> = ({ updates, pageNo, csrf, canWrite }) => {
+  const link = (page: number) => `${PATH}?updates=${page}#order-updates`;
+  return (
+    <Section id="order-updates" title="Order updates to agents">
+      <p class="muted">
+        When an order an agent placed is paid, shipped, delivered, cancelled or refunded, the store sends the agent's platform the order as it then
+        stands, signed with the store's key. <strong>Pending</strong>: waiting for its next try (a failed try is tried again automatically, up to {MAX_ATTEMPTS}{" "}
+        tries over about {RETRY_HOURS} hours). <strong>Delivered</strong>: the platform accepted it. <strong>Failed</strong>: no try is left; Send again sends the
+        order as it is now.
+      </p>
+      {updates.items.length === 0 ? (
+        <p class="muted">No order updates sent to agents yet.</p>
+      ) : (
+        <>
+          <Table
+            columns={[
+              { label: "Order" },
+              { label: "Event" },
+              { label: "Agent" },
+              { label: "Status" },
+              { label: "Tries", num: true },
+              { label: "Last answer" },
+              { label: "Last try" },
+              { label: "Next try" },
+              ...(canWrite ? [{ label: "Actions" }] : []),
+            ]}
+          >
+            {updates.items.map((u) => (
+              <tr data-update={u.id}>
+                <td>
+                  <a href={`/orders/${u.orderId}`}>#{u.orderNumber}</a>
+                </td>
+                <td>{EVENT[u.eventKind]}</td>
+                <td>{u.host ?? <span class="muted">—</span>}</td>
+                <DeliveryStateCells d={u} tries={u.attempts} />
+                {canWrite ? (
+                  <td>
+                    {u.status === "failed" ? (
+                      <RowAction
+                        to={PATH}
+                        csrf={csrf}
+                        fields={{ deliveryId: u.id }}
+                        action="resend"
+                        label="Send again"
+                        ariaLabel={`Send the ${EVENT[u.eventKind].toLowerCase()} update of order #${u.orderNumber} again`}
+                        class="secondary small"
+                      />
+                    ) : null}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </Table>
+          <p class="pager">
+            {pageNo > 1 ? <a href={link(pageNo - 1)}>← Newer</a> : <span />}
+            <span class="muted">{`${totalText(updates)} order updates`}</span>
+            {hasNextPage(updates) ? <a href={link(pageNo + 1)}>Older →</a> : <span />}
+          </p>
+        </>
+      )}
+    </Section>
+  );
 };
 
 const KeysTable: FC<{ channels: SalesChannels }> = ({ channels: { keys, agenticCheckout } }) =>
@@ -76,7 +171,13 @@ const AgentCard: FC<{ agent: AgentThatBought; n: number }> = ({ agent, n }) => (
 );
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
-  const { chrome, me, read } = await storePage(c, { channels: call(getSalesChannels, {}), store: call(currentStore, {}), agents: optional(listAgentsThatBought, {}) });
+  const pageNo = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("updates") ?? "1", 10) || 1));
+  const { chrome, me, read } = await storePage(c, {
+    channels: call(getSalesChannels, {}),
+    store: call(currentStore, {}),
+    agents: optional(listAgentsThatBought, {}),
+    updates: call(listOrderUpdates, { page: pageNo, pageSize: UPDATES_PAGE_SIZE }),
+  });
   const channels = read.channels();
   const store = read.store();
   const domains = store.domains.filter((d) => d.status === "verified");
@@ -162,6 +263,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           )}
         </Section>
       ) : null}
+      <OrderUpdates updates={read.updates()} pageNo={pageNo} csrf={chrome.csrf} canWrite={canWrite} />
     </AdminPage>,
     status,
   );
@@ -170,18 +272,19 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
 // GET /settings/sales-channels (settings.read; without it the 403 page).
 salesChannelsPage.get(PATH, (c) => render(c, doneNotice(c, DONE)));
 
-// POST /settings/sales-channels: turn agentic checkout on or off, or rotate the signing key (session CSRF token
-// required; settings.write, checked by the procedures).
+// POST /settings/sales-channels: turn agentic checkout on or off, rotate the signing key, or send an order update
+// again (session CSRF token required; settings.write, checked by the procedures).
 salesChannelsPage.post(PATH, (c) =>
   handleFormPost(
     c,
     render,
-    (action) => `${PATH}?done=${action === "rotate" ? "rotated" : action}`,
+    (action) => (action === "resend" ? `${PATH}?done=resent#order-updates` : `${PATH}?done=${action === "rotate" ? "rotated" : action}`),
     {
       on: (signedIn) => pageCall(c, signedIn, updateSalesChannels, { agenticCheckout: true }, ["BAD_REQUEST", "CONFLICT"]),
       off: (signedIn) => pageCall(c, signedIn, updateSalesChannels, { agenticCheckout: false }, ["BAD_REQUEST", "CONFLICT"]),
       rotate: (signedIn) => pageCall(c, signedIn, rotateSalesChannelKey, {}, ["CONFLICT"]),
+      resend: (signedIn, field) => pageCall(c, signedIn, resendOrderUpdate, { deliveryId: field("deliveryId") }, ["BAD_REQUEST", "CONFLICT"]),
     },
-    "Choose to turn agentic checkout on or off, or to rotate the signing key.",
+    "Choose to turn agentic checkout on or off, to rotate the signing key, or to send an order update again.",
   ),
 );
