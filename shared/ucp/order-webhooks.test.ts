@@ -311,8 +311,9 @@ describe("order updates to the agent", () => {
     const [row] = await withStore(db, s.id, (tx) => tx.$client.query("select status, attempts, last_status from ucp_order_delivery where id = $1", [paidUpdate]).then((r) => r.rows));
     expect(row).toEqual({ status: "delivered", attempts: 1, last_status: 200 });
 
-    // The resend's message again (the queue repeats it): nothing more is sent.
-    expect(await consumeUcpOrderEvent(routed[0]!, agent.deps)).toEqual({ queued: 0 });
+    // The resend's message again (the queue repeats it): one round trip, nothing more is sent.
+    const again = await tracedWork((t) => consumeUcpOrderEvent(routed[0]!, { ...agent.deps, db: t }));
+    expect([again.result, again.trips.turns]).toEqual([{ queued: 0 }, 1]);
     await agent.run();
     expect(agent.net.to(hook)).toHaveLength(8);
   });
