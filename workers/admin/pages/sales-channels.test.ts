@@ -122,6 +122,11 @@ describe("Settings → Sales channels", () => {
     expect(failedRow).toContain(">Send again</button>");
     expect(rowOf(delivered)).not.toContain("Send again");
     expect(html).not.toContain(elsewhere);
+    // Filtered to the failed ones: the delivered one is not listed.
+    const onlyFailed = await (await page(owner, `${PATH}?updates_status=failed`)).text();
+    expect(onlyFailed).toContain(`data-update="${failed}"`);
+    expect(onlyFailed).not.toContain(`data-update="${delivered}"`);
+    expect(onlyFailed).toContain('<a href="/settings/sales-channels?updates_status=failed#order-updates" aria-current="true">Failed</a>');
 
     const state = (shop: TestStore, id: string) =>
       withStore(db, shop.id, (tx) => tx.$client.query("select status, attempts from ucp_order_delivery where id = $1", [id])).then((r) => r.rows[0]);

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "#shared/apps/backoff";
+import { APP_DELIVERY_STATUSES, type AppDeliveryStatus } from "#shared/db/schema";
 import { hasNextPage, totalText, type Paged } from "#shared/procedures/paging";
 import {
   AGENTS_SHOWN,
@@ -58,8 +59,19 @@ const EVENT: Readonly<Record<OrderUpdate["eventKind"], string>> = {
   "order.refunded": "Refunded",
 };
 
-const OrderUpdates: FC<{ updates: Paged<OrderUpdate>; pageNo: number; csrf: string; canWrite: boolean }> = ({ updates, pageNo, csrf, canWrite }) => {
-  const link = (page: number) => `${PATH}?updates=${page}#order-updates`;
+type UpdateStatus = AppDeliveryStatus;
+const UPDATE_STATUSES = APP_DELIVERY_STATUSES;
+const UPDATE_LABEL: Record<UpdateStatus, string> = { pending: "Pending", delivered: "Delivered", failed: "Failed" };
+const isUpdateStatus = (s: string | undefined): s is UpdateStatus => (UPDATE_STATUSES as readonly string[]).includes(s ?? "");
+
+const OrderUpdates: FC<{ updates: Paged<OrderUpdate>; filter: UpdateStatus | undefined; pageNo: number; csrf: string; canWrite: boolean }> = ({
+  updates,
+  filter,
+  pageNo,
+  csrf,
+  canWrite,
+}) => {
+  const link = (page: number) => `${PATH}?${filter ? `updates_status=${filter}&` : ""}updates=${page}#order-updates`;
   return (
     <Section id="order-updates" title="Order updates to agents">
       <p class="muted">
@@ -68,8 +80,18 @@ const OrderUpdates: FC<{ updates: Paged<OrderUpdate>; pageNo: number; csrf: stri
         tries over about {RETRY_HOURS} hours). <strong>Delivered</strong>: the platform accepted it. <strong>Failed</strong>: no try is left; Send again sends the
         order as it is now.
       </p>
+      <nav class="filters" aria-label="Filter order updates">
+        <a href={`${PATH}#order-updates`} aria-current={filter ? undefined : "true"}>
+          All
+        </a>
+        {UPDATE_STATUSES.map((st) => (
+          <a href={`${PATH}?updates_status=${st}#order-updates`} aria-current={filter === st ? "true" : undefined}>
+            {UPDATE_LABEL[st]}
+          </a>
+        ))}
+      </nav>
       {updates.items.length === 0 ? (
-        <p class="muted">No order updates sent to agents yet.</p>
+        <p class="muted">{filter ? `No ${UPDATE_LABEL[filter].toLowerCase()} order updates.` : "No order updates sent to agents yet."}</p>
       ) : (
         <>
           <Table
@@ -172,11 +194,12 @@ const AgentCard: FC<{ agent: AgentThatBought; n: number }> = ({ agent, n }) => (
 
 async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 409 = 200) {
   const pageNo = Math.max(1, Math.min(100_000, Number.parseInt(c.req.query("updates") ?? "1", 10) || 1));
+  const filter = isUpdateStatus(c.req.query("updates_status")) ? (c.req.query("updates_status") as UpdateStatus) : undefined;
   const { chrome, me, read } = await storePage(c, {
     channels: call(getSalesChannels, {}),
     store: call(currentStore, {}),
     agents: optional(listAgentsThatBought, {}),
-    updates: call(listOrderUpdates, { page: pageNo, pageSize: UPDATES_PAGE_SIZE }),
+    updates: call(listOrderUpdates, { page: pageNo, pageSize: UPDATES_PAGE_SIZE, ...(filter ? { status: filter } : {}) }),
   });
   const channels = read.channels();
   const store = read.store();
@@ -263,7 +286,7 @@ async function render(c: AdminContext, notice?: FormNotice, status: 200 | 400 | 
           )}
         </Section>
       ) : null}
-      <OrderUpdates updates={read.updates()} pageNo={pageNo} csrf={chrome.csrf} canWrite={canWrite} />
+      <OrderUpdates updates={read.updates()} filter={filter} pageNo={pageNo} csrf={chrome.csrf} canWrite={canWrite} />
     </AdminPage>,
     status,
   );
