@@ -10,6 +10,8 @@ declare module "vitest" {
     tightWsProxy: string;
     /** Connection string of a role with CONNECTION LIMIT 0: every connect fails with 53300. */
     noSlotsDatabaseUrl: string;
+    /** The owner's connection string of the test database (the browser walkthroughs' set-up only). */
+    ownerDatabaseUrl: string;
     /** The worker's crons, read from wrangler.toml. */
     crons: string[];
   }

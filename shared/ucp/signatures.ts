@@ -29,14 +29,14 @@ const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
 /** `sha-256=:<base64>:` of the raw bytes (RFC 9530). */
 export async function contentDigest(body: Uint8Array): Promise<string> {
-  return `sha-256=:${b64(new Uint8Array(await crypto.subtle.digest("SHA-256", body)))}:`;
+  return `sha-256=:${b64(new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(body))))}:`;
 }
 
 /** Whether the header's sha-256 digest is the body's (UCP requires sha-256; other algorithms alone do not count). */
 export async function digestMatches(header: string | null, body: Uint8Array): Promise<boolean> {
   const member = parseDictionary(header)?.get("sha-256");
   if (!member || member.kind !== "bytes") return false;
-  const actual = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
+  const actual = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array(body)));
   if (member.value.length !== actual.length) return false;
   let diff = 0;
   for (let i = 0; i < actual.length; i++) diff |= actual[i]! ^ member.value[i]!;
@@ -158,7 +158,7 @@ export async function verifyMessage(m: HttpMessage, keyFor: (keyid: string) => P
     }
     const base = signatureBase(input.items, input.raw, m);
     if (base === undefined || value.value.length !== 64) continue;
-    const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, value.value, new TextEncoder().encode(base));
+    const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, new Uint8Array(value.value), new TextEncoder().encode(base));
     if (ok) return { ok: true, keyid, label };
   }
   const words: Record<SignatureFailure, string> = {

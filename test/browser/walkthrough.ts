@@ -15,7 +15,7 @@ import { SCREENSHOT_DIR, type AdminWorker } from "./support";
  */
 export interface WalkthroughOptions<W extends AdminWorker> {
   /** Starts the Worker(s) the steps drive. */
-  start(db: { databaseUrl: string; wsProxy: string }): Promise<W>;
+  start(db: { databaseUrl: string; wsProxy: string; ownerUrl?: string }): Promise<W>;
   viewport: { width: number; height: number };
   /** The page's base URL from the Worker's (e.g. a store's hostname instead of 127.0.0.1). */
   baseUrl?(workerUrl: string): string;
@@ -69,7 +69,7 @@ export function walkthrough<W extends AdminWorker>(options: WalkthroughOptions<W
     try {
       const binary = await findChromium(); // no Chromium: fail at once, with the hint, before starting anything
       console.log(`[browser] Chromium from ${binary.source}`);
-      const [b, w] = await Promise.allSettled([launchChromium(binary), options.start({ databaseUrl: inject("databaseUrl"), wsProxy: inject("wsProxy") })]);
+      const [b, w] = await Promise.allSettled([launchChromium(binary), options.start({ databaseUrl: inject("databaseUrl"), wsProxy: inject("wsProxy"), ownerUrl: inject("ownerDatabaseUrl") })]);
       if (b.status === "fulfilled") browser = b.value;
       if (w.status === "fulfilled") worker = w.value;
       if (b.status === "rejected") throw b.reason;

@@ -59,6 +59,9 @@ export default async function setup(project: TestProject) {
   project.provide("tightWsProxy", `127.0.0.1:${tight.port}`);
   project.provide("noSlotsDatabaseUrl", await noSlotsUrl(db.ownerUrl, db.appUrl));
   project.provide("crons", wranglerCrons());
+  // The browser walkthroughs' worker relays the whole test database's outbox: it settles the other test
+  // files' leftovers first, as the owner (test/browser/support.ts).
+  project.provide("ownerDatabaseUrl", db.ownerUrl);
   return async () => {
     await tight.close();
     await db.release();
