@@ -2,6 +2,8 @@ import { AppError, badRequest } from "../core/errors";
 import { sha256Hex } from "../core/tokens";
 import { ensureChanged } from "../db/changes";
 import { constant, plan, type Plan } from "../db/plan";
+import { and, eq, gt } from "drizzle-orm";
+import { idempotencyKey } from "../db/schema";
 import { CURRENT_STORE, sql, type Q } from "../db/steps";
 import type { Caller } from "./principal";
 
@@ -86,5 +88,21 @@ export function keyPlan(q: Q, taken: TakenKey | undefined): Plan<undefined> {
       ),
     ] as const,
     () => undefined,
+  );
+}
+
+/**
+ * A key of `owner` (one the caller's opening does not name, such as a shopper's AI agent: `agent:<sha256 of its
+ * profile URL>`, workers/storefront/ucp-agent.ts) in the unit's store, while it lives (KEY_LIFETIME_HOURS).
+ */
+export function ownerKeyPlan(q: Q, owner: string, key: string) {
+  return plan(
+    [
+      q
+        .select({ procedure: idempotencyKey.procedure, hash: idempotencyKey.requestHash, status: idempotencyKey.status, response: idempotencyKey.response })
+        .from(idempotencyKey)
+        .where(and(eq(idempotencyKey.storeId, CURRENT_STORE), eq(idempotencyKey.owner, owner), eq(idempotencyKey.key, key), gt(idempotencyKey.createdAt, sql`now() - make_interval(hours => ${KEY_LIFETIME_HOURS})`))),
+    ] as const,
+    ([rows]) => rows[0],
   );
 }

@@ -87,3 +87,7 @@ export function askedOf(request: CheckoutRequest): SessionAsked {
     discountCodes: request.discounts?.codes ?? [],
   };
 }
+
+/** A zod issue's path as the JSONPath the protocol's messages use: `$.line_items[0].quantity`, `$.meta["idempotency-key"]`. */
+export const jsonPathOf = (path: readonly PropertyKey[]): string =>
+  path.reduce<string>((at, p) => (typeof p === "number" ? `${at}[${p}]` : /^[A-Za-z_]\w*$/.test(String(p)) ? `${at}.${String(p)}` : `${at}[${JSON.stringify(String(p))}]`), "$");

@@ -4,7 +4,7 @@ import type { Database } from "../db/database";
 import { CURRENT_STORE } from "../db/openings";
 import { constant, plan, together, type Plan } from "../db/plan";
 import { ratesPlan } from "../rules/gst-rates";
-import { discount, idempotencyKey, page, product, productVariant, store, ucpCheckoutSession } from "../db/schema";
+import { discount, page, product, productVariant, store, ucpCheckoutSession } from "../db/schema";
 import type { Q, ResultOf, Step } from "../db/steps";
 import { sendStoreUnit } from "../db/unit";
 import { isAppError } from "../core/errors";
@@ -29,6 +29,7 @@ import type { SessionAsked } from "./checkout-input";
 import { checkoutView, normalCode, TERMINAL, type CatalogueRead, type SessionRow, type StoreRead, type UcpCheckout } from "./checkout-session-view";
 export { checkoutView, sessionNotFound, type UcpCheckout, type UcpMessage } from "./checkout-session-view";
 import { placedOrderPlan, placedView } from "./checkout-order-view";
+import { isUuid } from "../db/ids";
 
 // Reading -------------------------------------------------------------------------------------------------
 
@@ -41,7 +42,6 @@ const POLICY_LINKS: [RegExp, string][] = [
   [/faq/, "faq"],
 ];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const v = alias(productVariant, "v");
 
@@ -72,7 +72,7 @@ export function storePlan(q: Q): Plan<StoreRead | null> {
 
 /** The variants a session names (published or not, to say which) and its codes' discounts, in one unit with whatever else it sends. */
 export function cataloguePlan(q: Q, asked: SessionAsked): Plan<CatalogueRead> {
-  const ids = [...new Set(asked.lineItems.map((l) => l.variant_id).filter((id) => UUID.test(id)))];
+  const ids = [...new Set(asked.lineItems.map((l) => l.variant_id).filter((id) => isUuid(id)))];
   const codes = [...new Set(asked.discountCodes.map(normalCode))];
   const rates = ratesPlan(q, new Date());
   return plan(
@@ -130,20 +130,6 @@ const theSession = (id: string, agent: string | null) =>
 export function sessionPlan(q: Q, id: string, agent: string | null): Plan<SessionRow | undefined> {
   return plan([q.select(sessionColumns).from(ucpCheckoutSession).where(theSession(id, agent))] as const, ([rows]) => rows[0]);
 }
-
-/** An agent's Idempotency-Key in the unit's store, while it lives (24 hours, as the API's keys). */
-export function agentKeyPlan(q: Q, owner: string, key: string) {
-  return plan(
-    [
-      q
-        .select({ procedure: idempotencyKey.procedure, hash: idempotencyKey.requestHash, status: idempotencyKey.status, response: idempotencyKey.response })
-        .from(idempotencyKey)
-        .where(and(eq(idempotencyKey.storeId, CURRENT_STORE), eq(idempotencyKey.owner, owner), eq(idempotencyKey.key, key), gt(idempotencyKey.createdAt, sql`now() - interval '24 hours'`))),
-    ] as const,
-    ([rows]) => rows[0],
-  );
-}
-
 
 // Operations ----------------------------------------------------------------------------------------------
 

@@ -5,13 +5,14 @@ import { z } from "zod";
 import { isAppError } from "#shared/core/errors";
 import { errorFields, type Logger } from "#shared/core/log";
 import { databaseUnavailable, isDatabaseUnavailable } from "#shared/db/unavailable";
-import { KEY_MAX_LENGTH, KEY_PATTERN } from "#shared/pipeline/idempotency-key";
+import { canonicalJson, KEY_MAX_LENGTH, KEY_PATTERN } from "#shared/pipeline/idempotency-key";
 import { UCP_SESSION_STATUSES } from "#shared/db/schema";
 import { completeSession } from "#shared/ucp/checkout-complete";
-import { askedOf, checkoutRequest } from "#shared/ucp/checkout-input";
+import { askedOf, checkoutRequest, jsonPathOf } from "#shared/ucp/checkout-input";
 import { cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import type { StorefrontEnv } from "./context";
 import { agentOf, codesRefusal, completeDeps, isRefusal, presented, sessionRefusal, withAgentKey, type Agent, type KeptAnswer, type UcpRefusal } from "./ucp-agent";
+import { isUuid } from "#shared/db/ids";
 
 /**
  * UCP checkout sessions as MCP tools on the Storefront MCP's endpoint (issue 26 item 3; docs/storefront-mcp.md
@@ -36,7 +37,6 @@ export const CHECKOUT_TOOLS = ["create_checkout", "get_checkout", "update_checko
 export type CheckoutTool = (typeof CHECKOUT_TOOLS)[number];
 export const isCheckoutTool = (name: unknown): name is CheckoutTool => (CHECKOUT_TOOLS as readonly unknown[]).includes(name);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // ——— Arguments ———
 
@@ -110,10 +110,6 @@ const checkoutAnswer = z
 
 const refusal = (status: number, code: string, content: string): UcpRefusal => ({ status, code, content });
 
-/** A zod issue's path as a JSONPath of the arguments: `$.checkout.line_items[0].quantity`, `$.meta["idempotency-key"]`. */
-const jsonPath = (path: PropertyKey[]) =>
-  path.reduce<string>((at, p) => (typeof p === "number" ? `${at}[${p}]` : /^[A-Za-z_]\w*$/.test(String(p)) ? `${at}.${String(p)}` : `${at}[${JSON.stringify(String(p))}]`), "$");
-
 /** The arguments of a checkout tool's call, checked as the binding asks, or the protocol's refusal (400). */
 export function checkoutArguments<T extends CheckoutTool>(tool: T, args: unknown): { input: Input<T>; profile: string } | UcpRefusal {
   const profile = (args as { meta?: { "ucp-agent"?: { profile?: unknown } } } | null | undefined)?.meta?.["ucp-agent"]?.profile;
@@ -123,7 +119,7 @@ export function checkoutArguments<T extends CheckoutTool>(tool: T, args: unknown
   const parsed = INPUTS[tool].safeParse(args ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return refusal(400, "invalid_request", `${jsonPath(issue.path)}: ${issue.message}`);
+    return refusal(400, "invalid_request", `${jsonPathOf(issue.path)}: ${issue.message}`);
   }
   return { input: parsed.data as Input<T>, profile };
 }
@@ -185,16 +181,6 @@ function resultOf(kept: KeptAnswer, replayed = false): CallToolResult {
   return { content: [{ type: "text", text: kept.body }], structuredContent: JSON.parse(kept.body) as Record<string, unknown>, ...(replayed ? { _meta: { "idempotent-replayed": true } } : {}) };
 }
 
-/** JSON with its object keys sorted: the same arguments hash the same however the agent ordered them. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const changes = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
@@ -230,9 +216,9 @@ export function registerCheckoutTools(server: McpServer, deps: CheckoutToolDeps)
       const agent = deps.agent;
       if (!agent) throw new Error(`${tool} ran without the door's preflight`);
       // An id that cannot be a session's names none (no database work), as over REST.
-      if (o.id !== undefined && !UUID.test(o.id)) return resultOf({ status: 404, body: JSON.stringify(sessionNotFound()) });
+      if (o.id !== undefined && !isUuid(o.id)) return resultOf({ status: 404, body: JSON.stringify(sessionNotFound()) });
       if (o.key === undefined) return answered(await keptOf(await work(agent), o.created === true));
-      const kept = await withAgentKey(c, { agent, key: o.key, operation: o.operation, request: canonical(o.request) }, async (also) => keptOf(await work(agent, also), o.created === true), (k) => (k.status < 500 ? k : null));
+      const kept = await withAgentKey(c, { agent, key: o.key, operation: o.operation, request: canonicalJson(o.request) }, async (also) => keptOf(await work(agent, also), o.created === true), (k) => (k.status < 500 ? k : null));
       if (isRefusal(kept)) {
         deps.refuse(kept);
         return { content: [{ type: "text", text: JSON.stringify({ code: kept.code, content: kept.content }) }], isError: true };
@@ -331,7 +317,7 @@ export function registerCheckoutTools(server: McpServer, deps: CheckoutToolDeps)
     "cancel_checkout",
     {
       title: "Cancel a UCP checkout",
-      description: "Cancels a checkout session you created that has not placed its order; a canceled checkout cannot change again. Requires meta[\"idempotency-key\"].",
+      description: "Cancels a checkout session you created; if its order waits for the buyer's payment, that order is cancelled and its items released. A completed or canceled checkout cannot be cancelled (invalid_state). Requires meta[\"idempotency-key\"].",
       inputSchema: INPUTS.cancel_checkout,
       outputSchema: checkoutAnswer,
       annotations: { ...changes, destructiveHint: true },

@@ -5,11 +5,11 @@ import { passThrough, refusalMessage } from "#shared/limits/doors";
 import { shopperKeys } from "#shared/limits/shopper";
 import { plan } from "#shared/db/plan";
 import { sendStoreUnit } from "#shared/db/unit";
-import { isKeyInUse, keyPlan } from "#shared/pipeline/idempotency-key";
+import { isKeyInUse, keyPlan, ownerKeyPlan } from "#shared/pipeline/idempotency-key";
 import { storeIdempotentAnswer } from "#shared/pipeline/statements";
 import { appUrlProblem } from "#shared/apps/url";
 import { agentProfileUrl, fetchAgentProfile } from "#shared/ucp/agent-profile";
-import { agentKeyPlan, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
+import type { AlsoWrite, SessionAnswer } from "#shared/ucp/checkout-sessions";
 import type { CompleteDeps } from "#shared/ucp/checkout-complete";
 import { presentCheckout, type PresentedCheckout } from "#shared/ucp/checkout-present";
 import { ucpSigningFromEnv } from "#shared/ucp/store-keys";
@@ -155,7 +155,7 @@ export async function withAgentKey<T>(
   const hash = await sha256Hex(`${o.operation}\n${o.request}`);
   const procedure = o.operation.split(" ")[0]!;
   const inUse = () => refusal(409, "idempotency_in_progress", "A request with this Idempotency-Key is still being answered; retry in a few seconds.", { "retry-after": "2" });
-  const seen = await sendStoreUnit(c.var.db, c.var.storeId, (q) => agentKeyPlan(q, owner, o.key));
+  const seen = await sendStoreUnit(c.var.db, c.var.storeId, (q) => ownerKeyPlan(q, owner, o.key));
   if (seen) {
     if (seen.procedure !== procedure || seen.hash !== hash) {
       return refusal(409, "idempotency_conflict", "This Idempotency-Key was used for another request; send a new key for a new request (the same key repeats the first request only).");

@@ -11,6 +11,7 @@ import { getSession, type UcpCheckout } from "#shared/ucp/checkout-sessions";
 import { CART_COOKIE, cartCookieOptions } from "./cart";
 import type { StorefrontEnv } from "./context";
 import { hasPasswordCookie, PasswordPage } from "./password";
+import { isUuid } from "#shared/db/ids";
 
 /**
  * A UCP checkout session's `continue_url` (docs/ucp.md): `/cart/session/<id>` on the store's domain, where the
@@ -26,7 +27,6 @@ type HandoffContext = Context<StorefrontEnv>;
 
 export { continuePath } from "#shared/ucp/profile";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Only a session still being prepared hands over: one that placed its order sends the buyer to the order (continue_url). */
 const OPEN = new Set(["incomplete", "ready_for_complete"]);
 
@@ -38,7 +38,7 @@ function privately(c: HandoffContext) {
 
 /** The open session the link names, priced now; null for an unknown, ended or expired one, or while agentic checkout is off. */
 async function openSession(c: HandoffContext, id: string): Promise<UcpCheckout | null> {
-  if (!UUID.test(id)) return null;
+  if (!isUuid(id)) return null;
   const found = await getSession(c.var.db, c.var.storeId, null, id);
   return found.ok && OPEN.has(found.checkout.status) ? found.checkout : null;
 }
@@ -101,7 +101,7 @@ ucpHandoff.post("/api/cart/session/:id", async (c) => {
   privately(c);
   const session = await openSession(c, c.req.param("id"));
   if (!session) return gone(c, NOT_OPEN, 404);
-  if (session.line_items.some((l) => !UUID.test(l.item.id))) return gone(c, "An item of this checkout is not sold in this store. Ask your assistant to change the checkout, or shop on this site.", 409);
+  if (session.line_items.some((l) => !isUuid(l.item.id))) return gone(c, "An item of this checkout is not sold in this store. Ask your assistant to change the checkout, or shop on this site.", 409);
   const changes: CartChange[] = session.line_items.map((l) => ({ kind: "add", variantId: l.item.id, quantity: l.quantity }));
   const code = session.discounts.applied[0]?.code;
   if (code) changes.push({ kind: "applyCode", code });

@@ -1,12 +1,13 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { askedOf, checkoutRequest, type SessionAsked } from "#shared/ucp/checkout-input";
+import { askedOf, checkoutRequest, jsonPathOf, type SessionAsked } from "#shared/ucp/checkout-input";
 import { agenticCheckoutOn, cancelSession, createSession, getSession, replaceSession, sessionNotFound, type AlsoWrite, type SessionAnswer } from "#shared/ucp/checkout-sessions";
 import { UCP_REST_BASE } from "#shared/ucp/profile";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "#shared/pipeline/idempotency-key";
 import type { StorefrontEnv } from "./context";
 import { agentOf, codesRefusal, completeDeps, isRefusal, presented, sessionRefusal, withAgentKey, type Agent, type UcpRefusal } from "./ucp-agent";
 import { completeSession } from "#shared/ucp/checkout-complete";
+import { isUuid } from "#shared/db/ids";
 
 /**
  * UCP checkout sessions over REST on every store's own domains (issue 26 item 3; docs/ucp.md):
@@ -24,7 +25,6 @@ type UcpContext = Context<StorefrontEnv>;
 
 const BASE = `${UCP_REST_BASE}/checkout-sessions`;
 const REQUEST_ID = /^[\x21-\x7E]{1,200}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const protocolError = (status: number, code: string, content: string, headers: Record<string, string> = {}) =>
   Response.json({ code, content }, { status, headers: { "cache-control": "no-store", ...headers } });
@@ -57,22 +57,26 @@ export const ucpRefusals: MiddlewareHandler = async function ucpRefusals(c, next
   c.res = new Response(JSON.stringify({ code, content: error.message }), { status: res.status, headers });
 };
 
-/** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
-async function askedIn(c: UcpContext): Promise<SessionAsked | Response> {
+/** The request's JSON body (415 unless it is application/json; 400 when it does not parse), or its refusal. */
+async function jsonBody(c: UcpContext): Promise<{ body: unknown } | Response> {
   if ((c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase() !== "application/json") {
     return protocolError(415, "unsupported_media_type", "Send the checkout object as application/json.");
   }
-  let body: unknown;
   try {
-    body = JSON.parse(await c.req.text());
+    return { body: JSON.parse(await c.req.text()) as unknown };
   } catch {
     return protocolError(400, "invalid_request", "The body is not valid JSON.");
   }
-  const parsed = checkoutRequest.safeParse(body);
+}
+
+/** The checkout object of a create or update, as the session keeps it, or a 400 naming the first wrong field. */
+async function askedIn(c: UcpContext): Promise<SessionAsked | Response> {
+  const read = await jsonBody(c);
+  if (read instanceof Response) return read;
+  const parsed = checkoutRequest.safeParse(read.body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const path = issue.path.reduce<string>((at, p) => (typeof p === "number" ? `${at}[${p}]` : `${at}.${String(p)}`), "$");
-    return protocolError(400, "invalid_request", `${path}: ${issue.message}`);
+    return protocolError(400, "invalid_request", `${jsonPathOf(issue.path)}: ${issue.message}`);
   }
   return askedOf(parsed.data);
 }
@@ -93,7 +97,7 @@ async function answer(c: UcpContext, result: SessionAnswer, status: ContentfulSt
 /** The common steps: a store closed by its password is closed to agents; the id a session id; the agent named and its profile read. */
 async function preflight(c: UcpContext, id?: string): Promise<Agent | Response> {
   if (c.var.store.passwordCookieHash !== null) return protocolError(403, "password_protected", "This store is open only to people with its password; it does not sell to agents.");
-  if (id !== undefined && !UUID.test(id)) return notFound();
+  if (id !== undefined && !isUuid(id)) return notFound();
   const agent = await agentOf(c, c.req.header("ucp-agent") ?? null);
   return isRefusal(agent) ? refused(agent) : agent;
 }
@@ -173,15 +177,10 @@ ucpSessions.post(`${BASE}/:id/cancel`, async (c) => {
 ucpSessions.post(`${BASE}/:id/complete`, async (c) => {
   const agent = await preflight(c, c.req.param("id"));
   if (agent instanceof Response) return agent;
-  const body = await c.req.text();
-  if (body.trim() !== "") {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return protocolError(400, "invalid_request", "The body is not valid JSON.");
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return protocolError(400, "invalid_request", "$: send the checkout object (or no body).");
+  if ((await c.req.text()).trim() !== "") {
+    const read = await jsonBody(c);
+    if (read instanceof Response) return read;
+    if (typeof read.body !== "object" || read.body === null || Array.isArray(read.body)) return protocolError(400, "invalid_request", "$: send the checkout object (or no body).");
   }
   const id = c.req.param("id");
   const deps = await completeDeps(c);
